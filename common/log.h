@@ -1,0 +1,70 @@
+/* Logging for the daemons: to the journal with structured fields when
+ * running under systemd (JOURNAL_STREAM points at our stderr), to stderr
+ * otherwise.  Only programs log; the rest of common/ returns errors. */
+#pragma once
+
+#include <stdbool.h>
+#include <syslog.h>
+
+#include "macro.h"
+
+/* MESSAGE_IDs of the key events (journalctl MESSAGE_ID=...). */
+#define SPARK_MESSAGE_WORKER_REGISTERED   "71fd255192894ef29e41e7fd928d7248"
+#define SPARK_MESSAGE_WORKER_LOST         "e2e52f9e8541498b964403823d71c888"
+#define SPARK_MESSAGE_EXECUTOR_LAUNCHED   "640e343a9e4e4f1d9839b3b47d15c633"
+#define SPARK_MESSAGE_EXECUTOR_EXITED     "c4bf19d4d07048528aa4706fbcaf670d"
+#define SPARK_MESSAGE_EXECUTOR_LOST       "6de9fe76ecc64406b624f0e727cdfc8a"
+#define SPARK_MESSAGE_EXECUTOR_REGISTERED "bbcaeaf8d8664148991cf71443b87688"
+#define SPARK_MESSAGE_APP_REGISTERED      "3a8034a69c924a579c59dedf5e8d2088"
+#define SPARK_MESSAGE_APP_REMOVED         "94ed9599a89b47538f780ca75a698531"
+#define SPARK_MESSAGE_JOB_SUBMITTED       "b8cfe4dac92f4c3f92006f42b2404edf"
+#define SPARK_MESSAGE_JOB_FINISHED        "9c706f2bdb554c37b9c9329498aaa954"
+
+/* The structured fields of one log line; NULL / negative members are left
+ * out. */
+typedef struct LogFields {
+        const char *message_id;
+        const char *app_id;
+        int executor_id;           /* < 0: none */
+        const char *worker_id;
+        const char *job_id;
+        const char *unit;          /* UNIT= for the executor's unit */
+} LogFields;
+
+#define LOG_FIELDS(...) (&(const LogFields) { .executor_id = -1, __VA_ARGS__ })
+
+typedef enum LogTarget {
+        LOG_TARGET_AUTO,
+        LOG_TARGET_STDERR,
+        LOG_TARGET_JOURNAL,
+} LogTarget;
+
+void log_setup(const char *identifier, LogTarget target);
+void log_set_max_level(int level);
+int log_get_max_level(void);
+bool log_to_journal(void);
+
+/* Returns -abs(error) (or 0 when error is 0), so that callers can write
+ * `return log_error_errno(r, "Failed to ...: %m");`.  %m formats error. */
+int log_internal(int level, int error, const LogFields *fields, const char *file, int line,
+                 const char *func, const char *format, ...) _printf_(7, 8);
+
+#define log_full_errno(level, error, fields, ...) \
+        log_internal(level, error, fields, __FILE__, __LINE__, __func__, __VA_ARGS__)
+
+#define log_debug(...)   log_full_errno(LOG_DEBUG, 0, NULL, __VA_ARGS__)
+#define log_info(...)    log_full_errno(LOG_INFO, 0, NULL, __VA_ARGS__)
+#define log_notice(...)  log_full_errno(LOG_NOTICE, 0, NULL, __VA_ARGS__)
+#define log_warning(...) log_full_errno(LOG_WARNING, 0, NULL, __VA_ARGS__)
+#define log_error(...)   log_full_errno(LOG_ERR, 0, NULL, __VA_ARGS__)
+
+#define log_debug_errno(e, ...)   log_full_errno(LOG_DEBUG, e, NULL, __VA_ARGS__)
+#define log_warning_errno(e, ...) log_full_errno(LOG_WARNING, e, NULL, __VA_ARGS__)
+#define log_error_errno(e, ...)   log_full_errno(LOG_ERR, e, NULL, __VA_ARGS__)
+
+/* A line with structured fields: log_struct(LOG_INFO, LOG_FIELDS(.app_id = id,
+ * .message_id = SPARK_MESSAGE_APP_REGISTERED), "Registered %s", id); */
+#define log_struct(level, fields, ...) log_full_errno(level, 0, fields, __VA_ARGS__)
+#define log_struct_errno(level, e, fields, ...) log_full_errno(level, e, fields, __VA_ARGS__)
+
+int log_level_from_string(const char *s);

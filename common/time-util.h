@@ -1,0 +1,25 @@
+/* Monotonic and wall clock in microseconds. */
+#pragma once
+
+#include <stdint.h>
+#include <time.h>
+
+typedef uint64_t usec_t;
+
+#define USEC_PER_SEC  1000000ULL
+#define USEC_PER_MSEC 1000ULL
+
+static inline usec_t clock_usec(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
+
+static inline usec_t now_mono_usec(void) {
+        return clock_usec(CLOCK_MONOTONIC);
+}
+
+static inline usec_t now_real_usec(void) {
+        return clock_usec(CLOCK_REALTIME);
+}
