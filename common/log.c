@@ -90,7 +90,7 @@ static void log_write_journal(int level, const LogFields *f, const char *file, i
                         ADD(5, "MESSAGE_ID=%s", f->message_id);
                 if (f->app_id)
                         ADD(6, "SPARK_APP_ID=%s", f->app_id);
-                if (f->executor_id >= 0)
+                if (f->executor_id > 0)
                         ADD(7, "SPARK_EXECUTOR_ID=%d", f->executor_id);
                 if (f->worker_id)
                         ADD(8, "SPARK_WORKER_ID=%s", f->worker_id);
@@ -111,7 +111,7 @@ static void log_write_stderr(int level, const LogFields *f, const char *message)
         if (f) {
                 if (f->app_id)
                         o += snprintf(ctx + o, sizeof(ctx) - o, " app=%s", f->app_id);
-                if (f->executor_id >= 0 && o < sizeof(ctx))
+                if (f->executor_id > 0 && o < sizeof(ctx))
                         o += snprintf(ctx + o, sizeof(ctx) - o, " executor=%d", f->executor_id);
                 if (f->worker_id && o < sizeof(ctx))
                         o += snprintf(ctx + o, sizeof(ctx) - o, " worker=%s", f->worker_id);

@@ -20,18 +20,17 @@
 #define SPARK_MESSAGE_JOB_SUBMITTED       "b8cfe4dac92f4c3f92006f42b2404edf"
 #define SPARK_MESSAGE_JOB_FINISHED        "9c706f2bdb554c37b9c9329498aaa954"
 
-/* The structured fields of one log line; NULL / negative members are left
- * out. */
+/* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {
         const char *message_id;
         const char *app_id;
-        int executor_id;           /* < 0: none */
+        int executor_id;           /* executor ids start at 1; 0: none */
         const char *worker_id;
         const char *job_id;
         const char *unit;          /* UNIT= for the executor's unit */
 } LogFields;
 
-#define LOG_FIELDS(...) (&(const LogFields) { .executor_id = -1, __VA_ARGS__ })
+#define LOG_FIELDS(...) (&(const LogFields) { __VA_ARGS__ })
 
 typedef enum LogTarget {
         LOG_TARGET_AUTO,

@@ -1,0 +1,735 @@
+/* See cluster.h.  Every state change of an object goes through one function
+ * (executor_set_state(), worker_set_lost(), app_finish()), which frees
+ * resources, logs with the journal fields and emits the effects. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "cluster.h"
+#include "log.h"
+#include "macro.h"
+#include "placement.h"
+
+#define APP_ID_COUNTER_MAX 999999
+
+struct Cluster {
+        ClusterConfig cfg;
+        ClusterEffects fx;
+        void *userdata;
+        char id[32];
+        time_t start_time;
+        unsigned next_app_number;
+        Hashmap *workers;
+        Hashmap *apps;
+        App *apps_head, *apps_tail;
+        size_t n_executors;      /* live executors */
+        /* placement scratch, grown with the worker table */
+        PlacementWorker *pw;
+        Worker **pw_workers;
+        size_t *pw_order;
+        int *pw_result;
+        size_t pw_allocated;
+};
+
+static const char *const executor_state_table[] = {
+        [SPARK__EXECUTOR_STATE__EXECUTOR_STATE_UNKNOWN] = "UNKNOWN",
+        [SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING] = "LAUNCHING",
+        [SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING] = "RUNNING",
+        [SPARK__EXECUTOR_STATE__EXECUTOR_EXITED] = "EXITED",
+        [SPARK__EXECUTOR_STATE__EXECUTOR_FAILED] = "FAILED",
+        [SPARK__EXECUTOR_STATE__EXECUTOR_KILLED] = "KILLED",
+        [SPARK__EXECUTOR_STATE__EXECUTOR_LOST] = "LOST",
+};
+
+static const char *const app_state_table[] = {
+        [SPARK__APP_STATE__APP_STATE_UNKNOWN] = "UNKNOWN",
+        [SPARK__APP_STATE__APP_WAITING] = "WAITING",
+        [SPARK__APP_STATE__APP_RUNNING] = "RUNNING",
+        [SPARK__APP_STATE__APP_FINISHED] = "FINISHED",
+        [SPARK__APP_STATE__APP_FAILED] = "FAILED",
+};
+
+static const char *const worker_state_table[] = {
+        [SPARK__WORKER_STATE__WORKER_STATE_UNKNOWN] = "UNKNOWN",
+        [SPARK__WORKER_STATE__WORKER_ALIVE] = "ALIVE",
+        [SPARK__WORKER_STATE__WORKER_LOST] = "LOST",
+};
+
+#define TABLE_LOOKUP(table, i) ((unsigned) (i) < ELEMENTSOF(table) && table[i] ? table[i] : "INVALID")
+
+const char *executor_state_to_string(ExecutorState s) {
+        return TABLE_LOOKUP(executor_state_table, s);
+}
+
+const char *app_state_to_string(AppState s) {
+        return TABLE_LOOKUP(app_state_table, s);
+}
+
+const char *worker_state_to_string(WorkerState s) {
+        return TABLE_LOOKUP(worker_state_table, s);
+}
+
+bool executor_state_is_terminal(ExecutorState s) {
+        return s == SPARK__EXECUTOR_STATE__EXECUTOR_EXITED || s == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED ||
+               s == SPARK__EXECUTOR_STATE__EXECUTOR_KILLED || s == SPARK__EXECUTOR_STATE__EXECUTOR_LOST;
+}
+
+int cluster_new(const ClusterConfig *cfg, const ClusterEffects *fx, void *userdata, time_t start_time,
+                Cluster **ret) {
+        Cluster *c;
+        struct tm tm;
+        int r;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->cfg = *cfg;
+        c->fx = *fx;
+        c->userdata = userdata;
+        c->start_time = start_time;
+        c->next_app_number = 1;
+        gmtime_r(&start_time, &tm);
+        strftime(c->id, sizeof(c->id), "master-%Y%m%d%H%M%S", &tm);
+
+        r = hashmap_new(&c->workers);
+        if (r >= 0)
+                r = hashmap_new(&c->apps);
+        if (r < 0) {
+                cluster_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+static void executor_free(Executor *e) {
+        if (!e)
+                return;
+        free(e->reason);
+        free(e);
+}
+
+static void app_free(App *a) {
+        if (!a)
+                return;
+        for (size_t i = 0; i < a->n_executors_allocated; i++)
+                executor_free(a->executors[i]);
+        free(a->executors);
+        for (size_t i = 0; i < a->n_env; i++)
+                free(a->env[i]);
+        free(a->env);
+        free(a->name);
+        free(a->driver_url);
+        free(a->driver_events);
+        free(a->reason);
+        free(a);
+}
+
+static void app_freep(App **a) {
+        app_free(*a);
+}
+
+static void worker_free(Worker *w) {
+        if (!w)
+                return;
+        free(w->id);
+        free(w->host);
+        free(w->endpoint);
+        free(w->events_endpoint);
+        free(w);
+}
+
+Cluster *cluster_free(Cluster *c) {
+        size_t i = 0;
+        void *v;
+
+        if (!c)
+                return NULL;
+        while (hashmap_iterate(c->workers, &i, &v, NULL))
+                worker_free(v);
+        for (App *a = c->apps_head, *next; a; a = next) {
+                next = a->next;
+                app_free(a);
+        }
+        hashmap_free(c->workers);
+        hashmap_free(c->apps);
+        free(c->pw);
+        free(c->pw_workers);
+        free(c->pw_order);
+        free(c->pw_result);
+        free(c);
+        return NULL;
+}
+
+void cluster_set_config(Cluster *c, const ClusterConfig *cfg) {
+        c->cfg = *cfg;
+        cluster_schedule(c);
+}
+
+const char *cluster_id(Cluster *c) {
+        return c->id;
+}
+
+Worker *cluster_worker(Cluster *c, const char *id) {
+        return hashmap_get(c->workers, id);
+}
+
+App *cluster_app(Cluster *c, const char *id) {
+        return hashmap_get(c->apps, id);
+}
+
+Hashmap *cluster_workers(Cluster *c) {
+        return c->workers;
+}
+
+App *cluster_apps(Cluster *c) {
+        return c->apps_head;
+}
+
+size_t cluster_n_executors(Cluster *c) {
+        return c->n_executors;
+}
+
+Executor *cluster_executor(Cluster *c, const char *app_id, int executor_id) {
+        App *a = cluster_app(c, app_id);
+
+        if (!a || executor_id < 0 || (size_t) executor_id >= a->n_executors_allocated)
+                return NULL;
+        return a->executors[executor_id];
+}
+
+static int set_string(char **p, const char *s) {
+        char *t = strdup(s ? s : "");
+        if (!t)
+                return -ENOMEM;
+        free(*p);
+        *p = t;
+        return 0;
+}
+
+static void worker_unlink_executor(Worker *w, Executor *e) {
+        if (e->worker_prev)
+                e->worker_prev->worker_next = e->worker_next;
+        else
+                w->executors = e->worker_next;
+        if (e->worker_next)
+                e->worker_next->worker_prev = e->worker_prev;
+        e->worker_prev = e->worker_next = NULL;
+        w->n_executors--;
+        w->cores_used -= e->cores;
+        w->memory_used_mb -= e->memory_mb;
+}
+
+static void worker_link_executor(Worker *w, Executor *e) {
+        e->worker = w;
+        e->worker_prev = NULL;
+        e->worker_next = w->executors;
+        if (w->executors)
+                w->executors->worker_prev = e;
+        w->executors = e;
+        w->n_executors++;
+        w->cores_used += e->cores;
+        w->memory_used_mb += e->memory_mb;
+}
+
+/* The one place an executor changes state. */
+static void executor_set_state(Cluster *c, Executor *e, ExecutorState state, const char *reason, int exit_code) {
+        App *a = e->app;
+        bool was_terminal = executor_state_is_terminal(e->state);
+
+        if (was_terminal || e->state == state)
+                return;
+
+        e->state = state;
+        e->exit_code = exit_code;
+        (void) set_string(&e->reason, reason);
+
+        if (executor_state_is_terminal(state)) {
+                if (e->worker)
+                        worker_unlink_executor(e->worker, e);
+                e->worker = NULL;
+                a->cores_granted -= e->cores;
+                a->n_live_executors--;
+                c->n_executors--;
+                log_struct(state == SPARK__EXECUTOR_STATE__EXECUTOR_LOST ? LOG_WARNING : LOG_INFO,
+                           LOG_FIELDS(.app_id = a->id, .executor_id = e->id,
+                                      .message_id = state == SPARK__EXECUTOR_STATE__EXECUTOR_LOST
+                                                            ? SPARK_MESSAGE_EXECUTOR_LOST
+                                                            : SPARK_MESSAGE_EXECUTOR_EXITED),
+                           "Executor %s/%d %s: %s", a->id, e->id, executor_state_to_string(state),
+                           isempty(reason) ? "-" : reason);
+        } else if (state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING) {
+                log_struct(LOG_INFO, LOG_FIELDS(.app_id = a->id, .executor_id = e->id),
+                           "Executor %s/%d is running", a->id, e->id);
+        }
+
+        if (c->fx.executor_updated)
+                c->fx.executor_updated(c, e, c->userdata);
+
+        if (state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING) {
+                a->retry_count = 0;
+                if (a->state == SPARK__APP_STATE__APP_WAITING)
+                        a->state = SPARK__APP_STATE__APP_RUNNING;
+        } else if (state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED && a->state != SPARK__APP_STATE__APP_FINISHED &&
+                   a->state != SPARK__APP_STATE__APP_FAILED) {
+                bool any_running = false;
+
+                a->retry_count++;
+                for (size_t i = 0; i < a->n_executors_allocated && !any_running; i++)
+                        any_running = a->executors[i] &&
+                                      a->executors[i]->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING;
+                if (a->retry_count >= c->cfg.max_executor_retries && !any_running) {
+                        char why[512];
+                        snprintf(why, sizeof(why), "%d executors failed in a row, last: %s", a->retry_count,
+                                 isempty(reason) ? "unknown" : reason);
+                        cluster_remove_app(c, a->id, SPARK__APP_STATE__APP_FAILED, why);
+                }
+        }
+}
+
+static Executor *app_new_executor(Cluster *c, App *a, Worker *w) {
+        Executor *e;
+        int id = a->next_executor_id;
+
+        if ((size_t) id >= a->n_executors_allocated) {
+                size_t n = MAX(a->n_executors_allocated * 2, (size_t) 8);
+                Executor **t = realloc(a->executors, n * sizeof(Executor *));
+                if (!t)
+                        return NULL;
+                memset(t + a->n_executors_allocated, 0, (n - a->n_executors_allocated) * sizeof(Executor *));
+                a->executors = t;
+                a->n_executors_allocated = n;
+        }
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return NULL;
+        e->app = a;
+        e->id = id;
+        e->cores = a->cores_per_executor;
+        e->memory_mb = a->executor_memory_mb;
+        e->state = SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING;
+        a->executors[id] = e;
+        a->next_executor_id++;
+        a->n_live_executors++;
+        a->cores_granted += e->cores;
+        c->n_executors++;
+        worker_link_executor(w, e);
+        return e;
+}
+
+/* ---------------------------------------------------------------- workers */
+
+static void worker_set_lost(Cluster *c, Worker *w, const char *reason) {
+        if (w->state == SPARK__WORKER_STATE__WORKER_LOST)
+                return;
+        w->state = SPARK__WORKER_STATE__WORKER_LOST;
+        log_struct(LOG_WARNING, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_LOST),
+                   "Worker %s lost: %s", w->id, reason);
+        if (c->fx.worker_lost)
+                c->fx.worker_lost(c, w, reason, c->userdata);
+        while (w->executors) {
+                char why[300];
+                snprintf(why, sizeof(why), "worker lost: %s", reason);
+                executor_set_state(c, w->executors, SPARK__EXECUTOR_STATE__EXECUTOR_LOST, why, 0);
+        }
+}
+
+void cluster_worker_lost(Cluster *c, Worker *w, const char *reason) {
+        worker_set_lost(c, w, reason);
+        /* a lost worker leaves the table; if it comes back it registers anew */
+        hashmap_remove(c->workers, w->id);
+        if (c->fx.worker_removed)
+                c->fx.worker_removed(c, w, c->userdata);
+        worker_free(w);
+        cluster_schedule(c);
+}
+
+int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const ReportedExecutor *reported,
+                            size_t n_reported, usec_t now, bool *ret_kill, Worker **ret) {
+        Worker *w;
+        bool restarted = false;
+        int r;
+
+        if (!worker_id_is_valid(reg->id) || isempty(reg->endpoint) || reg->cores < 1 || reg->memory_mb < 1)
+                return -EINVAL;
+
+        w = cluster_worker(c, reg->id);
+        if (w) {
+                /* The same id from another endpoint is another host. */
+                if (!streq_ptr(w->endpoint, reg->endpoint))
+                        return -EEXIST;
+                restarted = true;
+        } else {
+                w = calloc(1, sizeof(*w));
+                if (!w)
+                        return -ENOMEM;
+                if (set_string(&w->id, reg->id) < 0 || hashmap_put(c->workers, w->id, w) < 0) {
+                        worker_free(w);
+                        return -ENOMEM;
+                }
+        }
+
+        r = set_string(&w->host, reg->host);
+        if (r >= 0)
+                r = set_string(&w->endpoint, reg->endpoint);
+        if (r >= 0)
+                r = set_string(&w->events_endpoint, reg->events_endpoint);
+        if (r < 0)
+                return r;
+        w->cores = reg->cores;
+        w->memory_mb = reg->memory_mb;
+        w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
+        w->last_heartbeat = now;
+
+        /* Reconcile with what the worker holds: executors we know stay (or
+         * move here), the rest are killed; executors we placed here that it
+         * no longer holds died while it was away. */
+        for (size_t i = 0; i < n_reported; i++) {
+                Executor *e = cluster_executor(c, reported[i].app_id, reported[i].executor_id);
+
+                ret_kill[i] = !e || executor_state_is_terminal(e->state);
+                if (ret_kill[i])
+                        continue;
+                if (e->worker != w) {
+                        if (e->worker)
+                                worker_unlink_executor(e->worker, e);
+                        worker_link_executor(w, e);
+                }
+        }
+        if (restarted) {
+                for (Executor *e = w->executors, *next; e; e = next) {
+                        bool held = false;
+                        next = e->worker_next;
+                        for (size_t i = 0; i < n_reported && !held; i++)
+                                held = !ret_kill[i] && e->id == reported[i].executor_id &&
+                                       streq(e->app->id, reported[i].app_id);
+                        if (!held && e->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING)
+                                executor_set_state(c, e, SPARK__EXECUTOR_STATE__EXECUTOR_LOST,
+                                                   "gone after its worker restarted", 0);
+                }
+        }
+
+        log_struct(LOG_INFO, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_REGISTERED),
+                   "Worker %s %sregistered: %s, %d cores, %" PRIi64 " MiB, %zu executors", w->id,
+                   restarted ? "re-" : "", w->endpoint, w->cores, w->memory_mb, n_reported);
+
+        if (ret)
+                *ret = w;
+        cluster_schedule(c);
+        return restarted ? 1 : 0;
+}
+
+int cluster_heartbeat(Cluster *c, const char *worker_id, usec_t now) {
+        Worker *w = cluster_worker(c, worker_id);
+
+        if (!w || w->state != SPARK__WORKER_STATE__WORKER_ALIVE)
+                return -ENOENT;
+        w->last_heartbeat = now;
+        return 0;
+}
+
+int cluster_check_workers(Cluster *c, usec_t now, usec_t *ret_next) {
+        Worker *lost[64];
+        size_t n_lost = 0, i = 0;
+        usec_t next = now + c->cfg.worker_timeout;
+        void *v;
+        int count = 0;
+
+        /* collect first: the table must not change while we iterate */
+        do {
+                n_lost = 0;
+                i = 0;
+                while (hashmap_iterate(c->workers, &i, &v, NULL)) {
+                        Worker *w = v;
+                        usec_t deadline = w->last_heartbeat + c->cfg.worker_timeout;
+                        if (deadline <= now) {
+                                if (n_lost < ELEMENTSOF(lost))
+                                        lost[n_lost++] = w;
+                        } else if (deadline < next)
+                                next = deadline;
+                }
+                for (size_t k = 0; k < n_lost; k++) {
+                        char why[128];
+                        snprintf(why, sizeof(why), "no heartbeat for %llu ms",
+                                 (unsigned long long) ((now - lost[k]->last_heartbeat) / USEC_PER_MSEC));
+                        cluster_worker_lost(c, lost[k], why);
+                        count++;
+                }
+        } while (n_lost == ELEMENTSOF(lost));
+
+        if (ret_next)
+                *ret_next = next;
+        return count;
+}
+
+/* ------------------------------------------------------------------- apps */
+
+static void app_link(Cluster *c, App *a) {
+        a->prev = c->apps_tail;
+        a->next = NULL;
+        if (c->apps_tail)
+                c->apps_tail->next = a;
+        else
+                c->apps_head = a;
+        c->apps_tail = a;
+}
+
+static void app_unlink(Cluster *c, App *a) {
+        if (a->prev)
+                a->prev->next = a->next;
+        else
+                c->apps_head = a->next;
+        if (a->next)
+                a->next->prev = a->prev;
+        else
+                c->apps_tail = a->prev;
+        a->prev = a->next = NULL;
+}
+
+static bool env_entry_is_valid(const char *s) {
+        const char *eq = strchr(s, '=');
+
+        if (!eq || eq == s)
+                return false;
+        for (const char *p = s; p < eq; p++)
+                if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_' ||
+                      (p > s && *p >= '0' && *p <= '9')))
+                        return false;
+        for (const char *p = eq + 1; *p; p++)
+                if (*p == '\n' || *p == '\r')
+                        return false;
+        return true;
+}
+
+int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret) {
+        _cleanup_(app_freep) App *a = NULL;
+        int r;
+
+        if (isempty(reg->driver_url) || reg->cores_per_executor < 1 || reg->cores_per_executor > 4096 ||
+            reg->max_cores < 0 || reg->executor_memory_mb < 1 || reg->executor_memory_mb > (INT64_C(1) << 32) ||
+            reg->n_env > 256)
+                return -EINVAL;
+        for (size_t i = 0; i < reg->n_env; i++)
+                if (!env_entry_is_valid(reg->env[i]))
+                        return -EINVAL;
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+
+        if (!isempty(reg->app_id)) {
+                /* a driver re-registering with a master that forgot it */
+                if (!app_id_is_valid(reg->app_id))
+                        return -EINVAL;
+                if (cluster_app(c, reg->app_id))
+                        return -EEXIST;
+                snprintf(a->id, sizeof(a->id), "%s", reg->app_id);
+        } else {
+                if (c->next_app_number > APP_ID_COUNTER_MAX)
+                        return -ENOSPC;
+                r = app_id_format(a->id, sizeof(a->id), c->start_time, c->next_app_number++);
+                if (r < 0)
+                        return r;
+        }
+
+        if (set_string(&a->name, isempty(reg->name) ? "default" : reg->name) < 0 ||
+            set_string(&a->driver_url, reg->driver_url) < 0 || set_string(&a->driver_events, reg->driver_events) < 0)
+                return -ENOMEM;
+        a->env = calloc(reg->n_env + 1, sizeof(char *));
+        if (!a->env)
+                return -ENOMEM;
+        for (size_t i = 0; i < reg->n_env; i++) {
+                a->env[i] = strdup(reg->env[i]);
+                if (!a->env[i])
+                        return -ENOMEM;
+                a->n_env++;
+        }
+        a->max_cores = reg->max_cores > 0 ? reg->max_cores : c->cfg.default_cores;
+        a->cores_per_executor = reg->cores_per_executor;
+        a->executor_memory_mb = reg->executor_memory_mb;
+        a->executor_limit = INT32_MAX;
+        a->next_executor_id = 1;  /* 0 means "no executor" in logs and replies */
+        a->state = SPARK__APP_STATE__APP_WAITING;
+        a->registered_at = now;
+
+        r = hashmap_put(c->apps, a->id, a);
+        if (r < 0)
+                return r;
+        app_link(c, a);
+
+        log_struct(LOG_INFO, LOG_FIELDS(.app_id = a->id, .message_id = SPARK_MESSAGE_APP_REGISTERED),
+                   "Application %s (%s) registered from %s: max %d cores, %d per executor, %" PRIi64 " MiB",
+                   a->id, a->name, a->driver_url, a->max_cores, a->cores_per_executor, a->executor_memory_mb);
+
+        if (ret)
+                *ret = a;
+        TAKE_PTR(a);
+        cluster_schedule(c);
+        return 0;
+}
+
+int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const char *reason) {
+        App *a = cluster_app(c, app_id);
+
+        if (!a)
+                return -ENOENT;
+        if (a->state == SPARK__APP_STATE__APP_FINISHED || a->state == SPARK__APP_STATE__APP_FAILED)
+                return 0;  /* already on its way out (re-entered from executor_set_state) */
+
+        a->state = state;
+        (void) set_string(&a->reason, reason);
+        for (size_t i = 0; i < a->n_executors_allocated; i++) {
+                Executor *e = a->executors[i];
+                Worker *w;
+
+                if (!e || executor_state_is_terminal(e->state))
+                        continue;
+                w = e->worker;
+                if (w && c->fx.kill_executor)
+                        c->fx.kill_executor(c, w, e, "application removed", c->userdata);
+                executor_set_state(c, e, SPARK__EXECUTOR_STATE__EXECUTOR_KILLED, "application removed", 0);
+        }
+
+        log_struct(state == SPARK__APP_STATE__APP_FAILED ? LOG_WARNING : LOG_INFO,
+                   LOG_FIELDS(.app_id = a->id, .message_id = SPARK_MESSAGE_APP_REMOVED),
+                   "Application %s removed (%s): %s", a->id, app_state_to_string(state),
+                   isempty(reason) ? "-" : reason);
+        if (c->fx.app_removed)
+                c->fx.app_removed(c, a, c->userdata);
+
+        hashmap_remove(c->apps, a->id);
+        app_unlink(c, a);
+        app_free(a);
+        cluster_schedule(c);
+        return 0;
+}
+
+int cluster_request_executors(Cluster *c, const char *app_id, int total) {
+        App *a = cluster_app(c, app_id);
+
+        if (!a)
+                return -ENOENT;
+        if (total < 0)
+                return -EINVAL;
+        a->executor_limit = total;
+        cluster_schedule(c);
+        return 0;
+}
+
+/* -------------------------------------------------------------- executors */
+
+int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char *app_id, int executor_id,
+                                   ExecutorState state, const char *reason, int exit_code) {
+        Executor *e = cluster_executor(c, app_id, executor_id);
+
+        if (!e)
+                return -ENOENT;
+        if (state <= SPARK__EXECUTOR_STATE__EXECUTOR_STATE_UNKNOWN || state > SPARK__EXECUTOR_STATE__EXECUTOR_LOST ||
+            state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING)
+                return -EINVAL;
+        if (executor_state_is_terminal(e->state))
+                return 0;  /* resent report */
+        if (worker_id && e->worker && !streq(e->worker->id, worker_id))
+                return -ESTALE;
+
+        executor_set_state(c, e, state, reason, exit_code);
+        if (executor_state_is_terminal(state))
+                cluster_schedule(c);
+        return 0;
+}
+
+int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const char *reason) {
+        Executor *e = cluster_executor(c, app_id, executor_id);
+
+        if (!e)
+                return -ENOENT;
+        if (executor_state_is_terminal(e->state))
+                return 0;
+        /* The worker reports the unit's end; until then it stays as it is. */
+        if (e->worker && c->fx.kill_executor)
+                c->fx.kill_executor(c, e->worker, e, reason, c->userdata);
+        return 0;
+}
+
+/* ------------------------------------------------------------- scheduling */
+
+static int ensure_scratch(Cluster *c, size_t n) {
+        if (n <= c->pw_allocated)
+                return 0;
+        n = MAX(n, c->pw_allocated * 2);
+        free(c->pw);
+        free(c->pw_workers);
+        free(c->pw_order);
+        free(c->pw_result);
+        c->pw = calloc(n, sizeof(*c->pw));
+        c->pw_workers = calloc(n, sizeof(*c->pw_workers));
+        c->pw_order = calloc(n, sizeof(*c->pw_order));
+        c->pw_result = calloc(n, sizeof(*c->pw_result));
+        if (!c->pw || !c->pw_workers || !c->pw_order || !c->pw_result) {
+                c->pw_allocated = 0;
+                return -ENOMEM;
+        }
+        c->pw_allocated = n;
+        return 0;
+}
+
+static void schedule_app(Cluster *c, App *a, size_t n_workers) {
+        int cores_left = a->max_cores > 0 ? a->max_cores - a->cores_granted : INT32_MAX;
+        int allowed = a->executor_limit == INT32_MAX ? INT32_MAX : a->executor_limit - (int) a->n_live_executors;
+        PlacementRequest req = {
+                .cores_wanted = MAX(cores_left, 0),
+                .cores_per_executor = a->cores_per_executor,
+                .memory_per_executor_mb = a->executor_memory_mb,
+                .executors_allowed = MAX(allowed, 0),
+                .spread_out = c->cfg.spread_out,
+        };
+        int placed;
+
+        if (req.cores_wanted < a->cores_per_executor || req.executors_allowed == 0)
+                return;
+
+        for (size_t i = 0; i < n_workers; i++) {
+                Worker *w = c->pw_workers[i];
+                c->pw[i] = (PlacementWorker) {
+                        .cores_free = w->cores - w->cores_used,
+                        .memory_free_mb = w->memory_mb - w->memory_used_mb,
+                        .usable = w->state == SPARK__WORKER_STATE__WORKER_ALIVE,
+                };
+        }
+        placed = placement_schedule(&req, c->pw, n_workers, c->pw_order, c->pw_result);
+        if (placed <= 0)
+                return;
+
+        for (size_t i = 0; i < n_workers; i++)
+                for (int k = 0; k < c->pw_result[i]; k++) {
+                        Worker *w = c->pw_workers[i];
+                        Executor *e = app_new_executor(c, a, w);
+                        if (!e)
+                                return;
+                        log_struct(LOG_INFO,
+                                   LOG_FIELDS(.app_id = a->id, .executor_id = e->id, .worker_id = w->id,
+                                              .message_id = SPARK_MESSAGE_EXECUTOR_LAUNCHED),
+                                   "Launching executor %s/%d on %s: %d cores, %" PRIi64 " MiB", a->id, e->id, w->id,
+                                   e->cores, e->memory_mb);
+                        if (c->fx.launch_executor)
+                                c->fx.launch_executor(c, w, e, c->userdata);
+                        if (c->fx.executor_added)
+                                c->fx.executor_added(c, e, c->userdata);
+                }
+}
+
+void cluster_schedule(Cluster *c) {
+        size_t n = 0, i = 0;
+        void *v;
+
+        if (!c->apps_head || hashmap_size(c->workers) == 0)
+                return;
+        if (ensure_scratch(c, hashmap_size(c->workers)) < 0)
+                return;
+        while (hashmap_iterate(c->workers, &i, &v, NULL))
+                c->pw_workers[n++] = v;
+
+        for (App *a = c->apps_head; a; a = a->next)
+                if (a->state == SPARK__APP_STATE__APP_WAITING || a->state == SPARK__APP_STATE__APP_RUNNING)
+                        schedule_app(c, a, n);
+}

@@ -1,0 +1,156 @@
+/* The master's view of the cluster: workers, applications and executors,
+ * and every state change of them.  No I/O: what must be sent (launch, kill,
+ * events) goes out through ClusterEffects, so the whole state machine is
+ * tested without sockets. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "ids.h"
+#include "spark.pb-c.h"
+#include "time-util.h"
+
+typedef struct Cluster Cluster;
+typedef struct Worker Worker;
+typedef struct App App;
+typedef struct Executor Executor;
+
+typedef Spark__ExecutorState ExecutorState;
+typedef Spark__WorkerState WorkerState;
+typedef Spark__AppState AppState;
+
+struct Executor {
+        App *app;
+        int id;
+        Worker *worker;          /* NULL once it ended */
+        int cores;
+        int64_t memory_mb;
+        ExecutorState state;
+        char *reason;
+        int exit_code;
+        Executor *worker_prev, *worker_next;  /* the worker's executor list */
+};
+
+struct Worker {
+        char *id;
+        char *host;
+        char *endpoint;
+        char *events_endpoint;
+        int cores, cores_used;
+        int64_t memory_mb, memory_used_mb;
+        WorkerState state;
+        usec_t last_heartbeat;
+        Executor *executors;     /* live executors placed here */
+        size_t n_executors;
+        void *link;              /* the I/O layer's connection to it */
+};
+
+struct App {
+        char id[APP_ID_MAX];
+        char *name;
+        char *driver_url;
+        char *driver_events;
+        int max_cores;           /* after default_cores is applied; 0: no cap */
+        int cores_per_executor;
+        int64_t executor_memory_mb;
+        char **env;              /* "KEY=VALUE" */
+        size_t n_env;
+        AppState state;
+        char *reason;
+        int cores_granted;
+        int executor_limit;      /* RequestExecutors; INT32_MAX: no limit */
+        int retry_count;         /* failed executors since one last ran */
+        int next_executor_id;
+        Executor **executors;    /* indexed by executor id */
+        size_t n_executors_allocated;
+        size_t n_live_executors;
+        usec_t registered_at;
+        App *prev, *next;        /* FIFO order for scheduling */
+};
+
+typedef struct ClusterConfig {
+        usec_t worker_timeout;
+        bool spread_out;
+        int default_cores;       /* 0: no cap */
+        int max_executor_retries;
+} ClusterConfig;
+
+typedef struct ClusterEffects {
+        void (*launch_executor)(Cluster *c, Worker *w, Executor *e, void *userdata);
+        void (*kill_executor)(Cluster *c, Worker *w, Executor *e, const char *reason, void *userdata);
+        /* events for subscribers (drivers) */
+        void (*executor_added)(Cluster *c, Executor *e, void *userdata);
+        void (*executor_updated)(Cluster *c, Executor *e, void *userdata);
+        void (*worker_lost)(Cluster *c, Worker *w, const char *reason, void *userdata);
+        void (*app_removed)(Cluster *c, App *a, void *userdata);
+        /* a worker is gone from the table: drop what link points at */
+        void (*worker_removed)(Cluster *c, Worker *w, void *userdata);
+} ClusterEffects;
+
+int cluster_new(const ClusterConfig *cfg, const ClusterEffects *fx, void *userdata, time_t start_time,
+                Cluster **ret);
+Cluster *cluster_free(Cluster *c);
+void cluster_set_config(Cluster *c, const ClusterConfig *cfg);
+
+typedef struct WorkerRegistration {
+        const char *id, *host, *endpoint, *events_endpoint;
+        int cores;
+        int64_t memory_mb;
+} WorkerRegistration;
+
+/* A reported running executor (after a worker restart). */
+typedef struct ReportedExecutor {
+        const char *app_id;
+        int executor_id;
+} ReportedExecutor;
+
+/* Registers (or re-registers) a worker.  -EEXIST: the id is alive with
+ * another endpoint.  reported lists executors the worker holds; those the
+ * master does not want are returned in *ret_kill (indices into reported). */
+int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const ReportedExecutor *reported,
+                            size_t n_reported, usec_t now, bool *ret_kill, Worker **ret);
+/* 0, or -ENOENT if the worker must register again. */
+int cluster_heartbeat(Cluster *c, const char *worker_id, usec_t now);
+/* Declares workers silent for longer than worker_timeout lost; returns how
+ * many, and the time of the next check in *ret_next. */
+int cluster_check_workers(Cluster *c, usec_t now, usec_t *ret_next);
+void cluster_worker_lost(Cluster *c, Worker *w, const char *reason);
+
+typedef struct AppRegistration {
+        const char *app_id;      /* NULL/"" for a new app */
+        const char *name, *driver_url, *driver_events;
+        int max_cores, cores_per_executor;
+        int64_t executor_memory_mb;
+        const char *const *env;
+        size_t n_env;
+} AppRegistration;
+
+int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret);
+/* Kills its executors and removes it; state FINISHED or FAILED. */
+int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const char *reason);
+int cluster_request_executors(Cluster *c, const char *app_id, int total);
+
+/* An executor's state as a worker reports it.  -ENOENT for unknown ids,
+ * -ESTALE when the report comes from a worker that does not hold it. */
+int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char *app_id, int executor_id,
+                                   ExecutorState state, const char *reason, int exit_code);
+int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const char *reason);
+
+/* Places executors for waiting apps; called after every state change by the
+ * functions above, exposed for tests. */
+void cluster_schedule(Cluster *c);
+
+Worker *cluster_worker(Cluster *c, const char *id);
+App *cluster_app(Cluster *c, const char *id);
+Executor *cluster_executor(Cluster *c, const char *app_id, int executor_id);
+Hashmap *cluster_workers(Cluster *c);
+App *cluster_apps(Cluster *c);   /* head of the FIFO list of live apps */
+size_t cluster_n_executors(Cluster *c);
+const char *cluster_id(Cluster *c);
+
+bool executor_state_is_terminal(ExecutorState s);
+const char *executor_state_to_string(ExecutorState s);
+const char *app_state_to_string(AppState s);
+const char *worker_state_to_string(WorkerState s);

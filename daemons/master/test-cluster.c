@@ -1,0 +1,310 @@
+/* The master's state machine, driven without sockets. */
+#include <check.h>
+#include <stdio.h>
+
+#include "cluster.h"
+#include "log.h"
+#include "macro.h"
+
+typedef struct Recorder {
+        int launches, kills, added, updated, workers_lost, apps_removed;
+        char last_launch_worker[WORKER_ID_MAX];
+        int per_worker[2];
+        AppState last_removed_state;
+        char last_removed_reason[512];
+} Recorder;
+
+static void on_launch(Cluster *c, Worker *w, Executor *e, void *ud) {
+        Recorder *r = ud;
+        (void) c, (void) e;
+        r->launches++;
+        snprintf(r->last_launch_worker, sizeof(r->last_launch_worker), "%s", w->id);
+        r->per_worker[strstr(w->id, "host1") ? 0 : 1]++;
+}
+static void on_kill(Cluster *c, Worker *w, Executor *e, const char *reason, void *ud) {
+        (void) c, (void) w, (void) e, (void) reason;
+        ((Recorder *) ud)->kills++;
+}
+static void on_added(Cluster *c, Executor *e, void *ud) {
+        (void) c, (void) e;
+        ((Recorder *) ud)->added++;
+}
+static void on_updated(Cluster *c, Executor *e, void *ud) {
+        (void) c, (void) e;
+        ((Recorder *) ud)->updated++;
+}
+static void on_worker_lost(Cluster *c, Worker *w, const char *reason, void *ud) {
+        (void) c, (void) w, (void) reason;
+        ((Recorder *) ud)->workers_lost++;
+}
+static void on_app_removed(Cluster *c, App *a, void *ud) {
+        Recorder *r = ud;
+        (void) c;
+        r->apps_removed++;
+        r->last_removed_state = a->state;
+        snprintf(r->last_removed_reason, sizeof(r->last_removed_reason), "%s", a->reason ? a->reason : "");
+}
+
+static const ClusterEffects effects = {
+        .launch_executor = on_launch,
+        .kill_executor = on_kill,
+        .executor_added = on_added,
+        .executor_updated = on_updated,
+        .worker_lost = on_worker_lost,
+        .app_removed = on_app_removed,
+};
+
+#define W1 "worker-20261129172233-host1-7081"
+#define W2 "worker-20261129172233-host2-7081"
+
+static Cluster *setup(Recorder *rec, bool spread) {
+        ClusterConfig cfg = { .worker_timeout = 10 * USEC_PER_SEC, .spread_out = spread, .max_executor_retries = 3 };
+        Cluster *c = NULL;
+
+        memset(rec, 0, sizeof(*rec));
+        ck_assert_int_eq(cluster_new(&cfg, &effects, rec, 1795972953, &c), 0);
+        return c;
+}
+
+static void add_worker(Cluster *c, const char *id, const char *endpoint, int cores, usec_t now) {
+        WorkerRegistration reg = { id, "host", endpoint, "tcp://h:7082", cores, 8192 };
+        ck_assert_int_eq(cluster_register_worker(c, &reg, NULL, 0, now, NULL, NULL), 0);
+}
+
+static App *add_app(Cluster *c, int max_cores) {
+        AppRegistration reg = { .name = "t", .driver_url = "tcp://d:7091", .max_cores = max_cores,
+                                .cores_per_executor = 1, .executor_memory_mb = 1024 };
+        App *a = NULL;
+        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
+        return a;
+}
+
+START_TEST(test_spread_placement_and_ids) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a;
+
+        add_worker(c, W1, "tcp://h1:7081", 4, 0);
+        add_worker(c, W2, "tcp://h2:7081", 4, 0);
+        a = add_app(c, 4);
+        ck_assert_str_eq(a->id, "app-20261129172233-0001");
+        ck_assert_int_eq(rec.launches, 4);
+        ck_assert_int_eq(rec.added, 4);
+        ck_assert_int_eq(rec.per_worker[0], 2);
+        ck_assert_int_eq(rec.per_worker[1], 2);
+        ck_assert_int_eq(a->cores_granted, 4);
+        ck_assert_ptr_nonnull(cluster_executor(c, a->id, 1));
+        ck_assert_ptr_nonnull(cluster_executor(c, a->id, 4));
+        ck_assert_ptr_null(cluster_executor(c, a->id, 5));
+        ck_assert_int_eq(cluster_worker(c, W1)->cores_used, 2);
+        /* a second app gets the remaining cores */
+        App *b = add_app(c, 0);
+        ck_assert_str_eq(b->id, "app-20261129172233-0002");
+        ck_assert_int_eq(b->cores_granted, 4);
+        ck_assert_int_eq(rec.launches, 8);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_consolidate) {
+        Recorder rec;
+        Cluster *c = setup(&rec, false);
+
+        add_worker(c, W1, "tcp://h1:7081", 4, 0);
+        add_worker(c, W2, "tcp://h2:7081", 4, 0);
+        add_app(c, 4);
+        ck_assert_int_eq(rec.launches, 4);
+        ck_assert(rec.per_worker[0] == 4 || rec.per_worker[1] == 4);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_failed_executor_replaced_then_app_fails) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a;
+        char app_id[APP_ID_MAX];
+
+        add_worker(c, W1, "tcp://h1:7081", 1, 0);
+        a = add_app(c, 1);
+        snprintf(app_id, sizeof(app_id), "%s", a->id);
+        ck_assert_int_eq(rec.launches, 1);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0), 0);
+        ck_assert_int_eq(a->state, SPARK__APP_STATE__APP_RUNNING);
+        /* a report from the wrong worker is refused */
+        ck_assert_int_eq(cluster_executor_state_changed(c, W2, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1), -ESTALE);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 9, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1), -ENOENT);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, 99, "x", 1), -EINVAL);
+
+        /* failures in a row: replaced twice, the third fails the app */
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3), 0);
+        ck_assert_int_eq(rec.launches, 2);
+        /* resent report changes nothing */
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3), 0);
+        ck_assert_int_eq(rec.launches, 2);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 2, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3), 0);
+        ck_assert_int_eq(rec.launches, 3);
+        ck_assert_int_eq(rec.apps_removed, 0);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 3, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "signal KILL", 0), 0);
+        ck_assert_int_eq(rec.apps_removed, 1);
+        ck_assert_int_eq(rec.last_removed_state, SPARK__APP_STATE__APP_FAILED);
+        ck_assert_msg(strstr(rec.last_removed_reason, "signal KILL"), "reason: %s", rec.last_removed_reason);
+        ck_assert_ptr_null(cluster_app(c, app_id));
+        ck_assert_int_eq(cluster_worker(c, W1)->cores_used, 0);
+        ck_assert_uint_eq(cluster_n_executors(c), 0);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_worker_timeout_replaces_executors) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a;
+        usec_t next = 0;
+
+        add_worker(c, W1, "tcp://h1:7081", 2, 0);
+        a = add_app(c, 2);
+        ck_assert_int_eq(rec.launches, 2);
+        add_worker(c, W2, "tcp://h2:7081", 2, 5 * USEC_PER_SEC);
+        ck_assert_int_eq(rec.launches, 2);  /* app already has its cores */
+
+        ck_assert_int_eq(cluster_check_workers(c, 9 * USEC_PER_SEC, &next), 0);
+        ck_assert(next == 10 * USEC_PER_SEC);
+        ck_assert_int_eq(cluster_heartbeat(c, W2, 9 * USEC_PER_SEC), 0);
+        ck_assert_int_eq(cluster_check_workers(c, 10 * USEC_PER_SEC, &next), 1);
+        ck_assert_int_eq(rec.workers_lost, 1);
+        ck_assert_ptr_null(cluster_worker(c, W1));
+        ck_assert_int_eq(cluster_executor(c, a->id, 1)->state, SPARK__EXECUTOR_STATE__EXECUTOR_LOST);
+        /* replaced on W2 */
+        ck_assert_int_eq(rec.launches, 4);
+        ck_assert_str_eq(rec.last_launch_worker, W2);
+        ck_assert_int_eq(a->cores_granted, 2);
+        /* the lost worker must register again */
+        ck_assert_int_eq(cluster_heartbeat(c, W1, 11 * USEC_PER_SEC), -ENOENT);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_reregistration_reconciles) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a;
+        WorkerRegistration reg = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 2, 8192 };
+        bool kill[3];
+
+        add_worker(c, W1, "tcp://h1:7081", 2, 0);
+        a = add_app(c, 2);
+        cluster_executor_state_changed(c, W1, a->id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0);
+        cluster_executor_state_changed(c, W1, a->id, 2, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0);
+
+        /* another host claiming the same id is refused */
+        WorkerRegistration dup = reg;
+        dup.endpoint = "tcp://h9:7081";
+        ck_assert_int_eq(cluster_register_worker(c, &dup, NULL, 0, 0, NULL, NULL), -EEXIST);
+
+        /* restarted worker holds executor 1 and a unit of an unknown app; executor 2 died meanwhile */
+        ReportedExecutor held[] = { { a->id, 1 }, { "app-20261129172233-0099", 1 }, { a->id, 7 } };
+        ck_assert_int_eq(cluster_register_worker(c, &reg, held, 3, 1, kill, NULL), 1);
+        ck_assert(!kill[0]);
+        ck_assert(kill[1]);
+        ck_assert(kill[2]);
+        ck_assert_int_eq(cluster_executor(c, a->id, 1)->state, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING);
+        ck_assert_int_eq(cluster_executor(c, a->id, 2)->state, SPARK__EXECUTOR_STATE__EXECUTOR_LOST);
+        /* the lost one is replaced, not duplicated: 2 cores granted in all */
+        ck_assert_int_eq(a->cores_granted, 2);
+        ck_assert_int_eq(cluster_worker(c, W1)->cores_used, 2);
+        ck_assert_int_eq(rec.launches, 3);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_remove_app_kills_executors) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a;
+        char id[APP_ID_MAX];
+
+        add_worker(c, W1, "tcp://h1:7081", 4, 0);
+        a = add_app(c, 3);
+        snprintf(id, sizeof(id), "%s", a->id);
+        ck_assert_int_eq(cluster_remove_app(c, id, SPARK__APP_STATE__APP_FINISHED, "driver stopped"), 0);
+        ck_assert_int_eq(rec.kills, 3);
+        ck_assert_int_eq(rec.apps_removed, 1);
+        ck_assert_int_eq(cluster_worker(c, W1)->cores_used, 0);
+        ck_assert_int_eq(cluster_remove_app(c, id, SPARK__APP_STATE__APP_FINISHED, ""), -ENOENT);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_hostile_registrations) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        WorkerRegistration bad[] = {
+                { "worker-a/../b", "h", "tcp://h:1", "", 2, 100 },
+                { W1, "h", "tcp://h:1", "", -1, 100 },
+                { W1, "h", "tcp://h:1", "", 2, 0 },
+                { W1, "h", "", "", 2, 100 },
+        };
+        const char *evil_env[] = { "A=1\nExecStart=/bin/evil" };
+        const char *bad_name_env[] = { "1A=1" };
+        AppRegistration apps[] = {
+                { .driver_url = "tcp://d:1", .cores_per_executor = -1, .executor_memory_mb = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = INT64_MAX },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .max_cores = -5 },
+                { .driver_url = "", .cores_per_executor = 1, .executor_memory_mb = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = evil_env, .n_env = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = bad_name_env, .n_env = 1 },
+                { .app_id = "app-x/..", .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_int_eq(cluster_register_worker(c, &bad[i], NULL, 0, 0, NULL, NULL), -EINVAL);
+        for (size_t i = 0; i < ELEMENTSOF(apps); i++)
+                ck_assert_int_eq(cluster_register_app(c, &apps[i], 0, NULL), -EINVAL);
+        ck_assert_uint_eq(hashmap_size(cluster_workers(c)), 0);
+        ck_assert_ptr_null(cluster_apps(c));
+        ck_assert_int_eq(cluster_request_executors(c, "app-20261129172233-0001", 1), -ENOENT);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_executor_limit) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a;
+
+        add_worker(c, W1, "tcp://h1:7081", 8, 0);
+        a = add_app(c, 0);
+        ck_assert_int_eq(rec.launches, 8);
+        ck_assert_int_eq(cluster_request_executors(c, a->id, 8), 0);
+        ck_assert_int_eq(cluster_kill_executor(c, a->id, 1, "asked"), 0);
+        ck_assert_int_eq(rec.kills, 1);
+        cluster_free(c);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("cluster");
+        TCase *tc = tcase_create("cluster");
+        SRunner *sr;
+        int failed;
+
+        /* quiet unless SPARK_LOG_LEVEL asks otherwise */
+        log_set_max_level(LOG_ERR);
+        log_setup("test-cluster", LOG_TARGET_STDERR);
+
+        tcase_add_test(tc, test_spread_placement_and_ids);
+        tcase_add_test(tc, test_consolidate);
+        tcase_add_test(tc, test_failed_executor_replaced_then_app_fails);
+        tcase_add_test(tc, test_worker_timeout_replaces_executors);
+        tcase_add_test(tc, test_reregistration_reconciles);
+        tcase_add_test(tc, test_remove_app_kills_executors);
+        tcase_add_test(tc, test_hostile_registrations);
+        tcase_add_test(tc, test_executor_limit);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? 0 : 1;
+}
