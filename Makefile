@@ -24,13 +24,13 @@ else
 B       := build
 SANFLAGS :=
 endif
-CPPFLAGS += -D_GNU_SOURCE -DSPARK_VERSION='"$(VERSION)"' -I$(B)/gen -Icommon -Iinclude \
+CPPFLAGS += -D_GNU_SOURCE -DSPARK_VERSION='"$(VERSION)"' -I$(B)/gen -Icommon -Idaemons/shared -Iinclude \
             $(shell pkg-config --cflags $(PKGS))
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -MMD -MP
 LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lnng -lpthread -ldl -lm
 CHECK_LIBS := $(shell pkg-config --libs check)
 
-MODULES  := common daemons/master daemons/worker daemons/driver daemons/executor tools/sparkctl
+MODULES  := common daemons/shared daemons/master daemons/worker daemons/driver daemons/executor tools/sparkctl
 PROGRAMS := spark-master spark-worker spark-driver spark-executor sparkctl
 prog_dir  = $(if $(filter sparkctl,$(1)),tools/sparkctl,daemons/$(patsubst spark-%,%,$(1)))
 
@@ -39,7 +39,7 @@ PROTO_H  := $(B)/gen/spark.pb-c.h
 
 lib_srcs  = $(filter-out $(1)/main.c $(1)/test-%.c $(1)/fuzz-%.c,$(wildcard $(1)/*.c))
 objs      = $(patsubst %.c,$(B)/obj/%.o,$(1))
-COMMON_A := $(B)/lib/common.a
+COMMON_A := $(B)/lib/daemons-shared.a $(B)/lib/common.a
 
 .PHONY: all check check-unit check-integration clean install demo bench
 all: $(addprefix $(B)/,$(PROGRAMS)) unit-tests test-helpers

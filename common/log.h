@@ -66,4 +66,6 @@ int log_internal(int level, int error, const LogFields *fields, const char *file
 #define log_struct(level, fields, ...) log_full_errno(level, 0, fields, __VA_ARGS__)
 #define log_struct_errno(level, e, fields, ...) log_full_errno(level, e, fields, __VA_ARGS__)
 
+#define log_oom() log_error_errno(ENOMEM, "Out of memory.")
+
 int log_level_from_string(const char *s);

@@ -74,3 +74,7 @@ static inline bool streq_ptr(const char *a, const char *b) {
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
 #define isempty(s) (!(s) || !(s)[0])
+
+static inline const char *strna(const char *s) {
+        return s ? s : "n/a";
+}

@@ -1,0 +1,227 @@
+/* The master's request endpoint: one switch over the envelope's body.  Every
+ * string and number from the network is checked before it reaches the
+ * cluster state; a bad request gets an Error and changes nothing. */
+#include "log.h"
+#include "master.h"
+
+#define MAX_REPORTED_EXECUTORS 65536
+
+static int reply_ack(RpcRequest *req) {
+        Spark__Ack ack = SPARK__ACK__INIT;
+        Envelope env = ENVELOPE_INIT;
+
+        ENVELOPE_SET(&env, ACK, ack, &ack);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+static bool endpoint_ok(const char *s, bool allow_empty) {
+        if (isempty(s))
+                return allow_empty;
+        return strlen(s) <= 512 && !config_endpoint_check(s);
+}
+
+static int handle_register_worker(Master *m, RpcRequest *req, const Spark__RegisterWorker *rw) {
+        Spark__RegisterWorkerReply reply = SPARK__REGISTER_WORKER_REPLY__INIT;
+        _cleanup_free_ ReportedExecutor *reported = NULL;
+        _cleanup_free_ Spark__ExecutorInfo *kill_infos = NULL;
+        _cleanup_free_ Spark__ExecutorInfo **kill_ptrs = NULL;
+        _cleanup_free_ bool *kill = NULL;
+        WorkerRegistration reg = {
+                .id = rw->worker_id, .host = rw->host, .endpoint = rw->endpoint,
+                .events_endpoint = rw->events_endpoint, .cores = rw->cores, .memory_mb = rw->memory_mb,
+        };
+        Envelope env = ENVELOPE_INIT;
+        size_t n = rw->n_executors;
+        int r;
+
+        if (!wire_name_is_valid(rw->host, false) || !endpoint_ok(rw->endpoint, false) ||
+            !endpoint_ok(rw->events_endpoint, true))
+                return rpc_request_reply_error(req, -EINVAL, "invalid host or endpoint in worker registration");
+        if (rw->cores < 1 || rw->cores > 65536 || rw->memory_mb < 1 || rw->memory_mb > (INT64_C(1) << 40))
+                return rpc_request_reply_error(req, -EINVAL, "invalid cores (%d) or memory (%" PRIi64 " MiB)",
+                                               rw->cores, rw->memory_mb);
+        if (n > MAX_REPORTED_EXECUTORS)
+                return rpc_request_reply_error(req, -E2BIG, "too many executors reported");
+
+        reported = calloc(n + 1, sizeof(*reported));
+        kill = calloc(n + 1, sizeof(*kill));
+        kill_infos = calloc(n + 1, sizeof(*kill_infos));
+        kill_ptrs = calloc(n + 1, sizeof(*kill_ptrs));
+        if (!reported || !kill || !kill_infos || !kill_ptrs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const Spark__ExecutorInfo *e = rw->executors[i];
+                if (!app_id_is_valid(e->app_id) || e->executor_id < 1)
+                        return rpc_request_reply_error(req, -EINVAL, "invalid executor in worker registration");
+                reported[i] = (ReportedExecutor) { e->app_id, e->executor_id };
+        }
+
+        r = cluster_register_worker(m->cluster, &reg, reported, n, now_mono_usec(), kill, NULL);
+        if (r == -EEXIST)
+                return rpc_request_reply_error(req, r, "worker id %s is registered from another endpoint",
+                                               rw->worker_id);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "invalid worker registration");
+
+        for (size_t i = 0; i < n; i++)
+                if (kill[i]) {
+                        Spark__ExecutorInfo *k = &kill_infos[reply.n_kill];
+                        spark__executor_info__init(k);
+                        k->app_id = (char *) reported[i].app_id;
+                        k->executor_id = reported[i].executor_id;
+                        kill_ptrs[reply.n_kill++] = k;
+                }
+        reply.kill = kill_ptrs;
+        reply.master_id = (char *) cluster_id(m->cluster);
+        reply.heartbeat_ms = (int32_t) MAX(m->config.master.worker_timeout_ms / 4, 100);
+        master_schedule_worker_check(m);
+        ENVELOPE_SET(&env, REGISTER_WORKER_REPLY, register_worker_reply, &reply);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+static int handle_heartbeat(Master *m, RpcRequest *req, const Spark__Heartbeat *hb) {
+        Spark__HeartbeatReply reply = SPARK__HEARTBEAT_REPLY__INIT;
+        Envelope env = ENVELOPE_INIT;
+
+        if (!worker_id_is_valid(hb->worker_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid worker id");
+        reply.reregister = cluster_heartbeat(m->cluster, hb->worker_id, now_mono_usec()) < 0;
+        ENVELOPE_SET(&env, HEARTBEAT_REPLY, heartbeat_reply, &reply);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+static int handle_executor_state_changed(Master *m, RpcRequest *req, const Spark__ExecutorStateChanged *sc) {
+        int r;
+
+        if (!worker_id_is_valid(sc->worker_id) || !app_id_is_valid(sc->app_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid worker or application id");
+        r = cluster_executor_state_changed(m->cluster, sc->worker_id, sc->app_id, sc->executor_id, sc->state,
+                                           sc->reason, sc->exit_code);
+        if (r == -ENOENT)
+                /* an app that is gone: nothing to change, the worker may forget it */
+                return reply_ack(req);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "cannot apply state %d of executor %s/%d", sc->state,
+                                               sc->app_id, sc->executor_id);
+        return reply_ack(req);
+}
+
+static int handle_register_application(Master *m, RpcRequest *req, const Spark__RegisterApplication *ra) {
+        Spark__RegisterApplicationReply reply = SPARK__REGISTER_APPLICATION_REPLY__INIT;
+        _cleanup_free_ char **env_strings = NULL;
+        Envelope env = ENVELOPE_INIT;
+        AppRegistration reg;
+        App *a = NULL;
+        int r = 0;
+
+        if (!endpoint_ok(ra->driver_url, false) || !endpoint_ok(ra->driver_events, true) ||
+            !wire_name_is_valid(ra->name, true))
+                return rpc_request_reply_error(req, -EINVAL, "invalid driver endpoint or application name");
+        if (ra->n_executor_env > 256)
+                return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
+
+        /* A resent registration (nng req resends) finds its app: same id. */
+        if (!isempty(ra->app_id) && (a = cluster_app(m->cluster, ra->app_id)) && streq(a->driver_url, ra->driver_url))
+                goto reply;
+
+        env_strings = calloc(ra->n_executor_env + 1, sizeof(char *));
+        if (!env_strings)
+                return -ENOMEM;
+        for (size_t i = 0; i < ra->n_executor_env; i++) {
+                const Spark__KeyValue *kv = ra->executor_env[i];
+                if (!config_env_name_is_valid(kv->key) || strlen(kv->value) > 4096)
+                        r = -EINVAL;
+                else if (asprintf(&env_strings[i], "%s=%s", kv->key, kv->value) < 0)
+                        r = -ENOMEM;
+                if (r < 0)
+                        goto done;
+        }
+
+        reg = (AppRegistration) {
+                .app_id = ra->app_id, .name = ra->name, .driver_url = ra->driver_url,
+                .driver_events = ra->driver_events, .max_cores = ra->max_cores,
+                .cores_per_executor = ra->cores_per_executor, .executor_memory_mb = ra->executor_memory_mb,
+                .env = (const char *const *) env_strings, .n_env = ra->n_executor_env,
+        };
+        r = cluster_register_app(m->cluster, &reg, now_mono_usec(), &a);
+done:
+        for (size_t i = 0; i < ra->n_executor_env; i++)
+                free(env_strings[i]);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "invalid application registration (cores, memory or environment)");
+reply:
+        reply.app_id = a->id;
+        ENVELOPE_SET(&env, REGISTER_APPLICATION_REPLY, register_application_reply, &reply);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+static int handle_remove_application(Master *m, RpcRequest *req, const char *app_id, AppState state,
+                                     const char *reason) {
+        int r;
+
+        if (!app_id_is_valid(app_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid application id");
+        r = cluster_remove_app(m->cluster, app_id, state, reason);
+        if (r == -ENOENT && state == SPARK__APP_STATE__APP_FINISHED)
+                return reply_ack(req);  /* a resent unregistration */
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "unknown application %s", app_id);
+        return reply_ack(req);
+}
+
+static int handle_kill_executor(Master *m, RpcRequest *req, const Spark__KillExecutor *ke) {
+        int r;
+
+        if (!app_id_is_valid(ke->app_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid application id");
+        r = cluster_kill_executor(m->cluster, ke->app_id, ke->executor_id,
+                                  isempty(ke->reason) ? "killed on request" : ke->reason);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "unknown executor %s/%d", ke->app_id, ke->executor_id);
+        return reply_ack(req);
+}
+
+static int handle_request_executors(Master *m, RpcRequest *req, const Spark__RequestExecutors *re) {
+        int r;
+
+        if (!app_id_is_valid(re->app_id) || re->total < 0)
+                return rpc_request_reply_error(req, -EINVAL, "invalid application id or executor count");
+        r = cluster_request_executors(m->cluster, re->app_id, re->total);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "unknown application %s", re->app_id);
+        return reply_ack(req);
+}
+
+int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
+        Master *m = userdata;
+        (void) s;
+
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_REGISTER_WORKER:
+                return handle_register_worker(m, req, env->register_worker);
+        case SPARK__ENVELOPE__BODY_HEARTBEAT:
+                return handle_heartbeat(m, req, env->heartbeat);
+        case SPARK__ENVELOPE__BODY_EXECUTOR_STATE_CHANGED:
+                return handle_executor_state_changed(m, req, env->executor_state_changed);
+        case SPARK__ENVELOPE__BODY_REGISTER_APPLICATION:
+                return handle_register_application(m, req, env->register_application);
+        case SPARK__ENVELOPE__BODY_UNREGISTER_APPLICATION:
+                return handle_remove_application(m, req, env->unregister_application->app_id,
+                                                 SPARK__APP_STATE__APP_FINISHED,
+                                                 isempty(env->unregister_application->reason)
+                                                         ? "driver unregistered"
+                                                         : env->unregister_application->reason);
+        case SPARK__ENVELOPE__BODY_KILL_APPLICATION:
+                return handle_remove_application(m, req, env->kill_application->app_id,
+                                                 SPARK__APP_STATE__APP_FAILED, "killed on request");
+        case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
+                return handle_kill_executor(m, req, env->kill_executor);
+        case SPARK__ENVELOPE__BODY_REQUEST_EXECUTORS:
+                return handle_request_executors(m, req, env->request_executors);
+        case SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST:
+                return master_reply_cluster_state(m, req, env->cluster_state_request->app_id);
+        default:
+                return rpc_request_reply_error(req, -EOPNOTSUPP, "the master does not handle %s requests",
+                                               envelope_body_name(env));
+        }
+}

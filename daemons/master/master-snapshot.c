@@ -1,0 +1,129 @@
+/* ClusterState: the snapshot sparkctl shows and subscribers resync from. */
+#include "log.h"
+#include "master.h"
+
+void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size) {
+        spark__executor_info__init(info);
+        info->app_id = (char *) e->app->id;
+        info->executor_id = e->id;
+        info->cores = e->cores;
+        info->memory_mb = e->memory_mb;
+        info->state = e->state;
+        info->reason = e->reason ? e->reason : (char *) "";
+        info->exit_code = e->exit_code;
+        if (e->worker) {
+                info->worker_id = e->worker->id;
+                info->host = e->worker->host;
+                info->worker_events = e->worker->events_endpoint;
+        }
+        if (executor_unit_name(unit_buf, unit_size, e->app->id, e->id) >= 0)
+                info->unit = unit_buf;
+}
+
+typedef struct Snapshot {
+        Spark__ClusterState state;
+        Spark__WorkerInfo *workers;
+        Spark__WorkerInfo **worker_ptrs;
+        Spark__AppInfo *apps;
+        Spark__AppInfo **app_ptrs;
+        Spark__ExecutorInfo *executors;
+        Spark__ExecutorInfo **executor_ptrs;
+        char (*units)[UNIT_NAME_MAX];
+} Snapshot;
+
+static void snapshot_done(Snapshot *s) {
+        free(s->workers);
+        free(s->worker_ptrs);
+        free(s->apps);
+        free(s->app_ptrs);
+        free(s->executors);
+        free(s->executor_ptrs);
+        free(s->units);
+}
+
+int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
+        _cleanup_(snapshot_done) Snapshot s = {};
+        Hashmap *workers = cluster_workers(m->cluster);
+        size_t nw = hashmap_size(workers), na = 0, ne = 0, i = 0;
+        usec_t now = now_mono_usec();
+        Envelope env = ENVELOPE_INIT;
+        void *v;
+
+        if (!isempty(app_id) && !app_id_is_valid(app_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid application id");
+
+        for (App *a = cluster_apps(m->cluster); a; a = a->next)
+                if (isempty(app_id) || streq(a->id, app_id)) {
+                        na++;
+                        ne += a->n_live_executors;
+                }
+
+        spark__cluster_state__init(&s.state);
+        s.workers = calloc(nw + 1, sizeof(*s.workers));
+        s.worker_ptrs = calloc(nw + 1, sizeof(*s.worker_ptrs));
+        s.apps = calloc(na + 1, sizeof(*s.apps));
+        s.app_ptrs = calloc(na + 1, sizeof(*s.app_ptrs));
+        s.executors = calloc(ne + 1, sizeof(*s.executors));
+        s.executor_ptrs = calloc(ne + 1, sizeof(*s.executor_ptrs));
+        s.units = calloc(ne + 1, sizeof(*s.units));
+        if (!s.workers || !s.worker_ptrs || !s.apps || !s.app_ptrs || !s.executors || !s.executor_ptrs || !s.units)
+                return rpc_request_reply_error(req, -ENOMEM, "out of memory");
+
+        s.state.master_id = (char *) cluster_id(m->cluster);
+
+        while (hashmap_iterate(workers, &i, &v, NULL)) {
+                Worker *w = v;
+                Spark__WorkerInfo *wi = &s.workers[s.state.n_workers];
+
+                spark__worker_info__init(wi);
+                wi->worker_id = w->id;
+                wi->host = w->host;
+                wi->endpoint = w->endpoint;
+                wi->events_endpoint = w->events_endpoint;
+                wi->cores = w->cores;
+                wi->cores_used = w->cores_used;
+                wi->memory_mb = w->memory_mb;
+                wi->memory_used_mb = w->memory_used_mb;
+                wi->state = w->state;
+                wi->last_heartbeat_ms_ago = (int64_t) ((now - w->last_heartbeat) / USEC_PER_MSEC);
+                s.worker_ptrs[s.state.n_workers++] = wi;
+        }
+        s.state.workers = s.worker_ptrs;
+
+        for (App *a = cluster_apps(m->cluster); a; a = a->next) {
+                Spark__AppInfo *ai;
+
+                if (!isempty(app_id) && !streq(a->id, app_id))
+                        continue;
+                ai = &s.apps[s.state.n_apps];
+                spark__app_info__init(ai);
+                ai->app_id = a->id;
+                ai->name = a->name;
+                ai->driver_url = a->driver_url;
+                ai->state = a->state;
+                ai->cores_granted = a->cores_granted;
+                ai->max_cores = a->max_cores;
+                ai->cores_per_executor = a->cores_per_executor;
+                ai->executor_memory_mb = a->executor_memory_mb;
+                ai->reason = a->reason ? a->reason : (char *) "";
+                s.app_ptrs[s.state.n_apps++] = ai;
+
+                for (size_t k = 0; k < a->n_executors_allocated; k++) {
+                        Executor *e = a->executors[k];
+                        if (!e || executor_state_is_terminal(e->state) || s.state.n_executors >= ne)
+                                continue;
+                        executor_info_fill(e, &s.executors[s.state.n_executors], s.units[s.state.n_executors],
+                                           UNIT_NAME_MAX);
+                        s.executor_ptrs[s.state.n_executors] = &s.executors[s.state.n_executors];
+                        s.state.n_executors++;
+                }
+        }
+        s.state.apps = s.app_ptrs;
+        s.state.executors = s.executor_ptrs;
+
+        /* A subscriber lines its event stream up with this snapshot. */
+        env.epoch = event_pub_epoch(m->events);
+        env.seq = event_pub_seq(m->events);
+        ENVELOPE_SET(&env, CLUSTER_STATE, cluster_state, &s.state);
+        return rpc_request_reply_envelope(req, &env);
+}

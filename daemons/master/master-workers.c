@@ -1,0 +1,281 @@
+/* What the master sends because of a state change: LaunchExecutor and
+ * KillExecutor to workers (retried until the worker answers or is gone) and
+ * events to subscribers; and the timer that finds silent workers. */
+#include "log.h"
+#include "master.h"
+
+#define WORKER_CALL_TIMEOUT_MS 5000
+#define MAX_WORKER_CALL_ATTEMPTS 5
+
+/* One outstanding call to a worker.  Holds ids, not pointers: by the time
+ * the answer comes, the worker or the executor may be gone. */
+typedef struct WorkerCall {
+        Master *master;
+        char worker_id[WORKER_ID_MAX];
+        char app_id[APP_ID_MAX];
+        int executor_id;
+        bool kill;
+        char reason[128];
+        int attempt;
+} WorkerCall;
+
+static int worker_call_send(WorkerCall *call);
+
+static RpcClient *worker_link(Master *m, Worker *w) {
+        RpcClient *c = w->link;
+        int r;
+
+        if (c && streq(rpc_client_url(c), w->endpoint))
+                return c;
+        w->link = rpc_client_free(c);
+        r = rpc_client_new(m->event, w->endpoint, NULL, &c);
+        if (r < 0) {
+                log_struct_errno(LOG_ERR, r, LOG_FIELDS(.worker_id = w->id),
+                                 "Failed to connect to worker %s at %s: %m", w->id, w->endpoint);
+                return NULL;
+        }
+        w->link = c;
+        return c;
+}
+
+static void on_worker_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
+        WorkerCall *call = userdata;
+        Master *m = call->master;
+        Executor *e;
+        (void) c;
+
+        if (error == 0 && reply->body_case == SPARK__ENVELOPE__BODY_ERROR)
+                error = reply->error->code < 0 ? reply->error->code : -EIO;
+
+        if (error == 0 || error == -ECANCELED) {
+                free(call);
+                return;
+        }
+
+        e = cluster_executor(m->cluster, call->app_id, call->executor_id);
+        if (!e || !e->worker || !streq(e->worker->id, call->worker_id) ||
+            (!call->kill && e->state != SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING)) {
+                free(call);  /* moot now */
+                return;
+        }
+
+        if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR && !call->kill) {
+                /* The worker refused: the executor never started. */
+                char why[300];
+                snprintf(why, sizeof(why), "launch refused by worker: %s", reply->error->message);
+                cluster_executor_state_changed(m->cluster, call->worker_id, call->app_id, call->executor_id,
+                                               SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, why, 0);
+                free(call);
+                return;
+        }
+
+        if (++call->attempt >= MAX_WORKER_CALL_ATTEMPTS) {
+                log_struct_errno(LOG_WARNING, error,
+                                 LOG_FIELDS(.worker_id = call->worker_id, .app_id = call->app_id,
+                                            .executor_id = call->executor_id),
+                                 "Worker %s did not answer %s of executor %s/%d after %d attempts: %m",
+                                 call->worker_id, call->kill ? "kill" : "launch", call->app_id, call->executor_id,
+                                 call->attempt);
+                free(call);
+                return;
+        }
+        if (worker_call_send(call) < 0)
+                free(call);
+}
+
+static int worker_call_send(WorkerCall *call) {
+        Master *m = call->master;
+        Worker *w = cluster_worker(m->cluster, call->worker_id);
+        Executor *e = cluster_executor(m->cluster, call->app_id, call->executor_id);
+        Envelope env = ENVELOPE_INIT;
+        Spark__LaunchExecutor launch = SPARK__LAUNCH_EXECUTOR__INIT;
+        Spark__KillExecutor kill = SPARK__KILL_EXECUTOR__INIT;
+        Spark__KeyValue *kv = NULL, **kvp = NULL;
+        RpcClient *c;
+        int r;
+
+        if (!w || !e)
+                return -ENOENT;
+        c = worker_link(m, w);
+        if (!c)
+                return -ENOTCONN;
+
+        if (call->kill) {
+                kill.app_id = call->app_id;
+                kill.executor_id = call->executor_id;
+                kill.reason = call->reason;
+                ENVELOPE_SET(&env, KILL_EXECUTOR, kill_executor, &kill);
+        } else {
+                App *a = e->app;
+                kv = calloc(a->n_env ? a->n_env : 1, sizeof(*kv));
+                kvp = calloc(a->n_env ? a->n_env : 1, sizeof(*kvp));
+                if (!kv || !kvp) {
+                        free(kv);
+                        free(kvp);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < a->n_env; i++) {
+                        /* checked at registration: "NAME=value" */
+                        const char *eq = strchr(a->env[i], '=');
+                        spark__key_value__init(&kv[i]);
+                        kv[i].key = strndup(a->env[i], (size_t) (eq - a->env[i]));
+                        kv[i].value = (char *) eq + 1;
+                        kvp[i] = &kv[i];
+                        if (!kv[i].key)
+                                goto oom;
+                }
+                launch.app_id = a->id;
+                launch.executor_id = e->id;
+                launch.cores = e->cores;
+                launch.memory_mb = e->memory_mb;
+                launch.driver_url = a->driver_url;
+                launch.worker_id = w->id;
+                launch.n_env = a->n_env;
+                launch.env = kvp;
+                ENVELOPE_SET(&env, LAUNCH_EXECUTOR, launch_executor, &launch);
+        }
+
+        r = rpc_client_call(c, &env, WORKER_CALL_TIMEOUT_MS, on_worker_reply, call);
+        goto done;
+oom:
+        r = -ENOMEM;
+done:
+        for (size_t i = 0; kv && i < e->app->n_env; i++)
+                free(kv[i].key);
+        free(kv);
+        free(kvp);
+        return r;
+}
+
+static void worker_call_start(Master *m, Worker *w, Executor *e, bool kill, const char *reason) {
+        WorkerCall *call = calloc(1, sizeof(*call));
+        int r;
+
+        if (!call) {
+                log_oom();
+                return;
+        }
+        call->master = m;
+        snprintf(call->worker_id, sizeof(call->worker_id), "%s", w->id);
+        snprintf(call->app_id, sizeof(call->app_id), "%s", e->app->id);
+        call->executor_id = e->id;
+        call->kill = kill;
+        snprintf(call->reason, sizeof(call->reason), "%s", reason ? reason : "");
+        r = worker_call_send(call);
+        if (r < 0) {
+                log_struct_errno(LOG_ERR, r, LOG_FIELDS(.worker_id = w->id, .app_id = e->app->id, .executor_id = e->id),
+                                 "Failed to send %s of executor %s/%d to %s: %m", kill ? "kill" : "launch",
+                                 e->app->id, e->id, w->id);
+                free(call);
+        }
+}
+
+static void on_launch(Cluster *c, Worker *w, Executor *e, void *userdata) {
+        (void) c;
+        worker_call_start(userdata, w, e, false, NULL);
+}
+
+static void on_kill(Cluster *c, Worker *w, Executor *e, const char *reason, void *userdata) {
+        (void) c;
+        worker_call_start(userdata, w, e, true, reason);
+}
+
+static void publish(Master *m, Envelope *env) {
+        int r = event_pub_send(m->events, env);
+        if (r < 0)
+                log_warning_errno(r, "Failed to publish %s event, ignoring: %m", envelope_body_name(env));
+}
+
+static void publish_executor(Master *m, Executor *e, bool added) {
+        Spark__ExecutorInfo info = SPARK__EXECUTOR_INFO__INIT;
+        Spark__ExecutorAdded ea = SPARK__EXECUTOR_ADDED__INIT;
+        Spark__ExecutorUpdated eu = SPARK__EXECUTOR_UPDATED__INIT;
+        Envelope env = ENVELOPE_INIT;
+        char unit[UNIT_NAME_MAX];
+
+        executor_info_fill(e, &info, unit, sizeof(unit));
+        if (added) {
+                ea.executor = &info;
+                ENVELOPE_SET(&env, EXECUTOR_ADDED, executor_added, &ea);
+        } else {
+                eu.executor = &info;
+                ENVELOPE_SET(&env, EXECUTOR_UPDATED, executor_updated, &eu);
+        }
+        publish(m, &env);
+}
+
+static void on_executor_added(Cluster *c, Executor *e, void *userdata) {
+        (void) c;
+        publish_executor(userdata, e, true);
+}
+
+static void on_executor_updated(Cluster *c, Executor *e, void *userdata) {
+        (void) c;
+        publish_executor(userdata, e, false);
+}
+
+static void on_worker_lost(Cluster *c, Worker *w, const char *reason, void *userdata) {
+        Spark__WorkerLost wl = SPARK__WORKER_LOST__INIT;
+        Envelope env = ENVELOPE_INIT;
+        (void) c;
+
+        wl.worker_id = w->id;
+        wl.reason = (char *) reason;
+        ENVELOPE_SET(&env, WORKER_LOST, worker_lost, &wl);
+        publish(userdata, &env);
+}
+
+static void on_app_removed(Cluster *c, App *a, void *userdata) {
+        Spark__ApplicationRemoved ar = SPARK__APPLICATION_REMOVED__INIT;
+        Envelope env = ENVELOPE_INIT;
+        (void) c;
+
+        ar.app_id = a->id;
+        ar.reason = a->reason ? a->reason : (char *) "";
+        ar.state = a->state;
+        ENVELOPE_SET(&env, APPLICATION_REMOVED, application_removed, &ar);
+        publish(userdata, &env);
+}
+
+static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
+        (void) c, (void) userdata;
+        /* pending calls complete with -ECANCELED and free themselves */
+        w->link = rpc_client_free(w->link);
+}
+
+const ClusterEffects master_effects = {
+        .launch_executor = on_launch,
+        .kill_executor = on_kill,
+        .executor_added = on_executor_added,
+        .executor_updated = on_executor_updated,
+        .worker_lost = on_worker_lost,
+        .app_removed = on_app_removed,
+        .worker_removed = on_worker_removed,
+};
+
+static int on_worker_check(sd_event_source *s, uint64_t usec, void *userdata) {
+        Master *m = userdata;
+        (void) s, (void) usec;
+
+        master_schedule_worker_check(m);
+        return 0;
+}
+
+/* Checks now and arms the timer for the next worker's deadline, so a silent
+ * worker is declared lost at worker_timeout_ms, not a polling period later. */
+void master_schedule_worker_check(Master *m) {
+        usec_t now = now_mono_usec(), next = 0;
+        int r;
+
+        cluster_check_workers(m->cluster, now, &next);
+        if (!m->worker_check) {
+                r = sd_event_add_time(m->event, &m->worker_check, CLOCK_MONOTONIC, next, 1000, on_worker_check, m);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to arm the worker timeout timer: %m");
+                        return;
+                }
+                return;
+        }
+        (void) sd_event_source_set_time(m->worker_check, next);
+        (void) sd_event_source_set_enabled(m->worker_check, SD_EVENT_ONESHOT);
+}

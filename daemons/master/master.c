@@ -1,0 +1,124 @@
+/* spark-master's manager: configuration, sockets, timers, systemd status. */
+#include "daemon.h"
+#include "log.h"
+#include "master.h"
+
+static void cluster_config_from(const SparkConfig *c, ClusterConfig *ret) {
+        *ret = (ClusterConfig) {
+                .worker_timeout = (usec_t) c->master.worker_timeout_ms * USEC_PER_MSEC,
+                .spread_out = c->master.spread_out,
+                .default_cores = (int) c->master.default_cores,
+                .max_executor_retries = (int) c->master.max_executor_retries,
+        };
+}
+
+int master_new(const char *config_path, Master **ret) {
+        _cleanup_(master_freep) Master *m = NULL;
+        ClusterConfig cc;
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->config_path = strdup(config_path);
+        if (!m->config_path)
+                return -ENOMEM;
+        r = daemon_load_config(config_path, &m->config);
+        if (r != 0)
+                return -EINVAL;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the event loop: %m");
+
+        cluster_config_from(&m->config, &cc);
+        r = cluster_new(&cc, &master_effects, m, time(NULL), &m->cluster);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the cluster state: %m");
+
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Master *master_free(Master *m) {
+        if (!m)
+                return NULL;
+        /* workers' links (rpc clients) go with the cluster */
+        if (m->cluster) {
+                size_t i = 0;
+                void *v;
+                while (hashmap_iterate(cluster_workers(m->cluster), &i, &v, NULL))
+                        ((Worker *) v)->link = rpc_client_free(((Worker *) v)->link);
+        }
+        rpc_server_free(m->server);
+        m->cluster = cluster_free(m->cluster);
+        event_pub_free(m->events);
+        sd_event_source_unref(m->worker_check);
+        sd_event_source_unref(m->status_timer);
+        sd_event_unref(m->event);
+        config_done(&m->config);
+        free(m->config_path);
+        free(m);
+        return NULL;
+}
+
+static void master_update_status(Master *m) {
+        size_t napps = 0;
+
+        for (App *a = cluster_apps(m->cluster); a; a = a->next)
+                napps++;
+        snprintf(m->status, sizeof(m->status), "%zu workers, %zu apps, %zu executors",
+                 hashmap_size(cluster_workers(m->cluster)), napps, cluster_n_executors(m->cluster));
+        daemon_notify_status(m->status);
+}
+
+static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        master_update_status(userdata);
+        (void) sd_event_source_set_time(s, usec + USEC_PER_SEC);
+        return 0;
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Master *m = userdata;
+        ClusterConfig cc;
+        (void) s, (void) si;
+
+        if (daemon_reload_config(m->config_path, &m->config, CONFIG_SECTION_MASK(CONFIG_SECTION_MASTER)) > 0) {
+                cluster_config_from(&m->config, &cc);
+                cluster_set_config(m->cluster, &cc);
+                master_schedule_worker_check(m);
+        }
+        return 0;
+}
+
+int master_start(Master *m) {
+        int r;
+
+        r = daemon_setup_signals(m->event, on_reload, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up signal handling: %m");
+
+        r = event_pub_new(m->config.master.events_listen, 0, &m->events);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen for subscribers on %s: %m", m->config.master.events_listen);
+
+        r = rpc_server_new_envelope(m->event, m->config.master.listen, NULL, master_handle_request, m, &m->server);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on %s: %m", m->config.master.listen);
+
+        r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_status_timer, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the status timer: %m");
+        (void) sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
+
+        master_schedule_worker_check(m);
+        log_info("Master %s listening on %s, events on %s", cluster_id(m->cluster), m->config.master.listen,
+                 m->config.master.events_listen);
+        master_update_status(m);
+        daemon_notify_ready(m->status);
+        return 0;
+}
+
+int master_run(Master *m) {
+        return sd_event_loop(m->event);
+}

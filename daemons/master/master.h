@@ -1,0 +1,41 @@
+/* spark-master's manager: the one object that owns the daemon's state and
+ * the sockets, all on one sd-event loop. */
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include "cluster.h"
+#include "config.h"
+#include "event-pub.h"
+#include "rpc-client.h"
+#include "rpc-server.h"
+
+typedef struct Master {
+        sd_event *event;
+        char *config_path;
+        SparkConfig config;
+        Cluster *cluster;
+        RpcServer *server;
+        EventPub *events;
+        sd_event_source *worker_check;   /* fires at the next worker deadline */
+        sd_event_source *status_timer;
+        char status[256];
+} Master;
+
+int master_new(const char *config_path, Master **ret);
+Master *master_free(Master *m);
+int master_start(Master *m);
+int master_run(Master *m);
+
+/* master-requests.c: the request endpoint's dispatch. */
+int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
+
+/* master-snapshot.c: ClusterState and the executor records of events. */
+void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size);
+int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id);
+
+/* master-workers.c: the master's side of the worker protocol. */
+extern const ClusterEffects master_effects;
+void master_schedule_worker_check(Master *m);
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Master *, master_free);

@@ -1,0 +1,41 @@
+/* What every spark program does the same way: the standard command line
+ * (--config, --check-config, --version, --help), loading the configuration
+ * with errors printed as FILE:LINE: message, SIGHUP reloads that keep the old
+ * settings when the new file is bad, and talking to systemd (READY, STATUS,
+ * STOPPING, the watchdog). */
+#pragma once
+
+#include <stdbool.h>
+
+#include <systemd/sd-event.h>
+
+#include "config.h"
+
+typedef struct DaemonOptions {
+        const char *name;          /* "spark-master" */
+        const char *config_name;   /* "master": /etc/spark/master.conf */
+        const char *summary;       /* one line for --help */
+} DaemonOptions;
+
+/* Parses argv.  Returns 0 to go on (then *ret_config_path is set), 1 to
+ * exit right away with *ret_exit (--help, --version, --check-config and usage
+ * errors print their own output), or -errno.  --config-name NAME picks
+ * /etc/spark/NAME.conf (spark-driver@NAME uses driver-NAME). */
+int daemon_parse_args(const DaemonOptions *o, int argc, char **argv, char **ret_config_path, int *ret_exit);
+
+/* Loads the configuration, printing every error; returns 0 or EXIT_CONFIG. */
+int daemon_load_config(const char *path, SparkConfig *ret);
+
+/* SIGHUP: loads path again; on errors logs them and keeps *current; else logs
+ * every changed key, warns about those that need a restart (they keep their
+ * old value) and applies the reloadable ones.  Returns > 0 if something was
+ * applied, 0 if nothing changed, < 0 if the file was bad. */
+int daemon_reload_config(const char *path, SparkConfig *current, unsigned sections);
+
+/* SIGTERM and SIGINT exit the loop, SIGHUP calls on_reload; the watchdog
+ * is served by sd-event when WATCHDOG_USEC is set. */
+int daemon_setup_signals(sd_event *e, sd_event_signal_handler_t on_reload, void *userdata);
+
+void daemon_notify_ready(const char *status);
+void daemon_notify_status(const char *status);
+void daemon_notify_stopping(void);
