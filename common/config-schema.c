@@ -1,0 +1,313 @@
+/* The configuration schema: one row per key of SPEC §3, with its type,
+ * default, range and whether SIGHUP may change it, and the checks of the
+ * string values.
+ *
+ * Reloadable keys are those a running daemon can simply start using for its
+ * next decision: timeouts, intervals, placement and retry policy, what new
+ * executors are started with.  Sockets (endpoints), identities registered
+ * with a peer (app name, advertised host, a worker's resources, an app's
+ * executor shape), on-disk state and the bus need a restart. */
+#include <ctype.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "config.h"
+
+#define ROW(S, s, n, t, r)                                                       \
+        .section = CONFIG_SECTION_##S, .name = #n, .key = #s "." #n, .type = (t), \
+        .reloadable = (r), .offset = offsetof(SparkConfig, s.n)
+
+#define KEY_ENDPOINT(S, s, n, def, r, desc)                                              \
+        { ROW(S, s, n, CONFIG_KEY_ENDPOINT, r), .default_string = (def),                    \
+          .validate = config_endpoint_check, .description = (desc) }
+#define KEY_STRING(S, s, n, def, check, r, desc)                                          \
+        { ROW(S, s, n, CONFIG_KEY_STRING, r), .default_string = (def), .validate = (check), \
+          .description = (desc) }
+#define KEY_INT(S, s, n, def, lo, hi, r, desc)                                            \
+        { ROW(S, s, n, CONFIG_KEY_INT, r), .default_int = (def), .min = (lo), .max = (hi), \
+          .description = (desc) }
+#define KEY_BOOL(S, s, n, def, r, desc) \
+        { ROW(S, s, n, CONFIG_KEY_BOOL, r), .default_int = (def), .description = (desc) }
+#define KEY_ENV(S, s, n, r, desc) { ROW(S, s, n, CONFIG_KEY_ENV, r), .description = (desc) }
+
+#define RELOAD true
+#define RESTART false
+
+#define MEMORY_MB_MAX (INT64_C(1) << 30) /* 1 PiB */
+#define CORES_MAX 65536
+#define MS_MAX 3600000 /* one hour */
+
+static const char *check_absolute_path(const char *s);
+static const char *check_host(const char *s);
+static const char *check_bus(const char *s);
+static const char *check_slice(const char *s);
+static const char *check_user(const char *s);
+static const char *check_app_name(const char *s);
+
+static const ConfigKey schema[] = {
+        KEY_ENDPOINT(CLUSTER, cluster, master, "tcp://127.0.0.1:7077", RESTART,
+                     "the master's request endpoint, dialled by every daemon"),
+        KEY_ENDPOINT(CLUSTER, cluster, master_events, "tcp://127.0.0.1:7078", RESTART,
+                     "the master's event endpoint"),
+
+        KEY_ENDPOINT(MASTER, master, listen, "tcp://0.0.0.0:7077", RESTART,
+                     "where the master accepts requests"),
+        KEY_ENDPOINT(MASTER, master, events_listen, "tcp://0.0.0.0:7078", RESTART,
+                     "where the master publishes events"),
+        KEY_STRING(MASTER, master, state_dir, "/var/lib/spark/master", check_absolute_path, RESTART,
+                   "where the master keeps the state it recovers after a restart"),
+        KEY_INT(MASTER, master, worker_timeout_ms, 10000, 100, MS_MAX, RELOAD,
+                "a worker silent for this long is lost"),
+        KEY_BOOL(MASTER, master, spread_out, true, RELOAD,
+                 "spread an application's executors over many workers rather than few"),
+        KEY_INT(MASTER, master, default_cores, 0, 0, CORES_MAX, RELOAD,
+                "cores given to an application that sets no max_cores; 0: no cap"),
+        KEY_INT(MASTER, master, max_executor_retries, 10, 0, 10000, RELOAD,
+                "executor failures in a row after which an application fails"),
+
+        KEY_ENDPOINT(WORKER, worker, listen, "tcp://0.0.0.0:7081", RESTART,
+                     "where the worker accepts requests"),
+        KEY_ENDPOINT(WORKER, worker, events_listen, "tcp://0.0.0.0:7082", RESTART,
+                     "where the worker publishes executor state changes"),
+        KEY_STRING(WORKER, worker, advertise_host, "", check_host, RESTART,
+                   "the host name peers use to reach this worker; empty: the host name"),
+        KEY_INT(WORKER, worker, cores, 0, 0, CORES_MAX, RESTART,
+                "cores offered to the master; 0: detect"),
+        KEY_INT(WORKER, worker, memory_mb, 0, 0, MEMORY_MB_MAX, RESTART,
+                "memory offered to the master, in MiB; 0: detect"),
+        KEY_INT(WORKER, worker, heartbeat_ms, 1000, 10, 600000, RELOAD,
+                "interval of heartbeats to the master"),
+        KEY_STRING(WORKER, worker, systemd_bus, "system", check_bus, RESTART,
+                   "\"system\", or \"user\" to run executors in the user's own manager"),
+        KEY_STRING(WORKER, worker, executor_slice, "spark-executors.slice", check_slice, RELOAD,
+                   "the slice new executor units are placed in"),
+        KEY_STRING(WORKER, worker, executor_user, "spark", check_user, RESTART,
+                   "the user executors run as (ignored on the user bus)"),
+        KEY_STRING(WORKER, worker, executor_binary, "/usr/lib/spark/spark-executor",
+                   check_absolute_path, RELOAD, "the program new executor units run"),
+        KEY_STRING(WORKER, worker, work_dir, "/var/lib/spark/work", check_absolute_path, RESTART,
+                   "executors' working directories are created below it"),
+
+        KEY_STRING(DRIVER, driver, app_name, "default", check_app_name, RESTART,
+                   "the application's name, as the master shows it"),
+        KEY_ENDPOINT(DRIVER, driver, listen, "tcp://0.0.0.0:7091", RESTART,
+                     "where the driver accepts executors and clients"),
+        KEY_ENDPOINT(DRIVER, driver, events_listen, "tcp://0.0.0.0:7092", RESTART,
+                     "where the driver publishes job events"),
+        KEY_STRING(DRIVER, driver, advertise_host, "", check_host, RESTART,
+                   "the host name executors use to reach the driver; empty: the host name"),
+        KEY_INT(DRIVER, driver, max_cores, 0, 0, 1048576, RESTART,
+                "most cores the application uses in the cluster; 0: no cap"),
+        KEY_INT(DRIVER, driver, cores_per_executor, 1, 1, CORES_MAX, RESTART,
+                "cores of each executor"),
+        KEY_INT(DRIVER, driver, executor_memory_mb, 1024, 16, MEMORY_MB_MAX, RESTART,
+                "memory of each executor, in MiB (the unit's MemoryMax)"),
+        KEY_INT(DRIVER, driver, task_max_failures, 4, 1, 1000, RELOAD,
+                "failed attempts of one task after which its job fails"),
+        KEY_INT(DRIVER, driver, locality_wait_ms, 3000, 0, MS_MAX, RELOAD,
+                "how long a task waits for a slot on a preferred host"),
+        KEY_INT(DRIVER, driver, executor_heartbeat_timeout_ms, 10000, 100, MS_MAX, RELOAD,
+                "an executor silent for this long is lost"),
+        KEY_INT(DRIVER, driver, max_result_mb, 1024, 1, 1048576, RELOAD,
+                "most MiB of results one job may return"),
+        KEY_ENV(DRIVER, driver, executor_env, RELOAD,
+                "environment variables of new executors, NAME = \"value\""),
+};
+
+static const char *const section_table[_CONFIG_SECTION_MAX] = {
+        [CONFIG_SECTION_CLUSTER] = "cluster",
+        [CONFIG_SECTION_MASTER] = "master",
+        [CONFIG_SECTION_WORKER] = "worker",
+        [CONFIG_SECTION_DRIVER] = "driver",
+};
+
+static const char *const key_type_table[_CONFIG_KEY_TYPE_MAX] = {
+        [CONFIG_KEY_STRING] = "string",
+        [CONFIG_KEY_ENDPOINT] = "endpoint",
+        [CONFIG_KEY_INT] = "integer",
+        [CONFIG_KEY_BOOL] = "boolean",
+        [CONFIG_KEY_ENV] = "environment",
+};
+
+const char *config_section_to_string(ConfigSection s) {
+        if (s < 0 || s >= _CONFIG_SECTION_MAX)
+                return NULL;
+        return section_table[s];
+}
+
+ConfigSection config_section_from_string(const char *s) {
+        if (!s)
+                return _CONFIG_SECTION_INVALID;
+        for (ConfigSection i = 0; i < _CONFIG_SECTION_MAX; i++)
+                if (streq(section_table[i], s))
+                        return i;
+        return _CONFIG_SECTION_INVALID;
+}
+
+const char *config_key_type_to_string(ConfigKeyType t) {
+        if (t < 0 || t >= _CONFIG_KEY_TYPE_MAX)
+                return NULL;
+        return key_type_table[t];
+}
+
+const ConfigKey *config_schema(size_t *ret_n) {
+        if (ret_n)
+                *ret_n = ELEMENTSOF(schema);
+        return schema;
+}
+
+const ConfigKey *config_key_find(ConfigSection section, const char *name) {
+        if (!name)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(schema); i++)
+                if (schema[i].section == section && streq(schema[i].name, name))
+                        return schema + i;
+        return NULL;
+}
+
+const ConfigKey *config_key_find_by_key(const char *key) {
+        if (!key)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(schema); i++)
+                if (streq(schema[i].key, key))
+                        return schema + i;
+        return NULL;
+}
+
+static bool has_cc_or_space(const char *s) {
+        for (; *s; s++)
+                if ((unsigned char) *s <= ' ' || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+static bool has_cc(const char *s) {
+        for (; *s; s++)
+                if ((unsigned char) *s < ' ' || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+static const char *startswith(const char *s, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
+
+const char *config_endpoint_check(const char *s) {
+        const char *rest, *colon, *p;
+        unsigned long port = 0;
+
+        if (!s)
+                return "missing";
+        if (has_cc_or_space(s))
+                return "must not contain spaces or control characters";
+
+        rest = startswith(s, "ipc://");
+        if (rest)
+                return *rest ? NULL : "ipc:// needs a path";
+
+        rest = startswith(s, "tcp://");
+        if (!rest)
+                rest = startswith(s, "tls+tcp://");
+        if (!rest)
+                return "must start with tcp://, ipc:// or tls+tcp://";
+
+        colon = strrchr(rest, ':');
+        if (!colon)
+                return "must end in :PORT";
+        if (colon[1] == '\0' || strlen(colon + 1) > 5)
+                return "the port must be a number in 0..65535";
+        for (p = colon + 1; *p; p++) {
+                if (!isdigit((unsigned char) *p))
+                        return "the port must be a number in 0..65535";
+                port = port * 10 + (unsigned long) (*p - '0');
+        }
+        if (port > 65535)
+                return "the port must be a number in 0..65535";
+
+        /* The host: empty (every address), a name, an IPv4 address or a
+         * bracketed IPv6 address, as nng takes it. */
+        if (rest < colon && rest[0] == '[') {
+                if (colon[-1] != ']' || colon - rest < 3)
+                        return "an IPv6 address must be in brackets";
+                return NULL;
+        }
+        for (p = rest; p < colon; p++) {
+                if (*p == ':')
+                        return "an IPv6 address must be in brackets";
+                if (*p == '/' || *p == '[' || *p == ']' || *p == '@')
+                        return "invalid host";
+        }
+        return NULL;
+}
+
+bool config_env_name_is_valid(const char *s) {
+        if (isempty(s) || strlen(s) > 255)
+                return false;
+        if (!isalpha((unsigned char) s[0]) && s[0] != '_')
+                return false;
+        for (const char *p = s + 1; *p; p++)
+                if (!isalnum((unsigned char) *p) && *p != '_')
+                        return false;
+        return true;
+}
+
+static bool ascii_only(const char *s, const char *extra) {
+        for (; *s; s++)
+                if (!isalnum((unsigned char) *s) && !strchr(extra, *s))
+                        return false;
+        return true;
+}
+
+static const char *check_absolute_path(const char *s) {
+        if (s[0] != '/')
+                return "must be an absolute path";
+        if (has_cc(s))
+                return "must not contain control characters";
+        if (strlen(s) >= 4096)
+                return "too long";
+        return NULL;
+}
+
+static const char *check_host(const char *s) {
+        if (strlen(s) > 253)
+                return "too long";
+        if (!ascii_only(s, ".-_:[]%"))
+                return "must be empty, a host name or an IP address";
+        return NULL;
+}
+
+static const char *check_bus(const char *s) {
+        if (streq(s, "system") || streq(s, "user"))
+                return NULL;
+        return "must be \"system\" or \"user\"";
+}
+
+static const char *check_slice(const char *s) {
+        size_t n = strlen(s);
+
+        if (n <= strlen(".slice") || n > 255 || !streq(s + n - strlen(".slice"), ".slice") ||
+            !ascii_only(s, ":_.-\\") || s[0] == '.' || s[0] == '-')
+                return "must be a unit name ending in .slice";
+        return NULL;
+}
+
+static const char *check_user(const char *s) {
+        if (isempty(s))
+                return "must not be empty";
+        /* A user name as systemd's relaxed check takes it, or a UID. */
+        if (strlen(s) > 32 || !ascii_only(s, "_.-") || s[0] == '-' || s[0] == '.')
+                return "must be a user name or a UID";
+        return NULL;
+}
+
+static const char *check_app_name(const char *s) {
+        if (isempty(s))
+                return "must not be empty";
+        if (strlen(s) > 128)
+                return "too long (at most 128 bytes)";
+        if (has_cc(s))
+                return "must not contain control characters";
+        return NULL;
+}

@@ -1,0 +1,598 @@
+/* Loading the /etc/spark files with libconfig: walk what libconfig parsed, check
+ * every setting against the schema (config-schema.c) and collect every
+ * problem as "FILE:LINE: message", naming the file the setting is really in.
+ *
+ * libconfig 1.5 quirks handled here:
+ *  - it records an included file under the name written in @include, and
+ *    opens it relative to the include directory (the top file's directory);
+ *    messages show the path it actually opened;
+ *  - it silently wraps decimal integers beyond 32 bits ("5000000000" reads
+ *    as 705032704), so an integer that looks wrapped is re-read from the
+ *    file's text and then fails the range check as written;
+ *  - "cannot open include file" does not say which: it is read from the line. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libconfig.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config-internal.h"
+
+#define SOURCE_SIZE_MAX (16u * 1024 * 1024)
+
+/* The environment variables every executor gets from its worker. */
+static const char *const reserved_env[] = {
+        "SPARK_APP_ID",
+        "SPARK_EXECUTOR_ID",
+        "SPARK_WORKER_ID",
+        "SPARK_DRIVER_URL",
+};
+
+typedef struct SourceFile {
+        const char *raw; /* libconfig's name for it */
+        char *path;      /* the path it was read from */
+        char *text;      /* read on demand */
+        bool text_read;
+} SourceFile;
+
+typedef struct Loader {
+        const char *path;
+        char *include_dir;
+        config_t lc;
+        bool lc_initialized;
+        SourceFile *files;
+        size_t n_files;
+        char **errors;
+        size_t n_errors;
+        SparkConfig config;
+} Loader;
+
+static void loader_done(Loader *l) {
+        if (l->lc_initialized)
+                config_destroy(&l->lc);
+        for (size_t i = 0; i < l->n_files; i++) {
+                free(l->files[i].path);
+                free(l->files[i].text);
+        }
+        free(l->files);
+        free(l->include_dir);
+        config_strv_free(l->errors);
+        config_done(&l->config);
+}
+
+static char *dirname_of(const char *path) {
+        const char *slash = strrchr(path, '/');
+
+        if (!slash)
+                return strdup(".");
+        if (slash == path)
+                return strdup("/");
+        return strndup(path, (size_t) (slash - path));
+}
+
+static char *path_join(const char *dir, const char *name) {
+        char *p;
+
+        if (streq(dir, "."))
+                return strdup(name);
+        if (asprintf(&p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+                return NULL;
+        return p;
+}
+
+static int loader_map_files(Loader *l) {
+        unsigned n = l->lc.filenames ? l->lc.num_filenames : 0;
+
+        l->files = calloc(n ?: 1, sizeof(SourceFile));
+        if (!l->files)
+                return -ENOMEM;
+        for (unsigned i = 0; i < n; i++) {
+                SourceFile *f = l->files + l->n_files;
+
+                f->raw = l->lc.filenames[i];
+                f->path = i == 0 ? strdup(l->path) : path_join(l->include_dir, f->raw);
+                if (!f->path)
+                        return -ENOMEM;
+                l->n_files++;
+        }
+        return 0;
+}
+
+static SourceFile *source_find(Loader *l, const char *raw) {
+        if (!raw)
+                return l->n_files > 0 ? l->files : NULL;
+        for (size_t i = 0; i < l->n_files; i++)
+                if (l->files[i].raw == raw)
+                        return l->files + i;
+        for (size_t i = 0; i < l->n_files; i++)
+                if (streq(l->files[i].raw, raw))
+                        return l->files + i;
+        return NULL;
+}
+
+static const char *source_path(Loader *l, const char *raw) {
+        SourceFile *f = source_find(l, raw);
+
+        return f ? f->path : raw ?: l->path;
+}
+
+/* The text of a source file, or NULL if it cannot be read now. */
+static const char *source_text(Loader *l, const char *raw) {
+        SourceFile *f = source_find(l, raw);
+        _cleanup_fclose_ FILE *in = NULL;
+        struct stat st;
+        size_t n;
+
+        if (!f)
+                return NULL;
+        if (f->text_read)
+                return f->text;
+        f->text_read = true;
+
+        in = fopen(f->path, "re");
+        if (!in || fstat(fileno(in), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SOURCE_SIZE_MAX)
+                return NULL;
+        f->text = malloc((size_t) st.st_size + 1);
+        if (!f->text)
+                return NULL;
+        n = fread(f->text, 1, (size_t) st.st_size, in);
+        f->text[n] = '\0';
+        return f->text;
+}
+
+static const char *source_line(Loader *l, const char *raw, int line) {
+        const char *p = source_text(l, raw);
+
+        if (line <= 0)
+                return NULL;
+        for (; p && line > 1; line--) {
+                p = strchr(p, '\n');
+                if (p)
+                        p++;
+        }
+        return p;
+}
+
+_printf_(4, 0) static int add_errorv(Loader *l, const char *file, int line, const char *fmt, va_list ap) {
+        _cleanup_free_ char *msg = NULL;
+        char *e, **errors;
+        int r;
+
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return -ENOMEM;
+        if (line > 0)
+                r = asprintf(&e, "%s:%i: %s", file, line, msg);
+        else
+                r = asprintf(&e, "%s: %s", file, msg);
+        if (r < 0)
+                return -ENOMEM;
+
+        errors = realloc(l->errors, (l->n_errors + 2) * sizeof(char *));
+        if (!errors) {
+                free(e);
+                return -ENOMEM;
+        }
+        errors[l->n_errors++] = e;
+        errors[l->n_errors] = NULL;
+        l->errors = errors;
+        return 0;
+}
+
+_printf_(4, 5) static int add_error(Loader *l, const char *file, int line, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = add_errorv(l, file, line, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+_printf_(3, 4) static int setting_error(Loader *l, const config_setting_t *s, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = add_errorv(l,
+                       source_path(l, config_setting_source_file(s)),
+                       config_setting_source_line(s),
+                       fmt,
+                       ap);
+        va_end(ap);
+        return r;
+}
+
+static const char *setting_type_name(const config_setting_t *s) {
+        switch (config_setting_type(s)) {
+        case CONFIG_TYPE_GROUP:
+                return "a group";
+        case CONFIG_TYPE_INT:
+        case CONFIG_TYPE_INT64:
+                return "an integer";
+        case CONFIG_TYPE_FLOAT:
+                return "a float";
+        case CONFIG_TYPE_STRING:
+                return "a string";
+        case CONFIG_TYPE_BOOL:
+                return "a boolean";
+        case CONFIG_TYPE_ARRAY:
+                return "an array";
+        case CONFIG_TYPE_LIST:
+                return "a list";
+        default:
+                return "nothing";
+        }
+}
+
+static int type_error(Loader *l, const config_setting_t *s, const char *key, const char *expected) {
+        return setting_error(l, s, "%s: expected %s, got %s", key, expected, setting_type_name(s));
+}
+
+static int value_error(Loader *l, const config_setting_t *s, const char *key, const char *value, const char *why) {
+        _cleanup_free_ char *q = NULL;
+
+        if (config_quote(value, &q) < 0)
+                return -ENOMEM;
+        return setting_error(l, s, "%s: invalid value %s: %s", key, q, why);
+}
+
+static int parse_error(Loader *l) {
+        const char *raw = config_error_file(&l->lc), *text = config_error_text(&l->lc);
+        const char *file = source_path(l, raw), *p, *q;
+        int line = config_error_line(&l->lc);
+        _cleanup_free_ char *name = NULL, *path = NULL;
+
+        if (!text || !streq(text, "cannot open include file"))
+                return add_error(l, file, line, "%s", text ?: "syntax error");
+
+        p = source_line(l, raw, line);
+        p = p ? strstr(p, "@include") : NULL;
+        p = p ? strchr(p, '"') : NULL;
+        q = p ? strpbrk(p + 1, "\"\n") : NULL;
+        if (!q || *q != '"')
+                return add_error(l, file, line, "%s", text);
+        name = strndup(p + 1, (size_t) (q - p - 1));
+        if (!name)
+                return -ENOMEM;
+        if (name[0] == '/')
+                return add_error(l, file, line,
+                                 "@include \"%s\": absolute paths are not supported, name it relative to %s",
+                                 name, l->include_dir);
+        path = path_join(l->include_dir, name);
+        if (!path)
+                return -ENOMEM;
+        if (access(path, R_OK) >= 0)
+                return add_error(l, file, line, "cannot open include file \"%s\"", path);
+        return add_error(l, file, line, "cannot open include file \"%s\": %m", path);
+}
+
+static bool is_name_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '-' || c == '*';
+}
+
+/* If the integer libconfig read for s is a 32-bit wrap of what the file
+ * says, put the written value in *v and its text in token. */
+static void int_from_source(Loader *l, const config_setting_t *s, int64_t *v, char *token, size_t size) {
+        const char *name = config_setting_name(s), *start, *p;
+        size_t name_len;
+
+        start = source_line(l, config_setting_source_file(s), config_setting_source_line(s));
+        if (!start || !name)
+                return;
+        name_len = strlen(name);
+        for (p = strstr(start, name); p; p = strstr(p + name_len, name)) {
+                const char *e = p + name_len, *digits;
+                long long x;
+                char *end;
+
+                if ((p > start && is_name_char(p[-1])) || is_name_char(*e))
+                        continue;
+                e += strspn(e, " \t\r\n");
+                if (*e != '=' && *e != ':')
+                        continue;
+                e += 1 + strspn(e + 1, " \t\r\n");
+
+                digits = e + (*e == '-');
+                errno = 0;
+                x = strtoll(e, &end, digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10);
+                if (end == e)
+                        return;
+                if (errno != ERANGE && x >= INT32_MIN && x <= INT32_MAX)
+                        return; /* not wrapped */
+                if ((int32_t) (uint32_t) (unsigned long long) x != (int32_t) *v)
+                        return; /* not what libconfig read there */
+                *v = x;
+                snprintf(token, size, "%.*s", (int) MIN(end - e, 40), e);
+                return;
+        }
+}
+
+static int load_string(Loader *l, const ConfigKey *k, const config_setting_t *s) {
+        char **v = config_key_value(k, &l->config), *copy;
+        const char *value, *why;
+
+        if (config_setting_type(s) != CONFIG_TYPE_STRING)
+                return type_error(l, s, k->key, "a string");
+        value = config_setting_get_string(s);
+        why = k->validate ? k->validate(value) : NULL;
+        if (why)
+                return value_error(l, s, k->key, value, why);
+
+        copy = strdup(value);
+        if (!copy)
+                return -ENOMEM;
+        free(*v);
+        *v = copy;
+        return 0;
+}
+
+static int load_int(Loader *l, const ConfigKey *k, const config_setting_t *s) {
+        char token[48] = "";
+        int64_t v;
+
+        if (config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64)
+                return type_error(l, s, k->key, "an integer");
+        v = config_setting_get_int64(s);
+        if (config_setting_type(s) == CONFIG_TYPE_INT)
+                int_from_source(l, s, &v, token, sizeof(token));
+        if (v < k->min || v > k->max) {
+                if (!token[0])
+                        snprintf(token, sizeof(token), "%" PRId64, v);
+                return setting_error(l, s, "%s: value %s out of range (%" PRId64 "..%" PRId64 ")",
+                                     k->key, token, k->min, k->max);
+        }
+        *(int64_t *) config_key_value(k, &l->config) = v;
+        return 0;
+}
+
+static int load_bool(Loader *l, const ConfigKey *k, const config_setting_t *s) {
+        if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+                return type_error(l, s, k->key, "a boolean");
+        *(bool *) config_key_value(k, &l->config) = config_setting_get_bool(s);
+        return 0;
+}
+
+static bool env_name_is_reserved(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(reserved_env); i++)
+                if (streq(reserved_env[i], name))
+                        return true;
+        return false;
+}
+
+static bool env_value_is_valid(const char *s) {
+        /* As systemd takes Environment= values: newlines and tabs pass. */
+        for (; *s; s++)
+                if (((unsigned char) *s < ' ' && *s != '\n' && *s != '\t') || *s == 0x7f)
+                        return false;
+        return true;
+}
+
+static int load_env(Loader *l, const ConfigKey *k, config_setting_t *s) {
+        char ***v = config_key_value(k, &l->config), **env;
+        size_t n_errors = l->n_errors, n = 0;
+        int r;
+
+        if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+                return type_error(l, s, k->key, "a group");
+
+        env = calloc((size_t) config_setting_length(s) + 1, sizeof(char *));
+        if (!env)
+                return -ENOMEM;
+        for (int i = 0; i < config_setting_length(s); i++) {
+                const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
+                const char *name = config_setting_name(e), *value;
+
+                if (!config_env_name_is_valid(name))
+                        r = setting_error(l, e, "%s.%s: not a valid environment variable name", k->key, name);
+                else if (env_name_is_reserved(name))
+                        r = setting_error(l, e, "%s.%s: reserved, the worker sets it", k->key, name);
+                else if (config_setting_type(e) != CONFIG_TYPE_STRING)
+                        r = setting_error(l, e, "%s.%s: expected a string, got %s",
+                                          k->key, name, setting_type_name(e));
+                else if (!env_value_is_valid(value = config_setting_get_string(e))) {
+                        _cleanup_free_ char *key = NULL;
+
+                        if (asprintf(&key, "%s.%s", k->key, name) < 0)
+                                r = -ENOMEM;
+                        else
+                                r = value_error(l, e, key, value, "must not contain control characters");
+                } else {
+                        char *assignment;
+
+                        r = asprintf(&assignment, "%s=%s", name, value) < 0 ? -ENOMEM : 0;
+                        if (r >= 0)
+                                env[n++] = assignment;
+                }
+                if (r < 0) {
+                        config_strv_free(env);
+                        return r;
+                }
+        }
+        if (l->n_errors > n_errors) {
+                config_strv_free(env);
+                return 0;
+        }
+        config_strv_free(*v);
+        *v = env;
+        return 0;
+}
+
+static int load_key(Loader *l, const ConfigKey *k, config_setting_t *s) {
+        switch (k->type) {
+        case CONFIG_KEY_STRING:
+        case CONFIG_KEY_ENDPOINT:
+                return load_string(l, k, s);
+        case CONFIG_KEY_INT:
+                return load_int(l, k, s);
+        case CONFIG_KEY_BOOL:
+                return load_bool(l, k, s);
+        case CONFIG_KEY_ENV:
+                return load_env(l, k, s);
+        default:
+                return -EINVAL;
+        }
+}
+
+static int load_root(Loader *l) {
+        config_setting_t *root = config_root_setting(&l->lc);
+        int r;
+
+        for (int i = 0; i < config_setting_length(root); i++) {
+                config_setting_t *group = config_setting_get_elem(root, (unsigned) i);
+                const char *section_name = config_setting_name(group);
+                ConfigSection section = config_section_from_string(section_name);
+
+                if (section < 0) {
+                        r = setting_error(l, group, "unknown %s '%s'",
+                                          config_setting_is_group(group) ? "section" : "key", section_name);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (!config_setting_is_group(group)) {
+                        r = type_error(l, group, section_name, "a group");
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                for (int j = 0; j < config_setting_length(group); j++) {
+                        config_setting_t *s = config_setting_get_elem(group, (unsigned) j);
+                        const ConfigKey *k = config_key_find(section, config_setting_name(s));
+
+                        if (k)
+                                r = load_key(l, k, s);
+                        else
+                                r = setting_error(l, s, "unknown key '%s.%s'",
+                                                  section_name, config_setting_name(s));
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* libconfig says only "file I/O error": find out why first. */
+static int check_readable(const char *path) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        return 0;
+}
+
+int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
+        _cleanup_(loader_done) Loader l = {};
+        int r;
+
+        if (ret_errors)
+                *ret_errors = NULL;
+        if (isempty(path) || !ret)
+                return -EINVAL;
+        l.path = path;
+
+        r = check_readable(path);
+        if (r < 0) {
+                errno = -r;
+                if (add_error(&l, path, 0, "cannot open: %m") < 0)
+                        return -ENOMEM;
+                goto fail;
+        }
+
+        l.include_dir = dirname_of(path);
+        if (!l.include_dir)
+                return -ENOMEM;
+        config_init(&l.lc);
+        l.lc_initialized = true;
+        config_set_include_dir(&l.lc, l.include_dir);
+
+        if (!config_read_file(&l.lc, path)) {
+                if (loader_map_files(&l) < 0)
+                        return -ENOMEM;
+                if (config_error_type(&l.lc) == CONFIG_ERR_FILE_IO) {
+                        r = -EIO;
+                        if (add_error(&l, path, 0, "cannot read: %s", config_error_text(&l.lc)) < 0)
+                                return -ENOMEM;
+                } else {
+                        r = -EINVAL;
+                        if (parse_error(&l) < 0)
+                                return -ENOMEM;
+                }
+                goto fail;
+        }
+        r = loader_map_files(&l);
+        if (r < 0)
+                return r;
+
+        r = config_defaults(&l.config);
+        if (r < 0)
+                return r;
+        r = load_root(&l);
+        if (r < 0)
+                return r;
+        if (l.n_errors > 0) {
+                r = -EINVAL;
+                goto fail;
+        }
+
+        *ret = l.config;
+        l.config = (SparkConfig) {};
+        return 0;
+
+fail:
+        if (ret_errors)
+                *ret_errors = TAKE_PTR(l.errors);
+        return r;
+}
+
+char **config_errors_free(char **errors) {
+        return config_strv_free(errors);
+}
+
+int config_check_main(const char *path, FILE *out) {
+        _cleanup_(config_done) SparkConfig c = {};
+        _cleanup_(config_errors_freep) char **errors = NULL;
+        int r;
+
+        if (!out)
+                out = stdout;
+        r = config_load(path, &c, &errors);
+        if (r >= 0) {
+                fputs("configuration OK\n", out);
+                return 0;
+        }
+        if (errors && errors[0])
+                for (char **e = errors; *e; e++)
+                        fprintf(out, "%s\n", *e);
+        else
+                fprintf(out, "%s: cannot load configuration: %s\n", path ?: "(none)", strerror(-r));
+        fflush(out);
+        return EXIT_CONFIG;
+}
+
+int config_default_path(const char *name, char **ret) {
+        const char *dir;
+        size_t n;
+
+        if (isempty(name) || strchr(name, '/') || streq(name, ".") || streq(name, "..") || !ret)
+                return -EINVAL;
+        dir = secure_getenv(CONFIG_DIR_ENV);
+        if (isempty(dir))
+                dir = CONFIG_DIR_DEFAULT;
+        n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        if (asprintf(ret, "%.*s%s%s.conf", (int) n, dir, dir[n - 1] == '/' ? "" : "/", name) < 0)
+                return -ENOMEM;
+        return 0;
+}

@@ -1,0 +1,171 @@
+/* Configuration: the keys of the /etc/spark files (SPEC §3), one schema row per
+ * key, loaded with libconfig into a plain struct.  Nothing here logs: loading
+ * returns every problem as a "FILE:LINE: message" string for the caller to print. */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "macro.h"
+
+#define CONFIG_DIR_DEFAULT "/etc/spark"
+#define CONFIG_DIR_ENV "SPARK_CONF_DIR"
+#define EXIT_CONFIG 78 /* EX_CONFIG from sysexits.h */
+
+typedef struct SparkClusterConfig {
+        char *master;        /* master's request endpoint */
+        char *master_events; /* master's event endpoint */
+} SparkClusterConfig;
+
+typedef struct SparkMasterConfig {
+        char *listen;
+        char *events_listen;
+        char *state_dir;
+        int64_t worker_timeout_ms;
+        bool spread_out;
+        int64_t default_cores; /* 0: no cap */
+        int64_t max_executor_retries;
+} SparkMasterConfig;
+
+typedef struct SparkWorkerConfig {
+        char *listen;
+        char *events_listen;
+        char *advertise_host; /* "": the host name */
+        int64_t cores;        /* 0: detect */
+        int64_t memory_mb;    /* 0: detect */
+        int64_t heartbeat_ms;
+        char *systemd_bus; /* "system" or "user" */
+        char *executor_slice;
+        char *executor_user; /* ignored on the user bus */
+        char *executor_binary;
+        char *work_dir;
+} SparkWorkerConfig;
+
+typedef struct SparkDriverConfig {
+        char *app_name;
+        char *listen;
+        char *events_listen;
+        char *advertise_host; /* "": the host name */
+        int64_t max_cores;    /* 0: no cap */
+        int64_t cores_per_executor;
+        int64_t executor_memory_mb;
+        int64_t task_max_failures;
+        int64_t locality_wait_ms;
+        int64_t executor_heartbeat_timeout_ms;
+        int64_t max_result_mb;
+        char **executor_env; /* NULL-terminated "NAME=value" strings, file order; NULL: none */
+} SparkDriverConfig;
+
+typedef struct SparkConfig {
+        SparkClusterConfig cluster;
+        SparkMasterConfig master;
+        SparkWorkerConfig worker;
+        SparkDriverConfig driver;
+} SparkConfig;
+
+typedef enum ConfigSection {
+        CONFIG_SECTION_CLUSTER,
+        CONFIG_SECTION_MASTER,
+        CONFIG_SECTION_WORKER,
+        CONFIG_SECTION_DRIVER,
+        _CONFIG_SECTION_MAX,
+        _CONFIG_SECTION_INVALID = -EINVAL,
+} ConfigSection;
+
+#define CONFIG_SECTION_MASK(s) (1u << (s))
+#define CONFIG_SECTIONS_ALL ((1u << _CONFIG_SECTION_MAX) - 1)
+
+typedef enum ConfigKeyType {
+        CONFIG_KEY_STRING,   /* char *, checked by the row's validate() */
+        CONFIG_KEY_ENDPOINT, /* char *: tcp://HOST:PORT, ipc://PATH or tls+tcp://HOST:PORT */
+        CONFIG_KEY_INT,      /* int64_t within [min, max] (libconfig int or 64-bit int) */
+        CONFIG_KEY_BOOL,     /* bool */
+        CONFIG_KEY_ENV,      /* char **: a group of string settings, NAME = "value" */
+        _CONFIG_KEY_TYPE_MAX,
+        _CONFIG_KEY_TYPE_INVALID = -EINVAL,
+} ConfigKeyType;
+
+/* One row of the schema.  Docs and tests iterate over config_schema(). */
+typedef struct ConfigKey {
+        ConfigSection section;
+        const char *name; /* "worker_timeout_ms" */
+        const char *key;  /* "master.worker_timeout_ms" */
+        ConfigKeyType type;
+        const char *default_string; /* STRING, ENDPOINT */
+        int64_t default_int;        /* INT; BOOL as 0/1 */
+        int64_t min, max;           /* INT */
+        bool reloadable;            /* SIGHUP may change it at run time */
+        size_t offset;              /* of the value in SparkConfig */
+        /* STRING, ENDPOINT: NULL if the value is acceptable, else why not. */
+        const char *(*validate)(const char *value);
+        const char *description;
+} ConfigKey;
+
+const char *config_section_to_string(ConfigSection s);
+ConfigSection config_section_from_string(const char *s);
+const char *config_key_type_to_string(ConfigKeyType t);
+
+/* The schema, in the order of SPEC §3. */
+const ConfigKey *config_schema(size_t *ret_n);
+const ConfigKey *config_key_find(ConfigSection section, const char *name);
+/* "master.worker_timeout_ms" */
+const ConfigKey *config_key_find_by_key(const char *key);
+
+static inline void *config_key_value(const ConfigKey *k, SparkConfig *c) {
+        return (uint8_t *) c + k->offset;
+}
+static inline const void *config_key_value_const(const ConfigKey *k, const SparkConfig *c) {
+        return (const uint8_t *) c + k->offset;
+}
+
+/* Validators used by the schema, exported for the tests and for other checks
+ * of the same values (e.g. sparkctl --master URL). NULL: valid; else why not. */
+const char *config_endpoint_check(const char *s);
+bool config_env_name_is_valid(const char *s);
+
+/* Fills *c with every default.  *c must not own anything (it is overwritten). */
+int config_defaults(SparkConfig *c);
+/* Frees what *c owns and zeroes it; NULL-safe, may be called twice.
+ * Usable as _cleanup_(config_done) SparkConfig c = {}; */
+void config_done(SparkConfig *c);
+
+bool config_key_equal(const ConfigKey *k, const SparkConfig *a, const SparkConfig *b);
+/* The value in libconfig syntax ("10000", "true", "\"tcp://…\"", "{ A = \"b\"; }"). */
+int config_key_format_value(const ConfigKey *k, const SparkConfig *c, char **ret);
+
+/* Loads the file at path (and what it @includes) over the defaults.
+ * @include paths are relative to path's directory, also in nested includes
+ * (libconfig 1.5 has one include directory); absolute ones are refused.
+ * Settings of every section may be in any of the files.  On success fills *ret (overwritten, not
+ * freed first) and returns 0.  On failure *ret is untouched and returns
+ * -EINVAL for errors in the configuration, -errno if the file cannot be
+ * read; if ret_errors is not NULL, *ret_errors then gets every error as a
+ * NULL-terminated list of "FILE:LINE: message" lines (free with
+ * config_errors_free()), and is set to NULL on success. */
+int config_load(const char *path, SparkConfig *ret, char ***ret_errors);
+char **config_errors_free(char **errors);
+DEFINE_TRIVIAL_CLEANUP_FUNC(char **, config_errors_free);
+
+/* For SIGHUP: the keys (of the sections in the mask) whose values differ
+ * between old and new.  *ret_changed (if not NULL) gets them as a
+ * NULL-terminated array in schema order (free() it; the rows are static).
+ * Returns how many of them cannot change at run time (0: everything may be
+ * applied), or -errno. */
+int config_diff_reloadable(
+                const SparkConfig *old,
+                const SparkConfig *new,
+                unsigned sections,
+                const ConfigKey ***ret_changed);
+/* Copies every reloadable key from new into *c; the others keep their value. */
+int config_apply_reloadable(SparkConfig *c, const SparkConfig *new);
+
+/* --check-config: prints "configuration OK" and returns 0, or prints each
+ * error line and returns EXIT_CONFIG. */
+int config_check_main(const char *path, FILE *out);
+
+/* "$SPARK_CONF_DIR/<name>.conf", else "/etc/spark/<name>.conf"; name is
+ * e.g. "master" or "driver-NAME". */
+int config_default_path(const char *name, char **ret);
