@@ -1,0 +1,163 @@
+/* The worker's request endpoint: LaunchExecutor and KillExecutor from the
+ * master, and a snapshot of its executors for subscribers that resync. */
+#include <inttypes.h>
+
+#include "log.h"
+#include "worker.h"
+
+static int reply_ack(RpcRequest *req) {
+        Spark__Ack ack = SPARK__ACK__INIT;
+        Envelope env = ENVELOPE_INIT;
+
+        ENVELOPE_SET(&env, ACK, ack, &ack);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
+        _cleanup_free_ char **env = NULL;
+        ExecutorUnitSpec spec;
+        LocalExecutor *e;
+        int r = 0;
+
+        if (!app_id_is_valid(le->app_id) || le->executor_id < 1)
+                return rpc_request_reply_error(req, -EINVAL, "invalid application or executor id");
+        if (!streq(le->worker_id, w->id))
+                return rpc_request_reply_error(req, -ESTALE, "this is worker %s, not %s", w->id, le->worker_id);
+        if (le->cores < 1 || le->cores > w->cores || le->memory_mb < 1 || le->memory_mb > w->memory_mb)
+                return rpc_request_reply_error(req, -EINVAL, "invalid cores (%d) or memory (%" PRIi64 " MiB)",
+                                               le->cores, le->memory_mb);
+        if (isempty(le->driver_url) || config_endpoint_check(le->driver_url))
+                return rpc_request_reply_error(req, -EINVAL, "invalid driver URL");
+        if (le->n_env > 256)
+                return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
+
+        /* A resent launch finds its executor. */
+        if (worker_executor(w, le->app_id, le->executor_id))
+                return reply_ack(req);
+
+        env = calloc(le->n_env + 1, sizeof(char *));
+        if (!env)
+                return -ENOMEM;
+        for (size_t i = 0; i < le->n_env && r >= 0; i++) {
+                const Spark__KeyValue *kv = le->env[i];
+                if (!config_env_name_is_valid(kv->key) || strpbrk(kv->value, "\n\r"))
+                        r = -EINVAL;
+                else if (asprintf(&env[i], "%s=%s", kv->key, kv->value) < 0)
+                        r = -ENOMEM;
+        }
+        if (r < 0)
+                goto done;
+
+        spec = (ExecutorUnitSpec) {
+                .app_id = le->app_id,
+                .executor_id = le->executor_id,
+                .worker_id = w->id,
+                .cores = le->cores,
+                .memory_mb = le->memory_mb,
+                .driver_url = le->driver_url,
+                .env = (const char *const *) env,
+                .n_env = le->n_env,
+                .executor_binary = w->config.worker.executor_binary,
+                .work_dir = w->config.worker.work_dir,
+                .slice = w->config.worker.executor_slice,
+                .user = streq(w->config.worker.systemd_bus, "system") ? w->config.worker.executor_user : NULL,
+        };
+        r = worker_executor_add(w, le->app_id, le->executor_id, le->cores, le->memory_mb,
+                                SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING, &e);
+        if (r < 0)
+                goto done;
+        r = unit_manager_start(w->units, &spec);
+        if (r < 0) {
+                worker_executor_forget(w, e);
+                goto done;
+        }
+        log_struct(LOG_INFO,
+                   LOG_FIELDS(.app_id = le->app_id, .executor_id = le->executor_id, .worker_id = w->id,
+                              .message_id = SPARK_MESSAGE_EXECUTOR_LAUNCHED),
+                   "Launching executor %s/%d: %d cores, %" PRIi64 " MiB, driver %s", le->app_id, le->executor_id,
+                   le->cores, le->memory_mb, le->driver_url);
+done:
+        for (size_t i = 0; i < le->n_env; i++)
+                free(env[i]);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "cannot launch executor %s/%d: %s", le->app_id,
+                                               le->executor_id, strerror(-r));
+        return reply_ack(req);
+}
+
+static int handle_kill(WorkerManager *w, RpcRequest *req, const Spark__KillExecutor *ke) {
+        int r;
+
+        if (!app_id_is_valid(ke->app_id) || ke->executor_id < 1)
+                return rpc_request_reply_error(req, -EINVAL, "invalid application or executor id");
+        r = unit_manager_stop(w->units, ke->app_id, ke->executor_id, isempty(ke->reason) ? NULL : ke->reason);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "cannot stop executor %s/%d", ke->app_id, ke->executor_id);
+        if (r == 0) {
+                /* Not watched, so no outcome will follow: say it ended, so
+                 * that the master does not wait for it forever. */
+                LocalExecutor *e = worker_executor(w, ke->app_id, ke->executor_id);
+                if (e || worker_executor_add(w, ke->app_id, ke->executor_id, 0, 0,
+                                             SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING, &e) >= 0)
+                        worker_executor_set_state(w, e, SPARK__EXECUTOR_STATE__EXECUTOR_KILLED,
+                                                  "stopped on request (not running here)", 0, 0);
+        }
+        log_struct(LOG_INFO, LOG_FIELDS(.app_id = ke->app_id, .executor_id = ke->executor_id, .worker_id = w->id),
+                   "Stopping executor %s/%d: %s", ke->app_id, ke->executor_id,
+                   isempty(ke->reason) ? "on request" : ke->reason);
+        return reply_ack(req);
+}
+
+static int handle_state(WorkerManager *w, RpcRequest *req, const Spark__ClusterStateRequest *cs) {
+        Spark__ClusterState state = SPARK__CLUSTER_STATE__INIT;
+        _cleanup_free_ Spark__ExecutorInfo *infos = NULL;
+        _cleanup_free_ Spark__ExecutorInfo **ptrs = NULL;
+        size_t n = hashmap_size(w->executors), i = 0;
+        Envelope env = ENVELOPE_INIT;
+        void *v;
+
+        infos = calloc(n + 1, sizeof(*infos));
+        ptrs = calloc(n + 1, sizeof(*ptrs));
+        if (!infos || !ptrs)
+                return -ENOMEM;
+        while (hashmap_iterate(w->executors, &i, &v, NULL)) {
+                LocalExecutor *e = v;
+                Spark__ExecutorInfo *info = &infos[state.n_executors];
+                if (!isempty(cs->app_id) && !streq(cs->app_id, e->app_id))
+                        continue;
+                spark__executor_info__init(info);
+                info->app_id = e->app_id;
+                info->executor_id = e->executor_id;
+                info->worker_id = w->id;
+                info->host = w->host;
+                info->cores = e->cores;
+                info->memory_mb = e->memory_mb;
+                info->state = e->state;
+                info->reason = e->reason;
+                info->exit_code = e->exit_code;
+                ptrs[state.n_executors++] = info;
+        }
+        state.executors = ptrs;
+        state.master_id = w->id;
+        env.epoch = event_pub_epoch(w->events);
+        env.seq = event_pub_seq(w->events);
+        ENVELOPE_SET(&env, CLUSTER_STATE, cluster_state, &state);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+int worker_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
+        WorkerManager *w = userdata;
+        (void) s;
+
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_LAUNCH_EXECUTOR:
+                return handle_launch(w, req, env->launch_executor);
+        case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
+                return handle_kill(w, req, env->kill_executor);
+        case SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST:
+                return handle_state(w, req, env->cluster_state_request);
+        default:
+                return rpc_request_reply_error(req, -EOPNOTSUPP, "the worker does not handle %s requests",
+                                               envelope_body_name(env));
+        }
+}

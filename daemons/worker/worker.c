@@ -1,0 +1,199 @@
+/* spark-worker's manager: configuration, identity, sockets, adoption of the
+ * executors that outlived a previous run. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include "daemon.h"
+#include "endpoint.h"
+#include "log.h"
+#include "worker.h"
+
+/* The worker keeps its id across restarts (in work_dir), so that the master
+ * takes a restarted worker for the same one and its executors stay its own. */
+static int worker_load_id(WorkerManager *w) {
+        _cleanup_free_ char *path = NULL;
+        unsigned port = endpoint_port(w->config.worker.listen);
+        char buf[WORKER_ID_MAX] = "";
+        FILE *f;
+        int r;
+
+        if (asprintf(&path, "%s/worker-%u.id", w->config.worker.work_dir, port) < 0)
+                return -ENOMEM;
+        f = fopen(path, "re");
+        if (f) {
+                if (fgets(buf, sizeof(buf), f))
+                        buf[strcspn(buf, "\n")] = 0;
+                fclose(f);
+                /* the same host: keep it; a copied work_dir on another host must not */
+                if (worker_id_is_valid(buf) && strstr(buf, w->host)) {
+                        snprintf(w->id, sizeof(w->id), "%s", buf);
+                        return 0;
+                }
+        }
+        r = worker_id_format(w->id, sizeof(w->id), time(NULL), w->host, port);
+        if (r < 0)
+                return r;
+        if (mkdir(w->config.worker.work_dir, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        f = fopen(path, "we");
+        if (!f)
+                return -errno;
+        fprintf(f, "%s\n", w->id);
+        r = fclose(f) == 0 ? 0 : -errno;
+        return r;
+}
+
+static int worker_detect_resources(WorkerManager *w) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+
+        w->cores = w->config.worker.cores > 0 ? (int) w->config.worker.cores : (int) MAX(cpus, 1);
+        w->memory_mb = w->config.worker.memory_mb > 0 ? w->config.worker.memory_mb
+                                                      : (int64_t) pages * page_size / (1024 * 1024);
+        return w->memory_mb > 0 ? 0 : -EINVAL;
+}
+
+int worker_new(const char *config_path, WorkerManager **ret) {
+        _cleanup_(worker_freep) WorkerManager *w = NULL;
+        int r;
+
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->config_path = strdup(config_path);
+        if (!w->config_path)
+                return -ENOMEM;
+        if (daemon_load_config(config_path, &w->config) != 0)
+                return -EINVAL;
+
+        if (!isempty(w->config.worker.advertise_host))
+                snprintf(w->host, sizeof(w->host), "%s", w->config.worker.advertise_host);
+        else if ((r = host_name(w->host, sizeof(w->host))) < 0)
+                return log_error_errno(r, "Failed to get the host name: %m");
+
+        r = endpoint_advertise(w->config.worker.listen, w->host, &w->endpoint);
+        if (r >= 0)
+                r = endpoint_advertise(w->config.worker.events_listen, w->host, &w->events_endpoint);
+        if (r < 0)
+                return log_error_errno(r, "Failed to derive the advertised endpoints: %m");
+
+        r = worker_detect_resources(w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to detect memory: %m");
+        r = worker_load_id(w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the worker id in %s: %m", w->config.worker.work_dir);
+
+        r = hashmap_new(&w->executors);
+        if (r < 0)
+                return log_oom();
+        r = sd_event_default(&w->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the event loop: %m");
+
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+WorkerManager *worker_free(WorkerManager *w) {
+        size_t i = 0;
+        void *v;
+
+        if (!w)
+                return NULL;
+        /* first everything that may call back into the executor table */
+        w->master = rpc_client_free(w->master);
+        w->server = rpc_server_free(w->server);
+        w->units = unit_manager_free(w->units);
+        event_pub_free(w->events);
+        if (w->executors)
+                while (hashmap_iterate(w->executors, &i, &v, NULL))
+                        free(v);
+        hashmap_free(w->executors);
+        sd_event_source_unref(w->heartbeat_timer);
+        sd_event_source_unref(w->retry_timer);
+        sd_event_unref(w->event);
+        config_done(&w->config);
+        free(w->endpoint);
+        free(w->events_endpoint);
+        free(w->config_path);
+        free(w);
+        return NULL;
+}
+
+static void on_units_listed(UnitManager *m, int error, const AdoptedUnit *units, size_t n, void *userdata) {
+        WorkerManager *w = userdata;
+        size_t adopted = 0;
+        (void) m;
+
+        if (error < 0)
+                log_warning_errno(error, "Failed to list executor units, adopting none: %m");
+        for (size_t i = 0; i < n; i++) {
+                const AdoptedUnit *u = &units[i];
+                LocalExecutor *e;
+
+                /* On a shared (user) manager other workers' units show up too. */
+                if (!streq(u->worker_id, w->id))
+                        continue;
+                if (worker_executor_add(w, u->app_id, u->executor_id, u->cores, u->memory_mb,
+                                        SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, &e) < 0)
+                        continue;
+                e->pid = u->pid;
+                adopted++;
+                log_struct(LOG_INFO, LOG_FIELDS(.app_id = u->app_id, .executor_id = u->executor_id, .worker_id = w->id,
+                                                .unit = u->unit),
+                           "Adopted running executor %s/%d (%s, pid %" PRIi64 ")", u->app_id, u->executor_id,
+                           u->unit, u->pid);
+        }
+        w->adopted = true;
+        if (adopted > 0)
+                log_info("Adopted %zu running executors", adopted);
+        worker_register(w);
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        WorkerManager *w = userdata;
+        (void) s, (void) si;
+
+        (void) daemon_reload_config(w->config_path, &w->config, CONFIG_SECTION_MASK(CONFIG_SECTION_WORKER));
+        return 0;
+}
+
+int worker_start(WorkerManager *w) {
+        bool user_bus = streq(w->config.worker.systemd_bus, "user");
+        int r;
+
+        r = daemon_setup_signals(w->event, on_reload, w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up signal handling: %m");
+
+        r = unit_manager_new(w->event, user_bus, worker_on_unit_state, w, &w->units);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to the %s bus: %m", w->config.worker.systemd_bus);
+
+        r = event_pub_new(w->config.worker.events_listen, 0, &w->events);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen for subscribers on %s: %m", w->config.worker.events_listen);
+        r = rpc_server_new_envelope(w->event, w->config.worker.listen, NULL, worker_handle_request, w, &w->server);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on %s: %m", w->config.worker.listen);
+        r = rpc_client_new(w->event, w->config.cluster.master, NULL, &w->master);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
+                                       w->config.cluster.master);
+
+        r = worker_start_heartbeats(w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start heartbeats: %m");
+
+        /* Register only after adoption, so the master hears of every executor. */
+        r = unit_manager_list(w->units, on_units_listed, w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to list executor units: %m");
+
+        log_info("Worker %s: %d cores, %" PRIi64 " MiB, listening on %s, events on %s, master %s", w->id, w->cores,
+                 w->memory_mb, w->config.worker.listen, w->config.worker.events_listen, w->config.cluster.master);
+        daemon_notify_ready("registering with the master");
+        return 0;
+}
