@@ -1,0 +1,345 @@
+# shellcheck shell=bash
+# Helpers for black-box tests (bash).  A test is tests/integration/test-*.sh:
+#
+#   #!/usr/bin/env bash
+#   . "$(dirname "$0")/../harness/lib.sh"
+#   require_user_manager
+#   port=$(free_port)
+#   start_daemon master "$SPARK_BUILD/spark-master" --config "$(harness_tmpdir)/master.conf"
+#   check "master answers" wait_for "$SPARK_BUILD/sparkctl" --master "tcp://127.0.0.1:$port" status
+#   check_eq "job output" "hello" "$(cat "$(harness_tmpdir)/out")"
+#
+# Every check prints "ok N - what" or "not ok N - what".  On exit (normal,
+# failed command, ^C, TERM) a trap stops the daemons the test started, stops
+# leftover units the test named with stop_user_units_on_exit, prints the tail
+# of every daemon log if anything failed, and makes the script exit non-zero
+# if any check failed or none ran.  Exit 77 (skip_all) means "skipped".
+#
+# Environment:
+#   SPARK_BUILD          the build dir with the programs (build/ or build-san/);
+#                        defaults to build/ next to this file
+#   XDG_RUNTIME_DIR, DBUS_SESSION_BUS_ADDRESS
+#                        the user manager's (tests/run-integration.sh exports
+#                        them from tests/harness/usermgr.sh's env file)
+#   SPARK_TEST_KEEP=1    keep the test's temp dir even when every check passed
+#
+# The journal: units of the test manager log through the host's journald, and
+# their lines carry _SYSTEMD_UNIT=NAME.service as on a real host, so
+#   unit_journal 'spark-executor-*'      (journalctl -u PATTERN, this test only)
+#   journalctl _SYSTEMD_UNIT=NAME SYSLOG_IDENTIFIER=spark-executor
+# find them (not `journalctl --user`: the manager runs as root, whose user
+# journal is the system one).  LogExtraFields= is not applied for a user
+# manager's units (TESTING.md), so match on _SYSTEMD_UNIT/SYSLOG_IDENTIFIER.
+# Journald writes asynchronously: poll, e.g.
+#   check "executor said hi" wait_for journal_grep 'spark-executor-*' 'hi'
+#
+# Unit files for the test manager (e.g. a spark-driver@.service for the user
+# bus) go in $SPARK_TEST_UNIT_DIR, followed by `systemctl --user daemon-reload`;
+# stop_user_units_on_exit 'NAME*' makes sure they are stopped.
+#
+# Note that systemd expands $VAR and $$ in ExecStart=: a literal "$" in a
+# command given to systemd-run or StartTransientUnit must be written "$$".
+#
+# Sourcing this file turns on `set -u`.  die/fail inside $(...) only end the
+# subshell: call them from the test's own shell.
+
+set -u
+
+HARNESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SPARK_SRC=$(cd "$HARNESS_DIR/../.." && pwd)
+: "${SPARK_BUILD:=$SPARK_SRC/build}"
+export SPARK_BUILD SPARK_SRC
+
+TEST_NAME=$(basename "$0" .sh)
+TEST_T0=$(date +%s)              # journal queries start here
+TEST_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/spark-$TEST_NAME.XXXXXX")
+WAIT_TIMEOUT=${WAIT_TIMEOUT:-10} # seconds, for wait_for
+
+_checks=0 _failed=0 _skipped=
+declare -A _daemon_pid=()
+_daemon_order=()
+_exit_hooks=()
+_unit_patterns=()
+_ports_given=" "
+
+echo "# $TEST_NAME (temp dir $TEST_TMPDIR)"
+
+# --- checks -------------------------------------------------------------------
+
+pass() {
+        _checks=$((_checks + 1))
+        echo "ok $_checks - $*"
+}
+
+fail() {
+        _checks=$((_checks + 1))
+        _failed=$((_failed + 1))
+        echo "not ok $_checks - $*"
+}
+
+# check DESCRIPTION CMD [ARG...]: one check that CMD succeeds.  CMD may be a
+# shell function.  Its output goes where it would anyway.
+check() {
+        local what=$1
+        shift
+        if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+# check_fails DESCRIPTION CMD [ARG...]: one check that CMD fails.
+check_fails() {
+        local what=$1
+        shift
+        if "$@"; then fail "$what"; else pass "$what"; fi
+}
+
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+        if [ "$2" = "$3" ]; then
+                pass "$1"
+        else
+                fail "$1"
+                echo "#   expected: $2"
+                echo "#   actual:   $3"
+        fi
+}
+
+# check_match DESCRIPTION EXTENDED-REGEX TEXT
+check_match() {
+        if grep -Eq -- "$2" <<<"$3"; then
+                pass "$1"
+        else
+                fail "$1"
+                echo "#   pattern: $2"
+                printf '%s\n' "$3" | head -n 20 | sed 's/^/#   text: /'
+        fi
+}
+
+# skip_all REASON: the test cannot run here (exit 77).  For missing optional
+# machinery only, never for a feature that should work.
+skip_all() {
+        echo "# SKIP $*"
+        _skipped=$*
+        exit 77
+}
+
+# die MESSAGE: a setup step failed; counts as a failed check and ends the test.
+die() {
+        fail "$*"
+        exit 1
+}
+
+# --- temp files, ports, waiting -------------------------------------------------
+
+harness_tmpdir() {
+        echo "$TEST_TMPDIR"
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on or uses, outside
+# the ephemeral range (so an outgoing connection cannot take it meanwhile),
+# and not handed out before in this test.
+free_port() {
+        local lo hi p i
+        read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
+        for ((i = 0; i < 200; i++)); do
+                if [ "$lo" -gt 12000 ]; then
+                        p=$((10000 + RANDOM % (lo - 10000)))
+                else
+                        p=$((hi + 1 + RANDOM % (65535 - hi)))
+                fi
+                case $_ports_given in *" $p "*) continue ;; esac
+                if [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ]; then
+                        _ports_given+="$p "
+                        echo "$p"
+                        return 0
+                fi
+        done
+        echo "free_port: no free port found" >&2
+        return 1
+}
+
+# wait_until TIMEOUT_S CMD [ARG...]: poll CMD (also a shell function) until it
+# succeeds; fails after TIMEOUT_S seconds (fractions allowed).
+wait_until() {
+        local timeout=$1 sec frac deadline now
+        shift
+        sec=${timeout%%.*}
+        frac=
+        [[ $timeout == *.* ]] && frac=${timeout#*.}
+        frac=${frac}000000000
+        deadline=$(($(date +%s%N) + ${sec:-0} * 1000000000 + 10#${frac:0:9}))
+        while :; do
+                "$@" && return 0
+                now=$(date +%s%N)
+                [ "$now" -lt "$deadline" ] || return 1
+                sleep 0.05
+        done
+}
+
+# wait_for CMD [ARG...]: wait_until $WAIT_TIMEOUT CMD...
+wait_for() {
+        wait_until "$WAIT_TIMEOUT" "$@"
+}
+
+# --- daemons ----------------------------------------------------------------------
+
+# start_daemon NAME CMD [ARG...]: start CMD in the background, stdin from
+# /dev/null, stdout+stderr to $(daemon_log NAME).  Stopped by stop_daemons
+# and on exit.
+start_daemon() {
+        local name=$1
+        shift
+        [ -z "${_daemon_pid[$name]:-}" ] || die "start_daemon: $name already started"
+        "$@" </dev/null >"$TEST_TMPDIR/$name.log" 2>&1 &
+        _daemon_pid[$name]=$!
+        _daemon_order+=("$name")
+        echo "# started $name (pid $!): $*"
+}
+
+daemon_pid() {
+        echo "${_daemon_pid[$1]:-}"
+}
+
+daemon_log() {
+        echo "$TEST_TMPDIR/$1.log"
+}
+
+daemon_alive() {
+        local pid=${_daemon_pid[$1]:-}
+        [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# stop_daemon NAME [SIGNAL]: SIGNAL (TERM) and wait up to 10 s, then KILL.
+# Returns the daemon's exit status (128+N if a signal ended it).
+stop_daemon() {
+        local name=$1 sig=${2:-TERM} pid i rc=0
+        pid=${_daemon_pid[$name]:-}
+        [ -n "$pid" ] || return 0
+        kill -"$sig" "$pid" 2>/dev/null || true
+        for ((i = 0; i < 200; i++)); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.05
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+                echo "# $name (pid $pid) ignored SIG$sig for 10s; killing it"
+                pkill -KILL -P "$pid" 2>/dev/null || true
+                kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || rc=$?
+        unset "_daemon_pid[$name]"
+        return $rc
+}
+
+# stop_daemons: stop every daemon still running, most recent first.
+stop_daemons() {
+        local i name
+        for ((i = ${#_daemon_order[@]} - 1; i >= 0; i--)); do
+                name=${_daemon_order[$i]}
+                [ -n "${_daemon_pid[$name]:-}" ] || continue
+                stop_daemon "$name" || true
+        done
+}
+
+# --- the user manager -------------------------------------------------------------
+
+# require_user_manager: the test needs the harness's systemd user manager.
+require_user_manager() {
+        [ -n "${XDG_RUNTIME_DIR:-}" ] || die "XDG_RUNTIME_DIR is not set: run through tests/run-integration.sh"
+        local s
+        s=$(systemctl --user show -p SystemState --value 2>&1) ||
+                die "the user manager does not answer: $s"
+        case $s in
+        running|degraded) ;;
+        *) die "the user manager is '$s'" ;;
+        esac
+}
+
+# stop_user_units PATTERN...: stop units of the user manager matching the
+# glob PATTERNs (e.g. 'spark-executor-*') and forget failed ones.
+stop_user_units() {
+        [ -n "${XDG_RUNTIME_DIR:-}" ] || return 0
+        timeout 30 systemctl --user stop "$@" >/dev/null 2>&1 || true
+        timeout 10 systemctl --user reset-failed "$@" >/dev/null 2>&1 || true
+}
+
+# stop_user_units_on_exit PATTERN...: stop_user_units PATTERN... on exit.
+stop_user_units_on_exit() {
+        _unit_patterns+=("$@")
+}
+
+# user_units PATTERN...: names of the loaded units matching the patterns,
+# one a line.
+user_units() {
+        systemctl --user list-units --all --plain --no-legend "$@" 2>/dev/null | awk '{ print $1 }'
+}
+
+# unit_journal PATTERN [JOURNALCTL-ARG...]: the message text of the units
+# matching PATTERN (a unit name or glob), logged since this test started.
+unit_journal() {
+        local pattern=$1
+        shift
+        journalctl --no-pager -q -o cat --since "@$TEST_T0" -u "$pattern" "$@" 2>/dev/null
+}
+
+# journal_grep PATTERN REGEX: does a unit matching PATTERN log a line
+# matching the extended REGEX?  Use with wait_for.
+journal_grep() {
+        unit_journal "$1" | grep -Eq -- "$2"
+}
+
+# --- teardown -----------------------------------------------------------------------
+
+# on_exit CMD...: run CMD (a string, eval'ed) at teardown, last added first.
+on_exit() {
+        _exit_hooks+=("$*")
+}
+
+_harness_dump_logs() {
+        local f
+        for f in "$TEST_TMPDIR"/*.log; do
+                [ -s "$f" ] || continue
+                echo "# --- last lines of $f:"
+                tail -n 30 "$f" | sed 's/^/#   /'
+        done
+}
+
+_harness_exit() {
+        local rc=$? i
+        trap - EXIT INT TERM
+        for ((i = ${#_exit_hooks[@]} - 1; i >= 0; i--)); do
+                eval "${_exit_hooks[$i]}" || true
+        done
+        stop_daemons
+        [ ${#_unit_patterns[@]} -eq 0 ] || stop_user_units "${_unit_patterns[@]}"
+
+        if [ -n "$_skipped" ]; then
+                rm -rf "$TEST_TMPDIR"
+                exit 77
+        fi
+        if [ $rc -ne 0 ] && [ $_failed -eq 0 ]; then
+                fail "the test script ended with status $rc"
+        fi
+        if [ $_checks -eq 0 ]; then
+                fail "the test ran no checks"
+        fi
+        echo "# $TEST_NAME: $((_checks - _failed)) of $_checks checks passed"
+        if [ $_failed -gt 0 ]; then
+                _harness_dump_logs
+                echo "# kept $TEST_TMPDIR"
+                exit 1
+        fi
+        if [ "${SPARK_TEST_KEEP:-0}" = 1 ]; then
+                echo "# kept $TEST_TMPDIR"
+        else
+                rm -rf "$TEST_TMPDIR"
+        fi
+        exit 0
+}
+
+_harness_signal() {
+        fail "interrupted by SIG$1"
+        exit $((128 + $2))
+}
+
+trap _harness_exit EXIT
+trap '_harness_signal INT 2' INT
+trap '_harness_signal TERM 15' TERM
