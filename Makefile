@@ -44,7 +44,7 @@ COMMON_A := $(B)/lib/daemons-shared.a $(B)/lib/common.a
 .PHONY: all check check-unit check-integration clean install demo bench
 all: $(addprefix $(B)/,$(PROGRAMS)) unit-tests test-helpers
 
-$(PROTO_C) $(PROTO_H): proto/spark.proto
+$(PROTO_C) $(PROTO_H) &: proto/spark.proto
 	@mkdir -p $(B)/gen
 	protoc-c --proto_path=proto --c_out=$(B)/gen $<
 

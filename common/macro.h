@@ -78,3 +78,7 @@ static inline bool streq_ptr(const char *a, const char *b) {
 static inline const char *strna(const char *s) {
         return s ? s : "n/a";
 }
+
+static inline const char *strempty(const char *s) {
+        return s ? s : "";
+}
