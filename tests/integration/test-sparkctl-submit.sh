@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# sparkctl submit / jobs / job / cancel against a real spark-master and
+# spark-driver, with one spark-executor started by hand the way a worker
+# would start it (no systemd needed): command jobs (quoting of input lines,
+# {} and {#}, task order), function jobs (a shared object built here), JSON
+# lines for any output bytes, failed tasks and their exit status, and
+# cancellation by SIGINT.
+. "$(dirname "$0")/../harness/lib.sh"
+
+T=$(harness_tmpdir)
+SPARKCTL=$SPARK_BUILD/sparkctl
+for p in sparkctl spark-master spark-driver spark-executor; do
+        [ -x "$SPARK_BUILD/$p" ] || die "no $SPARK_BUILD/$p: build it first"
+done
+export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
+
+run() {
+        out=$("$@" 2>"$T/stderr")
+        rc=$?
+        err=$(cat "$T/stderr")
+}
+
+quietly() {
+        "$@" >/dev/null 2>&1
+}
+
+app_id() {
+        "$SPARKCTL" status --json 2>/dev/null |
+                python3 -c 'import json, sys; a = json.load(sys.stdin)["apps"]; print(a[0]["app_id"] if a else "")'
+}
+
+app_registered() {
+        [ -n "$(app_id)" ]
+}
+
+# every line is a JSON object; prints "index:status" per line
+json_lines() {
+        python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    print("%d:%s" % (d["task"], d["status"]))'
+}
+
+cat >"$T/spark.conf" <<CONF
+cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
+master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state"; };
+driver: { app_name = "sparkctl-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
+          task_max_failures = 2; };
+CONF
+start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
+check "the master answers" wait_for quietly "$SPARKCTL" status
+start_daemon driver "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+check "the driver registers its application" wait_for app_registered
+mkdir -p "$T/work"
+start_daemon executor "$SPARK_BUILD/spark-executor" --driver "$SPARK_DRIVER_URL" --app-id "$(app_id)" \
+        --executor-id 1 --cores 2 --work-dir "$T/work"
+check "the driver answers jobs" wait_for quietly "$SPARKCTL" jobs
+
+# --- command jobs ---------------------------------------------------------------------
+printf '%s\n' 'plain' "it's two words" '$HOME `id` $(echo no)' '' >"$T/inputs"
+printf 'no newline at the end' >>"$T/inputs"
+run "$SPARKCTL" submit --name quoting --command 'printf "%s|%s\n" {#} {}' --inputs "$T/inputs"
+check_eq "a command job exits 0" 0 "$rc"
+check_eq "inputs reach the command as data, outputs in task order" \
+        "$(printf '%s\n' '0|plain' "1|it's two words" '2|$HOME `id` $(echo no)' '3|' '4|no newline at the end')" "$out"
+
+run "$SPARKCTL" submit --command 'echo {#}' --count 300
+check_eq "300 tasks exit 0" 0 "$rc"
+check_eq "300 outputs in order" "$(seq 0 299)" "$out"
+
+run "$SPARKCTL" submit --command 'echo out-{#}; exit $(( {#} == 2 ? 7 : 0 ))' --count 4
+check_eq "a job with a failing task exits 1" 1 "$rc"
+check_match "the failed task is reported with its exit status" "task 2 failed \(exit status 7, 2 attempts\)" "$err"
+check_match "the outputs of the others are written" "^out-0$" "$out"
+
+run "$SPARKCTL" submit --json --command 'printf "\377\n"; exit $(( {#} % 2 ))' --count 2
+check_eq "--json with a failing task exits 1" 1 "$rc"
+check_eq "--json writes one valid line per task" "$(printf '0:ok\n1:failed')" "$(json_lines <<<"$out")"
+check_match "non-UTF-8 output is escaped" '"output":"\\u00ff\\n"' "$out"
+check_match "the exit code is in the JSON" '"task":1,"status":"failed","attempts":2,"exit_code":1' "$out"
+
+# --- function jobs ----------------------------------------------------------------------
+if command -v cc >/dev/null; then
+        cat >"$T/task.c" <<'C'
+#include <spark/task.h>
+#include <stdio.h>
+#include <stdlib.h>
+SPARK_TASK_ABI;
+int shout(const spark_task_input *in, spark_task_output *out) {
+        char *b = malloc(in->len + 32);
+        int n = snprintf(b, 32, "%lld:", (long long) in->index);
+        for (size_t i = 0; i < in->len; i++) {
+                char c = ((const char *) in->data)[i];
+                b[n + i] = c >= 'a' && c <= 'z' ? c - 32 : c;
+        }
+        b[n + in->len] = '\n';
+        out->data = b;
+        out->len = n + in->len + 1;
+        return 0;
+}
+C
+        check "a task library builds" cc -shared -fPIC -I"$SPARK_SRC/include" -o "$T/task.so" "$T/task.c"
+        run "$SPARKCTL" submit --function "$T/task.so:shout" --inputs "$T/inputs"
+        check_eq "a function job exits 0" 0 "$rc"
+        check_match "its outputs come in task order" "^0:PLAIN
+1:IT'S TWO WORDS" "$out"
+        run "$SPARKCTL" submit --function "$T/task.so:shout" --count 3 --arg hi
+        check_eq "--count with --arg gives each task the argument" "$(printf '0:HI\n1:HI\n2:HI')" "$out"
+        run "$SPARKCTL" submit --function "$T/task.so:no_such_symbol" --count 1
+        check_eq "a missing symbol fails the job" 1 "$rc"
+fi
+
+# --- jobs, job, cancel ---------------------------------------------------------------------
+run "$SPARKCTL" jobs
+check_match "jobs lists the named job" "^job-[0-9]+ +quoting +succeeded +5/5" "$out"
+run "$SPARKCTL" jobs --json
+check "jobs --json is valid JSON" quietly python3 -m json.tool <<<"$out"
+
+"$SPARKCTL" submit --command 'sleep 30' --count 4 >/dev/null 2>"$T/cancel.err" &
+pid=$!
+check "the long job is running" wait_for bash -c "\"$SPARKCTL\" jobs | grep -q running"
+kill -INT "$pid"
+wait "$pid"
+check_eq "SIGINT during submit exits 1" 1 "$?"
+check_match "it says it cancels" "interrupted, cancelling job-" "$(cat "$T/cancel.err")"
+job=$("$SPARKCTL" jobs --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["jobs"][-1]["job_id"])')
+run "$SPARKCTL" job "$job" --json
+check_match "the job was cancelled" '"state":"cancelled"' "$out"
+
+run "$SPARKCTL" job job-9999
+check_eq "an unknown job exits 1" 1 "$rc"
+check_match "with the driver's message" "job-9999" "$err"

@@ -1,0 +1,306 @@
+/* See args.h. */
+#include <ctype.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "codec.h"
+#include "ids.h"
+#include "macro.h"
+
+#define JOB_NAME_MAX 128 /* what the driver accepts */
+
+static const char *const command_table[_COMMAND_MAX] = {
+        [COMMAND_STATUS] = "status",
+        [COMMAND_SUBMIT] = "submit",
+        [COMMAND_JOBS] = "jobs",
+        [COMMAND_JOB] = "job",
+        [COMMAND_CANCEL] = "cancel",
+        [COMMAND_KILL_EXECUTOR] = "kill-executor",
+        [COMMAND_KILL_APP] = "kill-app",
+};
+
+/* Positional arguments after the command word. */
+static const size_t command_arity[_COMMAND_MAX] = {
+        [COMMAND_JOB] = 1,
+        [COMMAND_CANCEL] = 1,
+        [COMMAND_KILL_EXECUTOR] = 2,
+        [COMMAND_KILL_APP] = 1,
+};
+
+static const char *const command_synopsis[_COMMAND_MAX] = {
+        [COMMAND_STATUS] = "status",
+        [COMMAND_SUBMIT] = "submit OPTIONS",
+        [COMMAND_JOBS] = "jobs",
+        [COMMAND_JOB] = "job ID",
+        [COMMAND_CANCEL] = "cancel ID",
+        [COMMAND_KILL_EXECUTOR] = "kill-executor APP EXEC",
+        [COMMAND_KILL_APP] = "kill-app APP",
+};
+
+const char *command_to_string(Command c) {
+        return c >= 0 && c < _COMMAND_MAX ? command_table[c] : NULL;
+}
+
+Command command_from_string(const char *s) {
+        for (Command c = 0; c < _COMMAND_MAX; c++)
+                if (streq_ptr(command_table[c], s))
+                        return c;
+        return _COMMAND_INVALID;
+}
+
+int args_parse(int argc, char **argv, Args *a) {
+        enum {
+                ARG_VERSION = 0x100, ARG_MASTER, ARG_DRIVER, ARG_JSON, ARG_NAME,
+                ARG_COMMAND, ARG_FUNCTION, ARG_INPUTS, ARG_COUNT, ARG_ARG,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "master", required_argument, NULL, ARG_MASTER },
+                { "driver", required_argument, NULL, ARG_DRIVER },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "name", required_argument, NULL, ARG_NAME },
+                { "command", required_argument, NULL, ARG_COMMAND },
+                { "function", required_argument, NULL, ARG_FUNCTION },
+                { "inputs", required_argument, NULL, ARG_INPUTS },
+                { "count", required_argument, NULL, ARG_COUNT },
+                { "arg", required_argument, NULL, ARG_ARG },
+                {},
+        };
+        int c;
+
+        *a = (Args) { .command = _COMMAND_INVALID };
+        optind = 0; /* GNU: start over (tests parse more than once) */
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':          a->help = true; break;
+                case ARG_VERSION:  a->version = true; break;
+                case ARG_MASTER:   a->master_url = optarg; break;
+                case ARG_DRIVER:   a->driver_url = optarg; break;
+                case ARG_JSON:     a->json = true; break;
+                case ARG_NAME:     a->name = optarg; break;
+                case ARG_COMMAND:  a->command_template = optarg; break;
+                case ARG_FUNCTION: a->function = optarg; break;
+                case ARG_INPUTS:   a->inputs_path = optarg; break;
+                case ARG_COUNT:    a->count_string = optarg; break;
+                case ARG_ARG:      a->arg = optarg; break;
+                default:           return -EINVAL; /* getopt said why */
+                }
+        a->positional = argv + optind;
+        a->n_positional = (size_t) (argc - optind);
+        return 0;
+}
+
+static int fail(char *err, size_t size, const char *fmt, ...) _printf_(3, 4);
+static int fail(char *err, size_t size, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(err, size, fmt, ap);
+        va_end(ap);
+        return -EINVAL;
+}
+
+int parse_int32(const char *s, int32_t min, int32_t max, int32_t *ret) {
+        char *end;
+        long long v;
+
+        if (isempty(s) || !(isdigit((unsigned char) s[0]) || s[0] == '-'))
+                return -EINVAL;
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno != 0 || *end != '\0' || v < min || v > max)
+                return -ERANGE;
+        *ret = (int32_t) v;
+        return 0;
+}
+
+static bool symbol_is_valid(const char *s) {
+        if (isempty(s) || strlen(s) > SPARK_MAX_NAME_LEN || !(isalpha((unsigned char) s[0]) || s[0] == '_'))
+                return false;
+        for (; *s; s++)
+                if (!isalnum((unsigned char) *s) && *s != '_')
+                        return false;
+        return true;
+}
+
+int function_spec_split(const char *spec, char **ret_path, const char **ret_symbol) {
+        const char *colon = spec ? strrchr(spec, ':') : NULL;
+        char *path;
+
+        if (!colon || colon == spec || !symbol_is_valid(colon + 1))
+                return -EINVAL;
+        path = strndup(spec, (size_t) (colon - spec));
+        if (!path)
+                return -ENOMEM;
+        *ret_path = path;
+        *ret_symbol = colon + 1;
+        return 0;
+}
+
+static bool has_control_chars(const char *s) {
+        for (; *s; s++)
+                if ((unsigned char) *s < 0x20 || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+/* Options that only submit takes, and --json where it means something. */
+static int validate_options_apply(const Args *a, char *err, size_t size) {
+        const char *name = command_to_string(a->command);
+        const struct {
+                const char *option;
+                bool given;
+        } submit_only[] = {
+                { "--name", a->name },       { "--command", a->command_template },
+                { "--function", a->function }, { "--inputs", a->inputs_path },
+                { "--count", a->count_string }, { "--arg", a->arg },
+        };
+
+        if (a->command != COMMAND_SUBMIT)
+                for (size_t i = 0; i < ELEMENTSOF(submit_only); i++)
+                        if (submit_only[i].given)
+                                return fail(err, size, "%s is an option of submit, not of %s",
+                                            submit_only[i].option, name);
+        if (a->json && (a->command == COMMAND_CANCEL || a->command == COMMAND_KILL_EXECUTOR ||
+                        a->command == COMMAND_KILL_APP))
+                return fail(err, size, "--json does not apply to %s", name);
+        return 0;
+}
+
+static int validate_submit(Args *a, char *err, size_t size) {
+        _cleanup_free_ char *path = NULL;
+        const char *symbol;
+
+        if (!!a->command_template == !!a->function)
+                return fail(err, size, "submit needs exactly one of --command or --function");
+        if (!!a->inputs_path == !!a->count_string)
+                return fail(err, size, "submit needs exactly one of --inputs or --count");
+        if (a->arg && !a->count_string)
+                return fail(err, size, "--arg goes with --count (with --inputs each line is a task's input)");
+        if (a->command_template && isempty(a->command_template))
+                return fail(err, size, "--command needs a command line");
+        if (a->function && function_spec_split(a->function, &path, &symbol) < 0)
+                return fail(err, size, "--function needs LIB.so:SYMBOL with a C identifier as SYMBOL, not '%s'",
+                            a->function);
+        if (a->inputs_path && isempty(a->inputs_path))
+                return fail(err, size, "--inputs needs a file name (or - for standard input)");
+        if (a->count_string && parse_int32(a->count_string, 1, INT32_MAX, &a->count) < 0)
+                return fail(err, size, "--count needs a number of tasks from 1 to %d, not '%s'", INT32_MAX,
+                            a->count_string);
+        if (a->name && (strlen(a->name) > JOB_NAME_MAX || has_control_chars(a->name)))
+                return fail(err, size, "--name must be at most %d bytes, without control characters",
+                            JOB_NAME_MAX);
+        return 0;
+}
+
+static int validate_positional(Args *a, char *err, size_t size) {
+        char **p = a->positional + 1;
+
+        switch (a->command) {
+        case COMMAND_JOB:
+        case COMMAND_CANCEL:
+                if (!wire_name_is_valid(p[0], false))
+                        return fail(err, size, "'%s' is not a job id", p[0]);
+                a->job_id = p[0];
+                break;
+        case COMMAND_KILL_EXECUTOR:
+                if (parse_int32(p[1], 1, INT32_MAX, &a->executor_id) < 0)
+                        return fail(err, size, "'%s' is not an executor id (a number from 1)", p[1]);
+                __attribute__((fallthrough));
+        case COMMAND_KILL_APP:
+                if (!app_id_is_valid(p[0]))
+                        return fail(err, size, "'%s' is not an application id (like app-20261129172233-0001)",
+                                    p[0]);
+                a->app_id = p[0];
+                break;
+        default:
+                break;
+        }
+        return 0;
+}
+
+int args_validate(Args *a, char *err, size_t size) {
+        int r;
+
+        if (a->n_positional == 0)
+                return fail(err, size, "missing command");
+        a->command = command_from_string(a->positional[0]);
+        if (a->command < 0)
+                return fail(err, size, "unknown command '%s'", a->positional[0]);
+        if (a->n_positional - 1 != command_arity[a->command])
+                return fail(err, size, "%s: expected '%s'", a->positional[0], command_synopsis[a->command]);
+        if (a->master_url && isempty(a->master_url))
+                return fail(err, size, "--master needs a URL");
+        if (a->driver_url && isempty(a->driver_url))
+                return fail(err, size, "--driver needs a URL");
+
+        r = validate_options_apply(a, err, size);
+        if (r < 0)
+                return r;
+        if (a->command == COMMAND_SUBMIT) {
+                r = validate_submit(a, err, size);
+                if (r < 0)
+                        return r;
+        }
+        return validate_positional(a, err, size);
+}
+
+void args_usage(FILE *f) {
+        fputs("Usage: sparkctl [--master URL] status [--json]\n"
+              "       sparkctl [--driver URL] submit [--name N] [--json]\n"
+              "                (--command 'CMD {}' | --function LIB.so:SYMBOL)\n"
+              "                (--inputs FILE | --count N [--arg S])\n"
+              "       sparkctl [--driver URL] jobs [--json] | job ID [--json] | cancel ID\n"
+              "       sparkctl [--master URL] kill-executor APP EXEC | kill-app APP\n",
+              f);
+}
+
+void args_help(FILE *f) {
+        fputs("sparkctl — the spark-deploy command line\n\n", f);
+        args_usage(f);
+        fputs("\nCommands:\n"
+              "  status                 Workers, applications and executors, from the master\n"
+              "  submit                 Run a job on the driver's executors, wait for it and\n"
+              "                         write each task's output in task order\n"
+              "  jobs                   The driver's jobs\n"
+              "  job ID                 One job\n"
+              "  cancel ID              Cancel a job; its running tasks are killed\n"
+              "  kill-executor APP EXEC Stop one executor (the application gets another)\n"
+              "  kill-app APP           Remove an application and all its executors\n"
+              "\nOptions:\n"
+              "  -h --help              Show this help\n"
+              "     --version           Show the version\n"
+              "     --master URL        The master's request endpoint (tcp://HOST:PORT,\n"
+              "                         ipc://PATH, tls+tcp://HOST:PORT)\n"
+              "     --driver URL        The driver's request endpoint\n"
+              "     --json              Machine-readable output: one object (status, jobs,\n"
+              "                         job), one line per task (submit)\n"
+              "\nsubmit:\n"
+              "     --name N            The job's name\n"
+              "     --command CMD       Each task runs CMD with /bin/sh -c, where {} is the\n"
+              "                         task's input, shell-quoted (do not quote it again),\n"
+              "                         and {#} the task's index (from 0).  With --inputs\n"
+              "                         and neither {} nor {#} in CMD, ' {}' is appended\n"
+              "     --function LIB.so:SYMBOL\n"
+              "                         Each task calls SYMBOL (include/spark/task.h) in\n"
+              "                         the shared object LIB.so, which is sent with the job\n"
+              "     --inputs FILE       One task per line of FILE (- : standard input); the\n"
+              "                         line, without its newline, is the task's input\n"
+              "     --count N           N tasks, each with the input given by --arg\n"
+              "                         (default: empty)\n"
+              "     --arg S             The input of every task with --count\n"
+              "\nThe output of each task goes to standard output as soon as it and the ones\n"
+              "before it are done; failed tasks are reported on standard error.  A progress\n"
+              "line is shown on standard error when it is a terminal.  Ctrl-C cancels the job.\n"
+              "\nDefault URLs: $SPARK_MASTER_URL, else cluster.master in cluster.conf, else\n"
+              "tcp://127.0.0.1:7077; $SPARK_DRIVER_URL, else driver.listen in driver.conf\n"
+              "(0.0.0.0 means this host), else tcp://127.0.0.1:7091.  The files are read\n"
+              "from $SPARK_CONF_DIR, else /etc/spark.\n"
+              "\nExit status: 0 success, 1 the job failed or was cancelled or a daemon\n"
+              "refused the request, 2 usage error, 3 the master or driver cannot be reached.\n",
+              f);
+}

@@ -1,0 +1,71 @@
+/* sparkctl's command line: parsing (getopt) and the checks that make a
+ * usage error (exit 2) out of anything that cannot work, before a daemon is
+ * asked anything.  Parsing only collects; args_validate() decides, with no
+ * I/O, so the rules are unit-tested. */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum Command {
+        COMMAND_STATUS,
+        COMMAND_SUBMIT,
+        COMMAND_JOBS,
+        COMMAND_JOB,
+        COMMAND_CANCEL,
+        COMMAND_KILL_EXECUTOR,
+        COMMAND_KILL_APP,
+        _COMMAND_MAX,
+        _COMMAND_INVALID = -EINVAL,
+} Command;
+
+const char *command_to_string(Command c);
+Command command_from_string(const char *s);
+
+/* Strings point into argv. */
+typedef struct Args {
+        bool help;
+        bool version;
+        const char *master_url; /* --master; NULL: the default (urls.h) */
+        const char *driver_url; /* --driver */
+        bool json;
+
+        /* submit */
+        const char *name;
+        const char *command_template; /* --command */
+        const char *function;         /* --function LIB.so:SYMBOL */
+        const char *inputs_path;      /* --inputs FILE ("-": stdin) */
+        const char *count_string;     /* --count */
+        const char *arg;              /* --arg */
+
+        char **positional; /* the command word first */
+        size_t n_positional;
+
+        /* filled by args_validate() */
+        Command command;
+        int32_t count;       /* --count */
+        const char *job_id;  /* job, cancel */
+        const char *app_id;  /* kill-executor, kill-app */
+        int32_t executor_id; /* kill-executor */
+} Args;
+
+/* Collects argv into *a.  Returns 0, or -EINVAL after getopt printed what
+ * was wrong. */
+int args_parse(int argc, char **argv, Args *a);
+
+/* Checks *a for the command it names and fills the derived fields.  Returns
+ * 0, or -EINVAL with the reason in err. */
+int args_validate(Args *a, char *err, size_t err_size);
+
+/* "LIB.so:SYMBOL" → a copy of "LIB.so" and a pointer to "SYMBOL" within
+ * spec.  -EINVAL if either part is missing or SYMBOL is no C identifier. */
+int function_spec_split(const char *spec, char **ret_path, const char **ret_symbol);
+
+/* A decimal number in [min, max], the whole string. */
+int parse_int32(const char *s, int32_t min, int32_t max, int32_t *ret);
+
+void args_help(FILE *f);
+void args_usage(FILE *f);

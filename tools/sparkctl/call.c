@@ -1,0 +1,78 @@
+/* See call.h. */
+#include <string.h>
+
+#include "call.h"
+#include "rpc-client.h"
+#include "sparkctl.h"
+
+bool call_error_is_unreachable(int error) {
+        switch (error) {
+        case -ECONNREFUSED:
+        case -ETIMEDOUT:
+        case -ENOENT:
+        case -ECONNRESET:
+        case -ECONNABORTED:
+        case -EHOSTUNREACH:
+        case -ENETUNREACH:
+        case -EADDRNOTAVAIL:
+        case -EINVAL:
+                return true;
+        default:
+                return false;
+        }
+}
+
+int call_daemon_quiet(const Daemon *d, Envelope *req, Spark__Envelope__BodyCase expect, int timeout_ms,
+                      size_t max_reply, Envelope **ret) {
+        _cleanup_envelope_ Envelope *reply = NULL;
+        int r;
+
+        *ret = NULL;
+        r = rpc_call_sync(d->url, req, timeout_ms, max_reply, &reply);
+        if (r < 0) {
+                if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR)
+                        *ret = TAKE_PTR(reply);
+                return r;
+        }
+        if (reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
+                /* an Error with code 0: still a refusal */
+                *ret = TAKE_PTR(reply);
+                return -EREMOTEIO;
+        }
+        if (expect != SPARK__ENVELOPE__BODY__NOT_SET && reply->body_case != expect)
+                return -EBADE;
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
+int call_report_error(const Daemon *d, int error, const Envelope *reply) {
+        const char *what = daemon_kind_to_string(d->kind);
+
+        if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
+                const char *m = reply->error->message;
+                fprintf(stderr, "sparkctl: %s\n", isempty(m) ? strerror(-error) : m);
+                return SPARKCTL_EXIT_FAILED;
+        }
+        if (call_error_is_unreachable(error)) {
+                /* the URL was checked before: nng's EINVAL here is a host it cannot resolve */
+                fprintf(stderr, "sparkctl: cannot reach the %s at %s: %s\n", what, d->url,
+                        error == -EINVAL ? "cannot resolve the address" : strerror(-error));
+                return SPARKCTL_EXIT_UNREACHABLE;
+        }
+        if (error == -EBADE)
+                fprintf(stderr, "sparkctl: the %s at %s sent an unexpected answer\n", what, d->url);
+        else
+                fprintf(stderr, "sparkctl: request to the %s at %s failed: %s\n", what, d->url, strerror(-error));
+        return SPARKCTL_EXIT_FAILED;
+}
+
+int call_daemon(const Daemon *d, Envelope *req, Spark__Envelope__BodyCase expect, Envelope **ret) {
+        _cleanup_envelope_ Envelope *reply = NULL;
+        int r;
+
+        r = call_daemon_quiet(d, req, expect, SPARKCTL_TIMEOUT_MS, 0, &reply);
+        if (r < 0)
+                return call_report_error(d, r, reply);
+        *ret = TAKE_PTR(reply);
+        return 0;
+}

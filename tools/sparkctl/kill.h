@@ -1,0 +1,10 @@
+/* sparkctl kill-executor / kill-app: ask the master to stop one executor
+ * (the application is given another) or to remove an application. */
+#pragma once
+
+#include <stdint.h>
+
+#include "call.h"
+
+int run_kill_executor(const Daemon *master, const char *app_id, int32_t executor_id);
+int run_kill_app(const Daemon *master, const char *app_id);

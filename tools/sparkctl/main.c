@@ -1,0 +1,98 @@
+/* sparkctl: the command line for people (SPEC §7).  Parses, finds the
+ * daemon to talk to, runs one command and turns the outcome into the exit
+ * status: 0 success, 1 failed or refused, 2 usage, 3 unreachable. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "call.h"
+#include "jobs.h"
+#include "kill.h"
+#include "sparkctl.h"
+#include "status.h"
+#include "submit.h"
+#include "urls.h"
+
+static int usage_error(const char *message) {
+        if (message)
+                fprintf(stderr, "sparkctl: %s\n", message);
+        args_usage(stderr);
+        fputs("Try 'sparkctl --help' for more.\n", stderr);
+        return SPARKCTL_EXIT_USAGE;
+}
+
+static DaemonKind command_daemon(Command c) {
+        switch (c) {
+        case COMMAND_SUBMIT:
+        case COMMAND_JOBS:
+        case COMMAND_JOB:
+        case COMMAND_CANCEL:
+                return DAEMON_DRIVER;
+        default:
+                return DAEMON_MASTER;
+        }
+}
+
+static int dispatch(const Args *a, const Daemon *d) {
+        switch (a->command) {
+        case COMMAND_STATUS:
+                return run_status(d, a->json, stdout);
+        case COMMAND_SUBMIT:
+                return run_submit(d, a, isatty(STDERR_FILENO), stdout);
+        case COMMAND_JOBS:
+                return run_jobs(d, a->json, stdout);
+        case COMMAND_JOB:
+                return run_job(d, a->job_id, a->json, stdout);
+        case COMMAND_CANCEL:
+                return run_cancel(d, a->job_id);
+        case COMMAND_KILL_EXECUTOR:
+                return run_kill_executor(d, a->app_id, a->executor_id);
+        case COMMAND_KILL_APP:
+                return run_kill_app(d, a->app_id);
+        default:
+                return SPARKCTL_EXIT_USAGE;
+        }
+}
+
+int main(int argc, char **argv) {
+        _cleanup_free_ char *url = NULL;
+        char err[512];
+        Daemon d;
+        Args a;
+        int r;
+
+        if (args_parse(argc, argv, &a) < 0)
+                return usage_error(NULL);
+        if (a.help) {
+                args_help(stdout);
+                return SPARKCTL_EXIT_OK;
+        }
+        if (a.version) {
+                printf("sparkctl %s\n", SPARK_VERSION);
+                return SPARKCTL_EXIT_OK;
+        }
+        if (args_validate(&a, err, sizeof(err)) < 0)
+                return usage_error(err);
+
+        d.kind = command_daemon(a.command);
+        r = url_resolve(d.kind, d.kind == DAEMON_MASTER ? a.master_url : a.driver_url, &url, err, sizeof(err));
+        if (r == -EINVAL)
+                return usage_error(err);
+        if (r < 0) {
+                fprintf(stderr, "sparkctl: cannot find the %s's URL: %s\n", daemon_kind_to_string(d.kind),
+                        strerror(-r));
+                return SPARKCTL_EXIT_FAILED;
+        }
+        d.url = url;
+
+        r = dispatch(&a, &d);
+        errno = 0;
+        if (fflush(stdout) == 0 && !ferror(stdout))
+                return r;
+        if (r != SPARKCTL_EXIT_OK)
+                return r; /* it failed already, and said why (submit handles its own write errors) */
+        if (errno != EPIPE)
+                fprintf(stderr, "sparkctl: cannot write the output: %s\n", strerror(errno ?: EIO));
+        return SPARKCTL_EXIT_FAILED;
+}

@@ -1,0 +1,186 @@
+/* The command line: what parses, what is a usage error and why. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "macro.h"
+
+#define MAX_ARGS 32
+
+/* Parses and validates a NULL-terminated argument list (after "sparkctl").
+ * Returns validate's result; *a and err hold the details. */
+static int check_args(Args *a, char *err, size_t size, ...) {
+        static char *argv[MAX_ARGS + 2];
+        va_list ap;
+        int argc = 0;
+
+        argv[argc++] = (char *) "sparkctl";
+        va_start(ap, size);
+        for (char *s; (s = va_arg(ap, char *));)
+                argv[argc++] = s;
+        va_end(ap);
+        argv[argc] = NULL;
+        err[0] = '\0';
+        if (args_parse(argc, argv, a) < 0)
+                return -EBADMSG; /* getopt refused it */
+        return args_validate(a, err, size);
+}
+
+#define OK(...)                                                                                 \
+        do {                                                                                    \
+                int _r = check_args(&a, err, sizeof(err), __VA_ARGS__, NULL);                   \
+                ck_assert_msg(_r == 0, "expected success, got %d: %s", _r, err);                \
+        } while (0)
+
+#define BAD(needle, ...)                                                                        \
+        do {                                                                                    \
+                int _r = check_args(&a, err, sizeof(err), __VA_ARGS__, NULL);                   \
+                ck_assert_int_eq(_r, -EINVAL);                                                  \
+                ck_assert_msg(strstr(err, needle), "'%s' does not say '%s'", err, needle);      \
+        } while (0)
+
+START_TEST(test_commands) {
+        char err[512];
+        Args a;
+
+        OK("status");
+        ck_assert_int_eq(a.command, COMMAND_STATUS);
+        ck_assert(!a.json);
+        OK("--master", "ipc:///tmp/m", "status", "--json");
+        ck_assert_str_eq(a.master_url, "ipc:///tmp/m");
+        ck_assert(a.json);
+        OK("status", "--master", "tcp://h:1");  /* options after the command, too */
+        OK("jobs");
+        OK("--driver", "tcp://h:7091", "jobs", "--json");
+        OK("job", "job-0001");
+        ck_assert_str_eq(a.job_id, "job-0001");
+        OK("cancel", "job-0002");
+        ck_assert_int_eq(a.command, COMMAND_CANCEL);
+        OK("kill-executor", "app-20261129172233-0001", "3");
+        ck_assert_str_eq(a.app_id, "app-20261129172233-0001");
+        ck_assert_int_eq(a.executor_id, 3);
+        OK("kill-app", "app-20261129172233-0001");
+        ck_assert_int_eq(a.command, COMMAND_KILL_APP);
+        /* --master and --driver are accepted everywhere (aliases, scripts) */
+        OK("--driver", "tcp://h:1", "--master", "tcp://h:2", "status");
+
+        BAD("missing command", "--json");
+        BAD("unknown command 'stat'", "stat");
+        BAD("expected 'status'", "status", "extra");
+        BAD("expected 'job ID'", "job");
+        BAD("expected 'kill-executor APP EXEC'", "kill-executor", "app-20261129172233-0001");
+        BAD("not a job id", "job", "job/../x");
+        BAD("not a job id", "cancel", "");
+        BAD("not an application id", "kill-app", "app-1");
+        BAD("not an application id", "kill-executor", "nope", "1");
+        BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "0");
+        BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "x1");
+        BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "99999999999");
+        BAD("--json does not apply to cancel", "cancel", "job-1", "--json");
+        BAD("--json does not apply to kill-app", "kill-app", "app-20261129172233-0001", "--json");
+        BAD("--count is an option of submit, not of status", "status", "--count", "3");
+        BAD("--master needs a URL", "--master", "", "status");
+        ck_assert_int_eq(check_args(&a, err, sizeof(err), "--bogus", "status", NULL), -EBADMSG);
+        ck_assert_int_eq(check_args(&a, err, sizeof(err), "status", "--master", NULL), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_submit) {
+        char err[512];
+        Args a;
+
+        OK("submit", "--command", "echo {}", "--inputs", "list.txt");
+        ck_assert_str_eq(a.command_template, "echo {}");
+        ck_assert_str_eq(a.inputs_path, "list.txt");
+        OK("submit", "--command", "echo {#}", "--count", "10", "--name", "ten");
+        ck_assert_int_eq(a.count, 10);
+        ck_assert_str_eq(a.name, "ten");
+        OK("submit", "--command", "echo {}", "--count", "2", "--arg", "x");
+        OK("--driver", "ipc:///d", "submit", "--json", "--function", "./lib.so:task_run", "--inputs", "-");
+        ck_assert(a.json);
+        OK("submit", "--function", "/a:b/libx.so:_f2", "--count", "2147483647", "--arg", "");
+        ck_assert_int_eq(a.count, INT32_MAX);
+
+        BAD("exactly one of --command or --function", "submit", "--count", "1");
+        BAD("exactly one of --command or --function", "submit", "--command", "x", "--function", "a.so:f",
+            "--count", "1");
+        BAD("exactly one of --inputs or --count", "submit", "--command", "x");
+        BAD("exactly one of --inputs or --count", "submit", "--command", "x", "--inputs", "f", "--count", "1");
+        BAD("--arg goes with --count", "submit", "--command", "x", "--inputs", "f", "--arg", "a");
+        BAD("--command needs a command line", "submit", "--command", "", "--count", "1");
+        BAD("--function needs LIB.so:SYMBOL", "submit", "--function", "lib.so", "--count", "1");
+        BAD("--function needs LIB.so:SYMBOL", "submit", "--function", ":sym", "--count", "1");
+        BAD("--function needs LIB.so:SYMBOL", "submit", "--function", "lib.so:", "--count", "1");
+        BAD("--function needs LIB.so:SYMBOL", "submit", "--function", "lib.so:1abc", "--count", "1");
+        BAD("--function needs LIB.so:SYMBOL", "submit", "--function", "lib.so:a-b", "--count", "1");
+        BAD("--count needs a number", "submit", "--command", "x", "--count", "0");
+        BAD("--count needs a number", "submit", "--command", "x", "--count", "-3");
+        BAD("--count needs a number", "submit", "--command", "x", "--count", "2147483648");
+        BAD("--count needs a number", "submit", "--command", "x", "--count", "12abc");
+        BAD("--count needs a number", "submit", "--command", "x", "--count", " 1");
+        BAD("--inputs needs a file name", "submit", "--command", "x", "--inputs", "");
+        BAD("--name must be", "submit", "--command", "x", "--count", "1", "--name", "a\tb");
+        BAD("expected 'submit OPTIONS'", "submit", "--command", "x", "--count", "1", "extra");
+}
+END_TEST
+
+START_TEST(test_function_spec) {
+        _cleanup_free_ char *path = NULL;
+        const char *symbol;
+
+        ck_assert_int_eq(function_spec_split("dir:x/lib.so:run", &path, &symbol), 0);
+        ck_assert_str_eq(path, "dir:x/lib.so");
+        ck_assert_str_eq(symbol, "run");
+        ck_assert_int_eq(function_spec_split("lib.so", &path, &symbol), -EINVAL);
+        ck_assert_int_eq(function_spec_split(NULL, &path, &symbol), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_parse_int32) {
+        int32_t v;
+
+        ck_assert_int_eq(parse_int32("42", 1, 100, &v), 0);
+        ck_assert_int_eq(v, 42);
+        ck_assert_int_eq(parse_int32("-5", -10, 0, &v), 0);
+        ck_assert_int_eq(v, -5);
+        ck_assert_int_lt(parse_int32("101", 1, 100, &v), 0);
+        ck_assert_int_lt(parse_int32("", 1, 100, &v), 0);
+        ck_assert_int_lt(parse_int32("+1", 1, 100, &v), 0);
+        ck_assert_int_lt(parse_int32("1 ", 1, 100, &v), 0);
+        ck_assert_int_lt(parse_int32(NULL, 1, 100, &v), 0);
+}
+END_TEST
+
+START_TEST(test_help_flags) {
+        char err[512];
+        Args a;
+
+        ck_assert_int_eq(check_args(&a, err, sizeof(err), "--help", NULL), -EINVAL); /* no command... */
+        ck_assert(a.help);                                                          /* ...but help wins */
+        ck_assert_int_eq(check_args(&a, err, sizeof(err), "-h", "status", NULL), 0);
+        ck_assert(a.help);
+        check_args(&a, err, sizeof(err), "--version", NULL);
+        ck_assert(a.version);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("sparkctl-args");
+        TCase *tc = tcase_create("args");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, test_commands);
+        tcase_add_test(tc, test_submit);
+        tcase_add_test(tc, test_function_spec);
+        tcase_add_test(tc, test_parse_int32);
+        tcase_add_test(tc, test_help_flags);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? 0 : 1;
+}
