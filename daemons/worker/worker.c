@@ -11,9 +11,22 @@
 
 /* The worker keeps its id across restarts (in work_dir), so that the master
  * takes a restarted worker for the same one and its executors stay its own. */
+/* The port in a worker id; an ipc:// worker has none, so a number derived
+ * from its socket path keeps two workers of one host apart. */
+static unsigned worker_id_port(const char *listen) {
+        unsigned port = endpoint_port(listen);
+        uint32_t h = 2166136261u;
+
+        if (port > 0)
+                return port;
+        for (const char *p = listen; *p; p++)
+                h = (h ^ (unsigned char) *p) * 16777619u;
+        return 65536 + h % 900000;
+}
+
 static int worker_load_id(WorkerManager *w) {
         _cleanup_free_ char *path = NULL;
-        unsigned port = endpoint_port(w->config.worker.listen);
+        unsigned port = worker_id_port(w->config.worker.listen);
         char buf[WORKER_ID_MAX] = "";
         FILE *f;
         int r;
