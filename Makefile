@@ -42,7 +42,7 @@ objs      = $(patsubst %.c,$(B)/obj/%.o,$(1))
 COMMON_A := $(B)/lib/daemons-shared.a $(B)/lib/common.a
 
 .PHONY: all check check-unit check-integration clean install demo bench
-all: $(addprefix $(B)/,$(PROGRAMS)) unit-tests test-helpers
+all: $(addprefix $(B)/,$(PROGRAMS)) unit-tests test-helpers examples
 
 $(PROTO_C) $(PROTO_H) &: proto/spark.proto
 	@mkdir -p $(B)/gen
@@ -80,9 +80,21 @@ $(B)/tests/helpers/%: $(B)/obj/tests/helpers/%.o $(COMMON_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-.PHONY: unit-tests test-helpers
+# Shared objects of function tasks: the examples, and the test tasks.  Built
+# without sanitizers: they are loaded into whichever executor runs them.
+EXAMPLE_LIBS := $(patsubst examples/%.c,$(B)/examples/%.so,$(wildcard examples/*.c))
+TASK_LIBS := $(patsubst tests/helpers/tasks/%.c,$(B)/tests/helpers/tasks/%.so,$(wildcard tests/helpers/tasks/*.c))
+$(B)/examples/%.so: examples/%.c include/spark/task.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC -Iinclude -o $@ $<
+$(B)/tests/helpers/tasks/%.so: tests/helpers/tasks/%.c include/spark/task.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -Wno-missing-prototypes $(CFLAGS) -shared -fPIC -Iinclude -o $@ $<
+
+.PHONY: unit-tests test-helpers examples
 unit-tests: $(UNIT_TESTS)
-test-helpers: $(TEST_HELPERS)
+test-helpers: $(TEST_HELPERS) $(TASK_LIBS)
+examples: $(EXAMPLE_LIBS)
 
 # `make check`: unit tests, then black-box tests against a private systemd
 # user manager started by tests/harness.
@@ -104,6 +116,9 @@ install: all
 	if ls units/*.service units/*.slice >/dev/null 2>&1; then install -m 644 units/*.service units/*.slice $(DESTDIR)$(UNITDIR)/; fi
 	if ls conf/*.conf >/dev/null 2>&1; then install -d $(DESTDIR)$(SYSCONFDIR)/spark && install -m 644 conf/*.conf $(DESTDIR)$(SYSCONFDIR)/spark/; fi
 	for s in 1 5 8; do if ls docs/*.$$s >/dev/null 2>&1; then install -d $(DESTDIR)$(MANDIR)/man$$s && install -m 644 docs/*.$$s $(DESTDIR)$(MANDIR)/man$$s/; fi; done
+
+demo: all
+	tools/demo.sh
 
 clean:
 	rm -rf build build-san
