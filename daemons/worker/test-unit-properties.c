@@ -1,0 +1,311 @@
+/* The executor unit's spec checks, command line, environment, working
+ * directory and property array (unit-properties.c), without systemd. */
+#include <check.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <systemd/sd-bus.h>
+
+#include "macro.h"
+#include "unit-properties.h"
+
+static const char *const app_env[] = { "FOO=bar", "JAVA_OPTS=-Xmx1g -Dx=\"y z\"", "EMPTY=" };
+
+static ExecutorUnitSpec good_spec(void) {
+        return (ExecutorUnitSpec) {
+                .app_id = "app-20261129172233-0001",
+                .executor_id = 7,
+                .worker_id = "worker-20261129172233-node-1.lan-7081",
+                .cores = 2,
+                .memory_mb = 512,
+                .driver_url = "tcp://10.0.0.1:7091",
+                .env = app_env,
+                .n_env = ELEMENTSOF(app_env),
+                .executor_binary = "/usr/lib/spark/spark-executor",
+                .work_dir = "/var/lib/spark/work",
+                .slice = "spark-executors.slice",
+                .user = "spark",
+        };
+}
+
+static void assert_invalid(const ExecutorUnitSpec *spec, bool system_bus, const char *needle) {
+        char error[256] = "";
+
+        ck_assert_int_eq(executor_unit_spec_validate(spec, system_bus, error, sizeof(error)), -EINVAL);
+        ck_assert_msg(strstr(error, needle), "error \"%s\" does not mention \"%s\"", error, needle);
+}
+
+START_TEST(test_validate) {
+        ExecutorUnitSpec s = good_spec();
+        const char *env_bad[1];
+
+        ck_assert_int_eq(executor_unit_spec_validate(&s, true, NULL, 0), 0);
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
+
+        s = good_spec(), s.app_id = "app-20261129172233-0001.service; rm -rf /";
+        assert_invalid(&s, false, "app id");
+        s = good_spec(), s.app_id = "../../etc";
+        assert_invalid(&s, false, "app id");
+        s = good_spec(), s.app_id = NULL;
+        assert_invalid(&s, false, "app id");
+        s = good_spec(), s.executor_id = -1;
+        assert_invalid(&s, false, "executor id");
+        s = good_spec(), s.worker_id = "worker-a/../b";
+        assert_invalid(&s, false, "worker id");
+        s = good_spec(), s.cores = -1;
+        assert_invalid(&s, false, "cores");
+        s = good_spec(), s.cores = 0;
+        assert_invalid(&s, false, "cores");
+        s = good_spec(), s.memory_mb = 0;
+        assert_invalid(&s, false, "memory");
+        s = good_spec(), s.memory_mb = INT64_MAX;
+        assert_invalid(&s, false, "memory");
+        s = good_spec(), s.driver_url = "tcp://h:1 --evil";
+        assert_invalid(&s, false, "driver URL");
+        s = good_spec(), s.driver_url = "tcp://$HOME:1";
+        assert_invalid(&s, false, "driver URL");
+        s = good_spec(), s.driver_url = "localhost";
+        assert_invalid(&s, false, "driver URL");
+        s = good_spec(), s.executor_binary = "spark-executor";
+        assert_invalid(&s, false, "executor binary");
+        s = good_spec(), s.executor_binary = "/usr/lib/$X/spark-executor";
+        assert_invalid(&s, false, "executor binary");
+        s = good_spec(), s.work_dir = "/var/lib/spark/../../etc";
+        assert_invalid(&s, false, "work dir");
+        s = good_spec(), s.work_dir = "/var/lib/spark/..";
+        assert_invalid(&s, false, "work dir");
+        s = good_spec(), s.work_dir = "/var/lib/spark/..x";
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
+        s = good_spec(), s.slice = "spark.slice\nExecStart=/bin/sh";
+        assert_invalid(&s, false, "slice");
+        s = good_spec(), s.slice = "spark.service";
+        assert_invalid(&s, false, "slice");
+        s = good_spec(), s.slice = NULL;
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
+        s = good_spec(), s.user = NULL;
+        assert_invalid(&s, true, "user");
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);  /* ignored on the user bus */
+        s = good_spec(), s.user = "root:root";
+        assert_invalid(&s, true, "user");
+
+        s = good_spec(), s.env = env_bad, s.n_env = 1;
+        env_bad[0] = "SPARK_APP_ID=app-x";
+        assert_invalid(&s, false, "SPARK_APP_ID");
+        env_bad[0] = "NOEQUALS";
+        assert_invalid(&s, false, "KEY=VALUE");
+        env_bad[0] = "=v";
+        assert_invalid(&s, false, "KEY=VALUE");
+        env_bad[0] = "1X=v";
+        assert_invalid(&s, false, "not a valid name");
+        env_bad[0] = "A-B=v";
+        assert_invalid(&s, false, "not a valid name");
+        env_bad[0] = "X=line\nbreak";
+        assert_invalid(&s, false, "control characters");
+        env_bad[0] = "X=\xc3\x28";
+        assert_invalid(&s, false, "UTF-8");
+        env_bad[0] = "X=caf\xc3\xa9\ttab";
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
+        env_bad[0] = NULL;
+        assert_invalid(&s, false, "KEY=VALUE");
+        s = good_spec(), s.n_env = EXECUTOR_ENV_MAX + 1;
+        assert_invalid(&s, false, "entries");
+}
+END_TEST
+
+START_TEST(test_argv_env) {
+        _cleanup_(unit_strv_freep) char **argv = NULL, **env = NULL;
+        ExecutorUnitSpec s = good_spec();
+        const char *want_argv[] = {
+                "/usr/lib/spark/spark-executor", "--driver", "tcp://10.0.0.1:7091", "--app-id",
+                "app-20261129172233-0001", "--executor-id", "7", "--cores", "2", "--worker-id",
+                "worker-20261129172233-node-1.lan-7081", NULL,
+        };
+        const char *want_env[] = {
+                "FOO=bar", "JAVA_OPTS=-Xmx1g -Dx=\"y z\"", "EMPTY=",
+                "SPARK_APP_ID=app-20261129172233-0001", "SPARK_EXECUTOR_ID=7",
+                "SPARK_WORKER_ID=worker-20261129172233-node-1.lan-7081",
+                "SPARK_DRIVER_URL=tcp://10.0.0.1:7091", "SPARK_EXECUTOR_CORES=2",
+                "SPARK_EXECUTOR_MEMORY_MB=512", NULL,
+        };
+        char dir[256];
+
+        ck_assert_int_eq(executor_unit_argv(&s, &argv), 0);
+        for (size_t i = 0; i < ELEMENTSOF(want_argv); i++)
+                ck_assert_pstr_eq(argv[i], want_argv[i]);
+        ck_assert_int_eq(executor_unit_environment(&s, &env), 0);
+        for (size_t i = 0; i < ELEMENTSOF(want_env); i++)
+                ck_assert_pstr_eq(env[i], want_env[i]);
+
+        ck_assert_int_eq(executor_unit_work_dir(&s, dir, sizeof(dir)), 0);
+        ck_assert_str_eq(dir, "/var/lib/spark/work/app-20261129172233-0001/7");
+        s.work_dir = "/srv/work//";
+        ck_assert_int_eq(executor_unit_work_dir(&s, dir, sizeof(dir)), 0);
+        ck_assert_str_eq(dir, "/srv/work/app-20261129172233-0001/7");
+        s.work_dir = "/";
+        ck_assert_int_eq(executor_unit_work_dir(&s, dir, sizeof(dir)), 0);
+        ck_assert_str_eq(dir, "/app-20261129172233-0001/7");
+        ck_assert_int_eq(executor_unit_work_dir(&s, dir, 10), -ENOBUFS);
+}
+END_TEST
+
+START_TEST(test_make_work_dir) {
+        char tmpl[] = "/tmp/spark-test-workdir.XXXXXX", base[128], dir[256], evil[300];
+        ExecutorUnitSpec s = good_spec();
+        struct stat st;
+
+        ck_assert_ptr_nonnull(mkdtemp(tmpl));
+        snprintf(base, sizeof(base), "%s/a/b", tmpl);   /* mkdir -p */
+        s.work_dir = base;
+        ck_assert_int_eq(executor_unit_make_work_dir(&s, false, dir, sizeof(dir)), 0);
+        ck_assert_int_eq(stat(dir, &st), 0);
+        ck_assert(S_ISDIR(st.st_mode));
+        ck_assert_int_eq(st.st_mode & 07777, 0750);
+        /* again: it exists, fine */
+        ck_assert_int_eq(executor_unit_make_work_dir(&s, false, dir, sizeof(dir)), 0);
+
+        /* a symlink planted where the executor's directory goes is not followed */
+        s.executor_id = 8;
+        snprintf(evil, sizeof(evil), "%s/a/b/%s/8", tmpl, s.app_id);
+        ck_assert_int_eq(symlink("/etc", evil), 0);
+        ck_assert_int_lt(executor_unit_make_work_dir(&s, false, dir, sizeof(dir)), 0);
+        unlink(evil);
+
+        /* system bus: an unknown user is an error, not a root-owned directory */
+        s.user = "no-such-user-spark-test";
+        ck_assert_int_eq(executor_unit_make_work_dir(&s, true, dir, sizeof(dir)), -ESRCH);
+
+        snprintf(evil, sizeof(evil), "rm -rf '%s'", tmpl);
+        ck_assert_int_eq(system(evil), 0);
+}
+END_TEST
+
+/* Reads back the property array as systemd would: names and signatures. */
+START_TEST(test_properties) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        ExecutorUnitSpec s = good_spec();
+        sd_bus *bus = NULL;
+        int fds[2], r;
+        struct { const char *name, *sig; bool seen; } want[] = {
+                { "Description", "s", false }, { "Type", "s", false },
+                { "ExecStart", "a(sasb)", false }, { "Slice", "s", false }, { "User", "s", false },
+                { "WorkingDirectory", "s", false }, { "Environment", "as", false },
+                { "MemoryAccounting", "b", false }, { "MemoryMax", "t", false },
+                { "CPUQuotaPerSecUSec", "t", false }, { "CPUWeight", "t", false },
+                { "CollectMode", "s", false }, { "KillMode", "s", false },
+                { "TimeoutStopUSec", "t", false }, { "SyslogIdentifier", "s", false },
+                { "LogExtraFields", "aay", false },
+        };
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"),
+                         0);
+        ck_assert_int_ge(executor_unit_append_properties(m, &s, true, "/w/app/7"), 0);
+        ck_assert_int_ge(sd_bus_message_seal(m, 1, 0), 0);
+        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+        ck_assert_str_eq(sd_bus_message_get_signature(m, true), "a(sv)");
+
+        ck_assert_int_gt(sd_bus_message_enter_container(m, 'a', "(sv)"), 0);
+        while ((r = sd_bus_message_enter_container(m, 'r', "sv")) > 0) {
+                const char *name, *contents;
+                char type;
+                bool known = false;
+
+                ck_assert_int_ge(sd_bus_message_read(m, "s", &name), 0);
+                ck_assert_int_gt(sd_bus_message_peek_type(m, &type, &contents), 0);
+                for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                        if (streq(want[i].name, name)) {
+                                ck_assert_msg(streq(want[i].sig, contents), "%s has signature %s", name, contents);
+                                want[i].seen = true;
+                                known = true;
+                        }
+                ck_assert_msg(known, "unexpected property %s", name);
+
+                if (streq(name, "MemoryMax")) {
+                        uint64_t v;
+                        ck_assert_int_ge(sd_bus_message_read(m, "v", "t", &v), 0);
+                        ck_assert_uint_eq(v, 512ULL << 20);
+                } else if (streq(name, "CPUQuotaPerSecUSec")) {
+                        uint64_t v;
+                        ck_assert_int_ge(sd_bus_message_read(m, "v", "t", &v), 0);
+                        ck_assert_uint_eq(v, 2000000);
+                } else if (streq(name, "CollectMode") || streq(name, "KillMode") ||
+                           streq(name, "SyslogIdentifier") || streq(name, "WorkingDirectory") ||
+                           streq(name, "Type")) {
+                        const char *v;
+                        ck_assert_int_ge(sd_bus_message_read(m, "v", "s", &v), 0);
+                        if (streq(name, "CollectMode"))
+                                ck_assert_str_eq(v, "inactive-or-failed");
+                        if (streq(name, "KillMode"))
+                                ck_assert_str_eq(v, "control-group");
+                        if (streq(name, "SyslogIdentifier"))
+                                ck_assert_str_eq(v, "spark-executor");
+                        if (streq(name, "WorkingDirectory"))
+                                ck_assert_str_eq(v, "/w/app/7");
+                        if (streq(name, "Type"))
+                                ck_assert_str_eq(v, "exec");
+                } else if (streq(name, "LogExtraFields")) {
+                        const void *p;
+                        size_t n;
+                        ck_assert_int_ge(sd_bus_message_enter_container(m, 'v', "aay"), 0);
+                        ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "ay"), 0);
+                        ck_assert_int_gt(sd_bus_message_read_array(m, 'y', &p, &n), 0);
+                        ck_assert_uint_eq(n, strlen("SPARK_APP_ID=app-20261129172233-0001"));
+                        ck_assert(memcmp(p, "SPARK_APP_ID=app-20261129172233-0001", n) == 0);
+                        ck_assert_int_gt(sd_bus_message_read_array(m, 'y', &p, &n), 0);
+                        ck_assert(memcmp(p, "SPARK_EXECUTOR_ID=7", n) == 0);
+                        ck_assert_int_ge(sd_bus_message_skip(m, NULL), 0);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                } else
+                        ck_assert_int_ge(sd_bus_message_skip(m, "v"), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+        }
+        ck_assert_int_ge(r, 0);
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                ck_assert_msg(want[i].seen, "no %s", want[i].name);
+
+        /* the user bus: no User= */
+        m = sd_bus_message_unref(m);
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"),
+                         0);
+        ck_assert_int_ge(executor_unit_append_properties(m, &s, false, "/w/app/7"), 0);
+        ck_assert_int_ge(sd_bus_message_seal(m, 2, 0), 0);
+        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+        ck_assert_int_gt(sd_bus_message_enter_container(m, 'a', "(sv)"), 0);
+        while ((r = sd_bus_message_enter_container(m, 'r', "sv")) > 0) {
+                const char *name;
+                ck_assert_int_ge(sd_bus_message_read(m, "s", &name), 0);
+                ck_assert_str_ne(name, "User");
+                ck_assert_int_ge(sd_bus_message_skip(m, "v"), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+        }
+
+        m = sd_bus_message_unref(m);
+        sd_bus_close_unref(bus);   /* never authenticated: nothing to flush */
+        close(fds[1]);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("unit-properties");
+        TCase *tc = tcase_create("unit-properties");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, test_validate);
+        tcase_add_test(tc, test_argv_env);
+        tcase_add_test(tc, test_make_work_dir);
+        tcase_add_test(tc, test_properties);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? 0 : 1;
+}
