@@ -1,0 +1,461 @@
+/* nng req0 client on the sd-event loop, plus a blocking one-shot call.
+ *
+ * Each call is a small state machine (SEND → RECV → DONE) on its own
+ * context and aio.  nng owns a call while it is in SEND or RECV; its aio
+ * callback moves it to DONE and pushes it onto the loop queue, where the
+ * reply is decoded and the user's callback runs.  The list of calls is
+ * touched only by the loop. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "loop-queue.h"
+#include "nng-util.h"
+#include "rpc-client.h"
+
+#define RPC_CLIENT_RECONNECT_MIN_MS 100
+#define RPC_CLIENT_RECONNECT_MAX_MS 2000
+/* With no timed resend wanted, the resend timer still has to be set (a zero
+ * or infinite value also disables the resend after a reconnect), so it is
+ * set beyond the call's own deadline. */
+#define RESEND_BEYOND_DEADLINE_MS 60000
+
+typedef enum RpcCallState {
+        RPC_CALL_SEND, /* nng: waiting for a connection and sending */
+        RPC_CALL_RECV, /* nng: waiting for the answer */
+        RPC_CALL_DONE, /* loop: queued for completion */
+        _RPC_CALL_STATE_MAX,
+        _RPC_CALL_STATE_INVALID = -EINVAL,
+} RpcCallState;
+
+typedef struct RpcCall {
+        RpcClient *client;
+        struct RpcCall *prev, *next;
+        nng_ctx ctx;
+        nng_aio *aio;
+        RpcCallState state;
+        int nng_error;
+        nng_msg *reply;
+        uint64_t deadline_ms;
+        LoopQueueItem item;
+        RpcReplyHandler callback;
+        void *userdata;
+} RpcCall;
+
+struct RpcClient {
+        char *url;
+        nng_socket sock;
+        bool sock_open;
+        LoopQueue *queue;
+        RpcCall *calls;
+        unsigned n_calls;
+        size_t max_reply_bytes;
+        int resend_ms;
+        atomic_bool closing; /* read by nng threads */
+        bool closed;
+};
+
+/* Maps a decoded answer to the callback's error: an Error body carries a
+ * negative errno from the server. */
+static int reply_error(const Envelope *env) {
+        if (env->body_case != SPARK__ENVELOPE__BODY_ERROR)
+                return 0;
+        if (env->error && env->error->code < 0)
+                return env->error->code;
+        return -EIO;
+}
+
+/* nng thread. */
+static void call_aio_cb(void *arg) {
+        RpcCall *call = arg;
+        RpcClient *c = call->client;
+        int rv = nng_aio_result(call->aio);
+        int remaining;
+        nng_msg *m;
+
+        switch (call->state) {
+        case RPC_CALL_SEND:
+                if (rv != 0) {
+                        m = nng_aio_get_msg(call->aio);
+                        nng_aio_set_msg(call->aio, NULL);
+                        if (m)
+                                nng_msg_free(m);
+                        break;
+                }
+                remaining = nng_util_remaining_ms(call->deadline_ms);
+                if (remaining <= 0) {
+                        rv = NNG_ETIMEDOUT;
+                        break;
+                }
+                if (atomic_load(&c->closing)) {
+                        rv = NNG_ECLOSED;
+                        break;
+                }
+                /* A reply that arrives before this receive is posted is
+                 * kept by the context. */
+                call->state = RPC_CALL_RECV;
+                nng_aio_set_timeout(call->aio, remaining);
+                nng_ctx_recv(call->ctx, call->aio);
+                return;
+
+        case RPC_CALL_RECV:
+                if (rv == 0) {
+                        call->reply = nng_aio_get_msg(call->aio);
+                        nng_aio_set_msg(call->aio, NULL);
+                }
+                break;
+
+        default:
+                return;
+        }
+
+        call->nng_error = rv;
+        call->state = RPC_CALL_DONE;
+        loop_queue_push_item(c->queue, &call->item);
+}
+
+static void call_unlink(RpcClient *c, RpcCall *call) {
+        if (call->prev)
+                call->prev->next = call->next;
+        else
+                c->calls = call->next;
+        if (call->next)
+                call->next->prev = call->prev;
+        call->prev = call->next = NULL;
+        c->n_calls--;
+}
+
+/* Loop thread.  Frees the call; does not touch the client after the user's
+ * callback, which may free it. */
+static void call_complete(RpcCall *call, bool cancelled) {
+        RpcClient *c = call->client;
+        Envelope *env = NULL;
+        int error;
+
+        call_unlink(c, call);
+
+        /* Waits for the aio callback to have returned. */
+        nng_aio_free(call->aio);
+        call->aio = NULL;
+        if (!c->closed)
+                (void) nng_ctx_close(call->ctx);
+
+        if (cancelled)
+                error = -ECANCELED;
+        else if (call->nng_error != 0)
+                error = nng_errno(call->nng_error);
+        else {
+                error = envelope_decode(nng_msg_body(call->reply), nng_msg_len(call->reply), c->max_reply_bytes,
+                                        &env);
+                if (error == 0)
+                        error = reply_error(env);
+        }
+        if (call->reply) {
+                nng_msg_free(call->reply);
+                call->reply = NULL;
+        }
+
+        call->callback(c, error, env, call->userdata);
+
+        envelope_free(env);
+        free(call);
+}
+
+static void call_dispatch(void *userdata, bool discard) {
+        /* On discard the call stays on the client's list and is completed
+         * by client_close(). */
+        if (!discard)
+                call_complete(userdata, false);
+}
+
+int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler cb, void *userdata) {
+        nng_msg *m = NULL;
+        RpcCall *call;
+        int k;
+
+        if (!c || !req || !cb || timeout_ms <= 0)
+                return -EINVAL;
+        if (c->closed)
+                return -ESHUTDOWN;
+
+        k = nng_util_msg_from_envelope(req, &m);
+        if (k < 0)
+                return k;
+
+        call = calloc(1, sizeof(*call));
+        if (!call) {
+                nng_msg_free(m);
+                return -ENOMEM;
+        }
+        call->client = c;
+        call->callback = cb;
+        call->userdata = userdata;
+        call->deadline_ms = nng_util_now_ms() + (uint64_t) timeout_ms;
+        loop_queue_item_init(&call->item, call_dispatch, call);
+
+        k = nng_errno(nng_aio_alloc(&call->aio, call_aio_cb, call));
+        if (k < 0)
+                goto fail;
+        k = nng_errno(nng_ctx_open(&call->ctx, c->sock));
+        if (k < 0)
+                goto fail;
+        k = nng_errno(nng_ctx_set_ms(call->ctx, NNG_OPT_REQ_RESENDTIME,
+                                     c->resend_ms > 0 ? c->resend_ms : timeout_ms + RESEND_BEYOND_DEADLINE_MS));
+        if (k < 0) {
+                (void) nng_ctx_close(call->ctx);
+                goto fail;
+        }
+
+        call->next = c->calls;
+        if (c->calls)
+                c->calls->prev = call;
+        c->calls = call;
+        c->n_calls++;
+
+        /* Sending waits (up to the timeout) for a connection. */
+        call->state = RPC_CALL_SEND;
+        nng_aio_set_timeout(call->aio, timeout_ms);
+        nng_aio_set_msg(call->aio, m);
+        nng_ctx_send(call->ctx, call->aio);
+        return 0;
+
+fail:
+        nng_aio_free(call->aio);
+        free(call);
+        nng_msg_free(m);
+        return k;
+}
+
+static void client_close(RpcClient *c) {
+        if (c->closed)
+                return;
+        c->closed = true;
+        atomic_store(&c->closing, true);
+
+        if (c->sock_open)
+                nng_close(c->sock); /* aborts every call's aio */
+        c->sock_open = false;
+
+        for (RpcCall *call = c->calls; call; call = call->next)
+                nng_aio_stop(call->aio);
+
+        c->queue = loop_queue_free(c->queue);
+
+        while (c->calls)
+                call_complete(c->calls, true);
+}
+
+RpcClient *rpc_client_free(RpcClient *c) {
+        if (!c)
+                return NULL;
+        client_close(c);
+        free(c->url);
+        free(c);
+        return NULL;
+}
+
+int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, RpcClient **ret) {
+        RpcClient *c;
+        int k;
+
+        if (!e || isempty(url) || !ret)
+                return -EINVAL;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        atomic_init(&c->closing, false);
+        c->max_reply_bytes = cfg && cfg->max_reply_bytes > 0 ? cfg->max_reply_bytes : SPARK_MAX_MESSAGE_BYTES;
+        c->resend_ms = cfg ? cfg->resend_ms : 0;
+        c->url = strdup(url);
+        if (!c->url) {
+                k = -ENOMEM;
+                goto fail;
+        }
+
+        k = loop_queue_new(e, &c->queue);
+        if (k < 0)
+                goto fail;
+
+        k = nng_errno(nng_req0_open(&c->sock));
+        if (k < 0)
+                goto fail;
+        c->sock_open = true;
+
+        k = nng_util_set_recv_limit(c->sock, c->max_reply_bytes);
+        if (k < 0)
+                goto fail;
+        k = nng_util_set_reconnect(c->sock, cfg && cfg->reconnect_min_ms > 0 ? cfg->reconnect_min_ms
+                                                                            : RPC_CLIENT_RECONNECT_MIN_MS,
+                                   cfg && cfg->reconnect_max_ms > 0 ? cfg->reconnect_max_ms
+                                                                    : RPC_CLIENT_RECONNECT_MAX_MS);
+        if (k < 0)
+                goto fail;
+
+        /* Non-blocking: the dialer retries in the background until the
+         * server is there. */
+        k = nng_errno(nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK));
+        if (k < 0)
+                goto fail;
+
+        *ret = c;
+        return 0;
+
+fail:
+        rpc_client_free(c);
+        return k;
+}
+
+const char *rpc_client_url(const RpcClient *c) {
+        return c ? c->url : NULL;
+}
+
+unsigned rpc_client_pending(const RpcClient *c) {
+        return c ? c->n_calls : 0;
+}
+
+/* ------------------------------------------------------------ sync call */
+
+/* nng's blocking dial has no timeout of its own (a TCP connect to a silent
+ * host takes minutes), so it runs on a helper thread; on timeout the socket
+ * is closed, which aborts the dial. */
+typedef struct SyncDial {
+        nng_socket sock;
+        const char *url;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool done;
+        int nng_rv;
+} SyncDial;
+
+static void *sync_dial_thread(void *arg) {
+        SyncDial *d = arg;
+        int rv;
+
+        rv = nng_dial(d->sock, d->url, NULL, 0);
+
+        pthread_mutex_lock(&d->lock);
+        d->done = true;
+        d->nng_rv = rv;
+        pthread_cond_signal(&d->cond);
+        pthread_mutex_unlock(&d->lock);
+        return NULL;
+}
+
+/* Returns 0 once connected, or a negative errno; on -ETIMEDOUT the socket
+ * has been closed. */
+static int sync_dial(nng_socket sock, const char *url, uint64_t deadline_ms, bool *ret_closed) {
+        pthread_condattr_t attr;
+        struct timespec ts;
+        SyncDial d = { .sock = sock, .url = url };
+        pthread_t thread;
+        int k;
+
+        *ret_closed = false;
+
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&d.cond, &attr);
+        pthread_condattr_destroy(&attr);
+        pthread_mutex_init(&d.lock, NULL);
+
+        k = -pthread_create(&thread, NULL, sync_dial_thread, &d);
+        if (k < 0)
+                goto out;
+
+        ts.tv_sec = (time_t) (deadline_ms / 1000u);
+        ts.tv_nsec = (long) (deadline_ms % 1000u) * 1000000L;
+
+        pthread_mutex_lock(&d.lock);
+        while (!d.done)
+                if (pthread_cond_timedwait(&d.cond, &d.lock, &ts) == ETIMEDOUT)
+                        break;
+        pthread_mutex_unlock(&d.lock);
+
+        if (!d.done) {
+                nng_close(sock);
+                *ret_closed = true;
+        }
+        pthread_join(thread, NULL);
+
+        k = *ret_closed ? -ETIMEDOUT : nng_errno(d.nng_rv);
+out:
+        pthread_cond_destroy(&d.cond);
+        pthread_mutex_destroy(&d.lock);
+        return k;
+}
+
+int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply) {
+        _cleanup_nng_msg_ nng_msg *m = NULL;
+        Envelope *env = NULL;
+        uint64_t deadline;
+        nng_socket sock;
+        bool closed = false;
+        int k, remaining;
+
+        if (isempty(url) || !req || !ret_reply || timeout_ms <= 0)
+                return -EINVAL;
+        *ret_reply = NULL;
+        if (max_reply == 0)
+                max_reply = SPARK_MAX_MESSAGE_BYTES;
+        deadline = nng_util_now_ms() + (uint64_t) timeout_ms;
+
+        k = nng_util_msg_from_envelope(req, &m);
+        if (k < 0)
+                return k;
+
+        k = nng_errno(nng_req0_open(&sock));
+        if (k < 0)
+                return k;
+
+        k = nng_util_set_recv_limit(sock, max_reply);
+        if (k < 0)
+                goto out;
+        /* Should the connection drop after it was made, reconnect quickly
+         * and resend (nng does that for us); no timed resend. */
+        k = nng_util_set_reconnect(sock, 50, 500);
+        if (k < 0)
+                goto out;
+        k = nng_errno(nng_socket_set_ms(sock, NNG_OPT_REQ_RESENDTIME, timeout_ms + RESEND_BEYOND_DEADLINE_MS));
+        if (k < 0)
+                goto out;
+
+        k = sync_dial(sock, url, deadline, &closed);
+        if (k < 0)
+                goto out;
+
+        remaining = nng_util_remaining_ms(deadline);
+        if (remaining <= 0) {
+                k = -ETIMEDOUT;
+                goto out;
+        }
+        (void) nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, remaining);
+        k = nng_errno(nng_sendmsg(sock, m, 0));
+        if (k < 0)
+                goto out;
+        m = NULL; /* nng owns it now */
+
+        remaining = nng_util_remaining_ms(deadline);
+        if (remaining <= 0) {
+                k = -ETIMEDOUT;
+                goto out;
+        }
+        (void) nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, remaining);
+        k = nng_errno(nng_recvmsg(sock, &m, 0));
+        if (k < 0)
+                goto out;
+
+        k = envelope_decode(nng_msg_body(m), nng_msg_len(m), max_reply, &env);
+        if (k < 0)
+                goto out;
+
+        k = reply_error(env);
+        *ret_reply = env;
+out:
+        if (!closed)
+                nng_close(sock);
+        return k;
+}

@@ -1,0 +1,74 @@
+/* Request side: an asynchronous nng req0 client bound to the sd-event loop,
+ * and a blocking one-shot call for command-line tools and tests.
+ *
+ * The async client dials one URL without blocking and keeps reconnecting by
+ * itself; each call gets its own nng context and aio, so any number of calls
+ * can be in flight.  A call whose connection drops is resent on the next
+ * connection (requests are idempotent by design, §4).
+ *
+ * Threading: rpc_client_* must be called on the loop thread; reply
+ * callbacks run there too.  rpc_call_sync() needs no loop and may be called
+ * from any thread. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+#include "codec.h"
+#include "macro.h"
+
+typedef struct RpcClient RpcClient;
+
+typedef struct RpcClientConfig {
+        size_t max_reply_bytes; /* NNG_OPT_RECVMAXSZ; 0: SPARK_MAX_MESSAGE_BYTES */
+        int reconnect_min_ms;   /* 0: 100 */
+        int reconnect_max_ms;   /* 0: 2000 */
+        /* Resend a request that got no answer after this long even though
+         * the connection stayed up.  0: never within a call (a request is
+         * still resent at once when its connection drops).  Keep it above the
+         * longest time the server may park the request. */
+        int resend_ms;
+} RpcClientConfig;
+
+/* Called once per call, on the loop thread:
+ *   error == 0:             reply is the decoded answer;
+ *   error < 0, reply set:   the server answered with an Error; error is its
+ *                           code and reply->error->message says why;
+ *   error < 0, reply NULL:  no answer: -ETIMEDOUT, -ECANCELED (client
+ *                           freed), -EMSGSIZE/-EBADMSG/-EPROTONOSUPPORT/
+ *                           -ENOMSG (an answer we cannot decode), …
+ * reply is freed when the callback returns. */
+typedef void (*RpcReplyHandler)(RpcClient *c, int error, const Envelope *reply, void *userdata);
+
+/* cfg may be NULL.  Fails only on a bad URL or no resources: a server that
+ * is not there yet is not an error. */
+int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, RpcClient **ret);
+
+/* Calls still in flight complete with -ECANCELED, their callbacks run from
+ * within this call.  May be called from a reply callback. */
+RpcClient *rpc_client_free(RpcClient *c);
+
+/* Encodes req (its version is set) and sends it; cb gets the answer or an
+ * error within timeout_ms (> 0).  Returns 0 (cb will be called exactly once)
+ * or a negative errno (cb will not be called): -EINVAL, -ENOMEM,
+ * -ESHUTDOWN (client being freed). */
+int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler cb, void *userdata);
+
+const char *rpc_client_url(const RpcClient *c);
+/* Calls in flight. */
+unsigned rpc_client_pending(const RpcClient *c);
+
+/* One blocking round trip on a fresh socket.  Fails within about timeout_ms:
+ * -ECONNREFUSED at once when nobody listens (tcp:// or ipc://), -ETIMEDOUT
+ * when the peer cannot be reached or does not answer in time, -EINVAL for a
+ * malformed URL or a host name that does not resolve, -EOPNOTSUPP for an
+ * unknown scheme.  max_reply 0 means SPARK_MAX_MESSAGE_BYTES.
+ * Returns 0 and the reply.  If the server answered with an Error, returns
+ * its code (< 0) and still stores the Error envelope in *ret_reply so the
+ * caller can show its message; on every other failure *ret_reply is NULL. */
+int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply);
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(RpcClient *, rpc_client_free);

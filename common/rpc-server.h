@@ -1,0 +1,107 @@
+/* A request endpoint: an nng rep0 socket with a fixed pool of contexts, each
+ * an explicit state machine (RECV → WAIT_REPLY → SEND → RECV) driven by its
+ * own aio.  Requests are handed to the sd-event loop; the handler runs on the
+ * loop thread and may answer at once or keep the RpcRequest ("park" it) and
+ * answer later — from a timer, another request, anything on the loop.  A
+ * context takes no new request until its current one is answered, so up to
+ * n_contexts requests can be parked at once.
+ *
+ * Every delivered request must be answered exactly once, also when its
+ * peer is gone (the answer is then dropped by nng): until it is, its context
+ * takes no new request.  An RpcRequest pointer is only valid until it is
+ * answered — the context reuses it for its next request.
+ *
+ * Threading: every function here must be called on the loop thread.  nng's
+ * threads only ever touch a context that is in RECV or SEND and the queue.
+ *
+ * Known limitation of nng 1.5.2 (see nanomsg/nng#1543 and #1636, fixed later):
+ * nng_close() of a socket that is receiving data at that very moment can
+ * hang forever in nng's reaper.  rpc_server_free() closes the socket, so a
+ * daemon should free its server at shutdown, not while busy serving. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+#include "codec.h"
+#include "macro.h"
+
+#define RPC_SERVER_DEFAULT_CONTEXTS 64u
+
+typedef struct RpcServer RpcServer;
+typedef struct RpcRequest RpcRequest;
+
+typedef struct RpcServerConfig {
+        unsigned n_contexts;      /* 0: RPC_SERVER_DEFAULT_CONTEXTS */
+        size_t max_request_bytes; /* NNG_OPT_RECVMAXSZ; 0: SPARK_MAX_MESSAGE_BYTES */
+} RpcServerConfig;
+
+/* Both handlers follow one rule: return < 0 and, if the request has not been
+ * answered, the server answers it with an Error carrying that code; return
+ * >= 0 having answered it, or to park it (keep req, answer it later).
+ *
+ * Raw handler: data/len stay valid until the request is answered. */
+typedef int (*RpcHandler)(RpcServer *s, RpcRequest *req, const void *data, size_t len, void *userdata);
+
+/* Envelope handler: the request is already decoded and checked by
+ * envelope_decode(); what fails there (malformed, wrong version, unknown
+ * body) is answered with an Error by the server and never reaches the
+ * handler.  env stays valid until the request is answered (see also
+ * rpc_request_envelope()). */
+typedef int (*RpcEnvelopeHandler)(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
+
+/* A peer's connection (nng pipe) came or went.  Removal is reported after
+ * every request from that pipe that reached the handler, and no request from
+ * the pipe is delivered afterwards.  An "added" event may come after the
+ * first request on that pipe. */
+typedef void (*RpcPipeHandler)(RpcServer *s, uint32_t pipe_id, bool added, void *userdata);
+
+/* Called for a parked request when the server is freed without answering it,
+ * so the owner can drop its pointer.  req must not be answered from here. */
+typedef void (*RpcAbandonHandler)(RpcRequest *req, void *userdata);
+
+typedef struct RpcServerStats {
+        uint64_t requests;      /* received and handed to the loop */
+        uint64_t replies;       /* answers sent (including errors) */
+        uint64_t decode_errors; /* envelope mode: answered with an Error */
+        uint64_t dropped;       /* from a pipe already gone, or no memory */
+        uint64_t pipe_events_lost; /* pipe notifications lost to ENOMEM */
+        unsigned waiting;       /* delivered, not yet answered (parked) */
+} RpcServerStats;
+
+/* Listens on url (tcp://, ipc://, tls+tcp://).  cfg may be NULL. */
+int rpc_server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, RpcHandler handler, void *userdata,
+                   RpcServer **ret);
+int rpc_server_new_envelope(sd_event *e, const char *url, const RpcServerConfig *cfg, RpcEnvelopeHandler handler,
+                            void *userdata, RpcServer **ret);
+
+/* Closes the socket, waits for nng's callbacks to finish, abandons the
+ * parked requests (their RpcRequest pointers become invalid) and frees.
+ * May be called from a handler. */
+RpcServer *rpc_server_free(RpcServer *s);
+
+void rpc_server_set_pipe_handler(RpcServer *s, RpcPipeHandler handler, void *userdata);
+void rpc_server_get_stats(const RpcServer *s, RpcServerStats *ret);
+const char *rpc_server_url(const RpcServer *s);
+
+/* The nng pipe id the request came on (an executor is tied to it). */
+uint32_t rpc_request_pipe_id(const RpcRequest *req);
+RpcServer *rpc_request_server(const RpcRequest *req);
+/* The decoded request (envelope mode), NULL in raw mode. */
+const Envelope *rpc_request_envelope(const RpcRequest *req);
+void rpc_request_set_abandon_handler(RpcRequest *req, RpcAbandonHandler handler, void *userdata);
+
+/* Each answers req once; afterwards req is invalid (its context takes the
+ * next request).  A second answer returns -ESTALE.  If the answer cannot be
+ * built (no memory) the request is dropped without an answer — the client
+ * times out — and the error is returned; req is invalid then too.
+ * rpc_request_reply_envelope() answers with an Error instead if env cannot
+ * be encoded. */
+int rpc_request_reply(RpcRequest *req, const void *buf, size_t len);
+int rpc_request_reply_envelope(RpcRequest *req, Envelope *env);
+int rpc_request_reply_error(RpcRequest *req, int code, const char *fmt, ...) _printf_(3, 4);
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(RpcServer *, rpc_server_free);
