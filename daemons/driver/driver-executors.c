@@ -1,0 +1,398 @@
+/* Executors of the application: registration, the poll (the executors pull
+ * their tasks and hand back results), parked polls, and every path by which
+ * an executor is found lost.  driver_executor_lost() is the one place an
+ * executor leaves; whichever detection comes first wins, the others are
+ * no-ops. */
+#include <inttypes.h>
+
+#include "driver.h"
+#include "log.h"
+
+#define MAX_TASKS_PER_REPLY 4096
+#define MAX_RESULTS_PER_POLL 65536
+
+DriverExecutor *driver_executor(Driver *d, int id) {
+        if (id < 1 || (size_t) id >= d->n_executors_allocated)
+                return NULL;
+        return d->executors[id];
+}
+
+static int reply_error_shutdown(RpcRequest *req, const char *reason) {
+        Spark__PollReply pr = SPARK__POLL_REPLY__INIT;
+        Envelope env = ENVELOPE_INIT;
+
+        pr.shutdown = true;
+        pr.reason = (char *) reason;
+        ENVELOPE_SET(&env, POLL_REPLY, poll_reply, &pr);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+static void executor_clear_kills(DriverExecutor *ex) {
+        for (size_t i = 0; i < ex->n_kills; i++)
+                free(ex->kills[i].job_id);
+        ex->n_kills = 0;
+}
+
+void driver_queue_kill(Driver *d, int executor_id, const char *job_id, int index) {
+        DriverExecutor *ex = driver_executor(d, executor_id);
+        Spark__TaskKill *k;
+
+        if (!ex || ex->lost)
+                return;
+        if (ex->n_kills == ex->n_kills_allocated) {
+                size_t n = MAX(ex->n_kills_allocated * 2, (size_t) 8);
+                Spark__TaskKill *t = realloc(ex->kills, n * sizeof(*t));
+                if (!t) {
+                        log_oom();
+                        return;
+                }
+                ex->kills = t;
+                ex->n_kills_allocated = n;
+        }
+        k = &ex->kills[ex->n_kills];
+        spark__task_kill__init(k);
+        k->job_id = strdup(job_id);
+        if (!k->job_id)
+                return;
+        k->index = index;
+        ex->n_kills++;
+}
+
+static void on_abandoned(RpcRequest *req, void *userdata) {
+        DriverExecutor *ex = userdata;
+        if (ex->parked == req)
+                ex->parked = NULL;
+}
+
+/* Answers a poll with what the scheduler offers this executor now, plus
+ * queued kills.  If there is nothing to send and park is set, keeps the
+ * request until there is (or the poll interval passes). */
+static int executor_answer(Driver *d, DriverExecutor *ex, RpcRequest *req, int free_slots, bool park) {
+        static TaskAssignment assignments[MAX_TASKS_PER_REPLY];
+        static Spark__TaskLaunch launches[MAX_TASKS_PER_REPLY];
+        static Spark__TaskLaunch *launch_ptrs[MAX_TASKS_PER_REPLY];
+        Spark__TaskKill *kill_ptrs[64];
+        Spark__PollReply pr = SPARK__POLL_REPLY__INIT;
+        Envelope env = ENVELOPE_INIT;
+        usec_t now = now_mono_usec();
+        int n = 0, r;
+
+        if (free_slots > 0 && scheduler_n_pending(d->scheduler) > 0) {
+                n = scheduler_offer(d->scheduler, ex->id, MIN(free_slots, MAX_TASKS_PER_REPLY), now, assignments,
+                                    MAX_TASKS_PER_REPLY);
+                if (n < 0)
+                        n = 0;
+        }
+        if (n == 0 && ex->n_kills == 0 && park) {
+                ex->parked = req;
+                rpc_request_set_abandon_handler(req, on_abandoned, ex);
+                (void) sd_event_source_set_time(ex->park_timer, now + (usec_t) d->poll_interval_ms * USEC_PER_MSEC);
+                (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_ONESHOT);
+                return 0;
+        }
+
+        for (int i = 0; i < n; i++) {
+                driver_task_launch_fill(d, &assignments[i], &launches[i]);
+                launch_ptrs[i] = &launches[i];
+        }
+        pr.n_tasks = (size_t) n;
+        pr.tasks = launch_ptrs;
+        pr.n_kills = MIN(ex->n_kills, ELEMENTSOF(kill_ptrs));
+        for (size_t i = 0; i < pr.n_kills; i++)
+                kill_ptrs[i] = &ex->kills[i];
+        pr.kills = kill_ptrs;
+        ENVELOPE_SET(&env, POLL_REPLY, poll_reply, &pr);
+        r = rpc_request_reply_envelope(req, &env);
+
+        /* kills sent: drop them, keep any beyond this reply's share */
+        for (size_t i = 0; i < pr.n_kills; i++)
+                free(ex->kills[i].job_id);
+        if (ex->n_kills > pr.n_kills)
+                memmove(ex->kills, ex->kills + pr.n_kills, (ex->n_kills - pr.n_kills) * sizeof(*ex->kills));
+        ex->n_kills -= pr.n_kills;
+        return r;
+}
+
+static void executor_unpark(Driver *d, DriverExecutor *ex, bool offer) {
+        RpcRequest *req = ex->parked;
+
+        if (!req)
+                return;
+        ex->parked = NULL;
+        (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
+        if (ex->lost)
+                (void) reply_error_shutdown(req, ex->lost_reason);
+        else
+                (void) executor_answer(d, ex, req, offer ? scheduler_executor_free_cores(d->scheduler, ex->id) +
+                                                                   (int) d->config.driver.cores_per_executor
+                                                         : 0,
+                                       false);
+}
+
+void driver_wake_parked(Driver *d) {
+        for (size_t i = 0; i < d->n_executors_allocated && scheduler_n_pending(d->scheduler) > 0; i++) {
+                DriverExecutor *ex = d->executors[i];
+                if (ex && ex->parked && !ex->lost) {
+                        RpcRequest *req = ex->parked;
+                        int free_slots = scheduler_executor_free_cores(d->scheduler, ex->id) +
+                                         (int) d->config.driver.cores_per_executor;
+                        ex->parked = NULL;
+                        (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
+                        (void) executor_answer(d, ex, req, free_slots, true);
+                }
+        }
+        driver_arm_revive(d);
+}
+
+static int on_park_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        DriverExecutor *ex = userdata;
+        (void) s, (void) usec;
+
+        /* An empty answer: the executor polls again, which is its heartbeat. */
+        if (ex->parked) {
+                Spark__PollReply pr = SPARK__POLL_REPLY__INIT;
+                Envelope env = ENVELOPE_INIT;
+                RpcRequest *req = ex->parked;
+
+                ex->parked = NULL;
+                ENVELOPE_SET(&env, POLL_REPLY, poll_reply, &pr);
+                (void) rpc_request_reply_envelope(req, &env);
+        }
+        return 0;
+}
+
+static void executor_free(DriverExecutor *ex) {
+        if (!ex)
+                return;
+        executor_clear_kills(ex);
+        free(ex->kills);
+        sd_event_source_disable_unref(ex->park_timer);
+        free(ex);
+}
+
+void driver_executor_lost(Driver *d, DriverExecutor *ex, const char *reason) {
+        Spark__KillExecutor ke = SPARK__KILL_EXECUTOR__INIT;
+        Envelope env = ENVELOPE_INIT;
+        usec_t now = now_mono_usec();
+        int lost_tasks;
+
+        if (!ex)
+                return;
+        if (ex->lost) {
+                /* Later detections change nothing; they are logged to show
+                 * each path works, not only the fastest. */
+                log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id),
+                           "Executor %d (already lost: %s) also: %s", ex->id, ex->lost_reason, reason);
+                return;
+        }
+        ex->lost = true;
+        snprintf(ex->lost_reason, sizeof(ex->lost_reason), "%s", reason);
+        lost_tasks = scheduler_remove_executor(d->scheduler, ex->id, reason, now);
+        d->n_live_executors--;
+        if (ex->pipe_key[0])
+                hashmap_remove(d->pipes, ex->pipe_key);
+
+        log_struct(LOG_WARNING,
+                   LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
+                              .message_id = SPARK_MESSAGE_EXECUTOR_LOST),
+                   "Executor %d on %s lost: %s; %d running tasks re-queued", ex->id, ex->host, reason,
+                   MAX(lost_tasks, 0));
+
+        executor_unpark(d, ex, false);
+        executor_clear_kills(ex);
+
+        /* Ask the master to stop its unit; the master then replaces it. */
+        if (d->registered) {
+                ke.app_id = d->app_id;
+                ke.executor_id = ex->id;
+                ke.reason = (char *) reason;
+                ENVELOPE_SET(&env, KILL_EXECUTOR, kill_executor, &ke);
+                (void) rpc_client_call(d->master, &env, 5000, NULL, NULL);
+        }
+
+        driver_drain_finished_jobs(d);
+        driver_wake_parked(d);
+}
+
+int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterExecutor *re) {
+        Spark__RegisterExecutorReply reply = SPARK__REGISTER_EXECUTOR_REPLY__INIT;
+        Envelope env = ENVELOPE_INIT;
+        DriverExecutor *ex;
+        int r;
+
+        if (!d->registered || !streq(re->app_id, d->app_id))
+                return rpc_request_reply_error(req, -ESTALE, "this driver runs application %s, not %s",
+                                               d->app_id[0] ? d->app_id : "(none yet)", re->app_id);
+        if (re->executor_id < 1 || re->executor_id > DRIVER_MAX_EXECUTOR_ID || re->cores < 1 || re->cores > 4096 ||
+            !wire_name_is_valid(re->host, false) || !wire_name_is_valid(re->worker_id, true))
+                return rpc_request_reply_error(req, -EINVAL, "invalid executor registration");
+
+        ex = driver_executor(d, re->executor_id);
+        if (ex) {
+                /* A resend of the same registration on the same connection is
+                 * harmless; anything else is a second executor with this id. */
+                if (!ex->lost && ex->pipe_id == rpc_request_pipe_id(req) && ex->pid == re->pid)
+                        goto reply;
+                return rpc_request_reply_error(req, -EEXIST, "executor id %d is already registered%s",
+                                               re->executor_id, ex->lost ? " (and was lost)" : "");
+        }
+
+        if ((size_t) re->executor_id >= d->n_executors_allocated) {
+                size_t n = MAX((size_t) re->executor_id + 1, d->n_executors_allocated * 2);
+                DriverExecutor **t = realloc(d->executors, n * sizeof(*t));
+                if (!t)
+                        return -ENOMEM;
+                memset(t + d->n_executors_allocated, 0, (n - d->n_executors_allocated) * sizeof(*t));
+                d->executors = t;
+                d->n_executors_allocated = n;
+        }
+        ex = calloc(1, sizeof(*ex));
+        if (!ex)
+                return -ENOMEM;
+        ex->id = re->executor_id;
+        snprintf(ex->host, sizeof(ex->host), "%s", re->host);
+        snprintf(ex->worker_id, sizeof(ex->worker_id), "%s", re->worker_id ? re->worker_id : "");
+        ex->cores = re->cores;
+        ex->pid = re->pid;
+        ex->pipe_id = rpc_request_pipe_id(req);
+        ex->last_poll = now_mono_usec();
+        r = sd_event_add_time(d->event, &ex->park_timer, CLOCK_MONOTONIC, 0, 1000, on_park_timeout, ex);
+        if (r < 0) {
+                free(ex);
+                return r;
+        }
+        (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
+        r = scheduler_add_executor(d->scheduler, ex->id, ex->host, ex->cores);
+        if (r < 0) {
+                executor_free(ex);
+                return rpc_request_reply_error(req, r, "executor %d refused by the scheduler", re->executor_id);
+        }
+        d->executors[ex->id] = ex;
+        d->n_live_executors++;
+        snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, ex->pipe_id);
+        (void) hashmap_put(d->pipes, ex->pipe_key, ex);
+
+        log_struct(LOG_INFO,
+                   LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
+                              .message_id = SPARK_MESSAGE_EXECUTOR_REGISTERED),
+                   "Executor %d registered from %s: %d cores, pid %" PRIi64 ", unit %s", ex->id, ex->host,
+                   ex->cores, ex->pid, isempty(re->unit) ? "-" : re->unit);
+reply:
+        reply.heartbeat_ms = d->poll_interval_ms;
+        reply.prefetch = (int32_t) d->config.driver.cores_per_executor;
+        reply.max_result_bytes = d->config.driver.max_result_mb * 1024 * 1024;
+        ENVELOPE_SET(&env, REGISTER_EXECUTOR_REPLY, register_executor_reply, &reply);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
+        DriverExecutor *ex = driver_executor(d, poll->executor_id);
+        usec_t now = now_mono_usec();
+        bool had_results = poll->n_results > 0;
+        uint32_t pipe = rpc_request_pipe_id(req);
+
+        if (!streq(poll->app_id, d->app_id))
+                return reply_error_shutdown(req, "not this driver's application");
+        if (!ex)
+                return reply_error_shutdown(req, "unknown executor: register first");
+        if (ex->lost)
+                return reply_error_shutdown(req, ex->lost_reason);
+        if (poll->n_results > MAX_RESULTS_PER_POLL)
+                return rpc_request_reply_error(req, -E2BIG, "too many results in one poll");
+
+        ex->last_poll = now;
+        if (pipe != ex->pipe_id) {
+                /* reconnected: follow the new connection */
+                if (ex->pipe_key[0])
+                        hashmap_remove(d->pipes, ex->pipe_key);
+                ex->pipe_id = pipe;
+                snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, pipe);
+                (void) hashmap_put(d->pipes, ex->pipe_key, ex);
+        }
+
+        for (size_t i = 0; i < poll->n_results; i++)
+                driver_task_result(d, ex, poll->results[i], now);
+        if (had_results) {
+                driver_drain_finished_jobs(d);
+                if (scheduler_n_pending(d->scheduler) > 0)
+                        driver_wake_parked(d);
+        }
+
+        /* One parked poll per executor: a newer one takes its place. */
+        executor_unpark(d, ex, true);
+        return executor_answer(d, ex, req, MAX(poll->free_slots, 0), !had_results);
+}
+
+void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata) {
+        Driver *d = userdata;
+        char key[16];
+        DriverExecutor *ex;
+        (void) s;
+
+        if (added)
+                return;
+        snprintf(key, sizeof(key), "%" PRIu32, pipe_id);
+        ex = hashmap_get(d->pipes, key);
+        if (ex)
+                driver_executor_lost(d, ex, "socket disconnected");
+}
+
+/* ---------------------------------------------------------------- timers */
+
+static int on_revive(sd_event_source *s, uint64_t usec, void *userdata) {
+        Driver *d = userdata;
+        (void) s, (void) usec;
+
+        driver_wake_parked(d);
+        return 0;
+}
+
+void driver_arm_revive(Driver *d) {
+        usec_t now = now_mono_usec();
+        usec_t next = scheduler_next_locality_deadline(d->scheduler, now);
+
+        if (next == USEC_INFINITY) {
+                if (d->revive_timer)
+                        (void) sd_event_source_set_enabled(d->revive_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!d->revive_timer) {
+                if (sd_event_add_time(d->event, &d->revive_timer, CLOCK_MONOTONIC, next, 1000, on_revive, d) < 0)
+                        log_warning("Failed to arm the revive timer, ignoring");
+                return;
+        }
+        (void) sd_event_source_set_time(d->revive_timer, next);
+        (void) sd_event_source_set_enabled(d->revive_timer, SD_EVENT_ONESHOT);
+}
+
+static int on_heartbeat_check(sd_event_source *s, uint64_t usec, void *userdata) {
+        Driver *d = userdata;
+        usec_t now = now_mono_usec();
+
+        for (size_t i = 0; i < d->n_executors_allocated; i++) {
+                DriverExecutor *ex = d->executors[i];
+                if (ex && !ex->lost && now - ex->last_poll > d->heartbeat_timeout) {
+                        char why[128];
+                        snprintf(why, sizeof(why), "no poll for %llu ms (heartbeat timeout)",
+                                 (unsigned long long) ((now - ex->last_poll) / USEC_PER_MSEC));
+                        driver_executor_lost(d, ex, why);
+                }
+        }
+        (void) sd_event_source_set_time(s, usec + d->heartbeat_timeout / 20);
+        return 0;
+}
+
+int driver_start_heartbeat_checks(Driver *d) {
+        return sd_event_add_time_relative(d->event, &d->heartbeat_timer, CLOCK_MONOTONIC, d->heartbeat_timeout / 20,
+                                          1000, on_heartbeat_check, d) < 0
+                       ? -ENOMEM
+                       : sd_event_source_set_enabled(d->heartbeat_timer, SD_EVENT_ON);
+}
+
+void driver_executors_free(Driver *d) {
+        for (size_t i = 0; i < d->n_executors_allocated; i++)
+                executor_free(d->executors[i]);
+        free(d->executors);
+        d->executors = NULL;
+        d->n_executors_allocated = 0;
+}

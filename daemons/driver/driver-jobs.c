@@ -1,0 +1,565 @@
+/* Jobs as clients see them: submission (inputs, the shipped shared object),
+ * the results kept until fetched, status, listing, cancellation.  Which task
+ * runs where is the scheduler's business; this file keeps the payloads. */
+#include <ctype.h>
+#include <inttypes.h>
+
+#include "driver.h"
+#include "log.h"
+#include "sha256.h"
+
+#define MAX_TASKS_PER_JOB 10000000u
+#define MAX_FINISHED_JOBS 64
+#define FETCH_MAX_TASKS 100000
+#define FETCH_MAX_BYTES (16u * 1024u * 1024u)
+#define MAX_PREFERRED_HOSTS 64
+
+typedef struct DriverLibrary {
+        char hash[SHA256_HEX_SIZE];
+        void *data;
+        size_t len;
+        unsigned refs;
+} DriverLibrary;
+
+typedef struct TaskOutput {
+        void *data;
+        uint32_t len;
+        int32_t exit_code;
+} TaskOutput;
+
+struct DriverJob {
+        char id[32];
+        char *name;
+        char request_id[64];
+        Spark__TaskKind kind;
+        Job *job;
+        unsigned n_tasks;
+        ProtobufCBinaryData *inputs;   /* n_tasks of them, or one shared (count jobs) */
+        size_t n_inputs;
+        DriverLibrary *library;
+        char *symbol;
+        char **preferred;              /* NULL-terminated, shared by every task */
+        TaskOutput *outputs;           /* per task */
+        usec_t submitted;
+        DriverJob *prev, *next;
+};
+
+static DriverJob *job_by_scheduler_job(Driver *d, Job *job) {
+        return hashmap_get(d->jobs, scheduler_job_id(job));
+}
+
+static void library_unref(Driver *d, DriverLibrary *lib) {
+        if (!lib || --lib->refs > 0)
+                return;
+        hashmap_remove(d->libraries, lib->hash);
+        free(lib->data);
+        free(lib);
+}
+
+static void job_free(Driver *d, DriverJob *j) {
+        if (!j)
+                return;
+        if (j->outputs)
+                for (unsigned i = 0; i < j->n_tasks; i++)
+                        free(j->outputs[i].data);
+        free(j->outputs);
+        for (size_t i = 0; i < j->n_inputs; i++)
+                free(j->inputs[i].data);
+        free(j->inputs);
+        if (j->preferred)
+                for (char **p = j->preferred; *p; p++)
+                        free(*p);
+        free(j->preferred);
+        library_unref(d, j->library);
+        free(j->symbol);
+        free(j->name);
+        free(j);
+}
+
+static void job_unlink(Driver *d, DriverJob *j) {
+        if (j->prev)
+                j->prev->next = j->next;
+        else
+                d->jobs_head = j->next;
+        if (j->next)
+                j->next->prev = j->prev;
+        else
+                d->jobs_tail = j->prev;
+        d->n_jobs--;
+}
+
+static void job_remove(Driver *d, DriverJob *j) {
+        hashmap_remove(d->jobs, j->id);
+        if (j->request_id[0])
+                hashmap_remove(d->submissions, j->request_id);
+        job_unlink(d, j);
+        if (j->job)
+                (void) scheduler_remove_job(d->scheduler, j->job);
+        job_free(d, j);
+}
+
+/* Keeps memory bounded: the oldest ended jobs go first. */
+static void evict_finished_jobs(Driver *d) {
+        size_t finished = 0;
+
+        for (DriverJob *j = d->jobs_head; j; j = j->next)
+                finished += scheduler_job_state(j->job) != JOB_RUNNING;
+        for (DriverJob *j = d->jobs_head, *next; j && finished > MAX_FINISHED_JOBS; j = next) {
+                next = j->next;
+                if (scheduler_job_state(j->job) != JOB_RUNNING) {
+                        job_remove(d, j);
+                        finished--;
+                }
+        }
+}
+
+void driver_jobs_free(Driver *d) {
+        for (DriverJob *j = d->jobs_head, *next; j; j = next) {
+                next = j->next;
+                job_free(d, j);
+        }
+        d->jobs_head = d->jobs_tail = NULL;
+}
+
+static bool symbol_is_valid(const char *s) {
+        if (isempty(s) || strlen(s) > 128 || !(isalpha((unsigned char) s[0]) || s[0] == '_'))
+                return false;
+        for (; *s; s++)
+                if (!(isalnum((unsigned char) *s) || *s == '_'))
+                        return false;
+        return true;
+}
+
+static bool name_is_valid(const char *s) {
+        if (!s)
+                return true;
+        if (strlen(s) > 128)
+                return false;
+        for (; *s; s++)
+                if ((unsigned char) *s < 0x20 || *s == 0x7f)
+                        return false;
+        return true;
+}
+
+static int library_add(Driver *d, const ProtobufCBinaryData *bytes, DriverLibrary **ret) {
+        char hash[SHA256_HEX_SIZE];
+        DriverLibrary *lib;
+
+        sha256_hex(bytes->data, bytes->len, hash);
+        lib = hashmap_get(d->libraries, hash);
+        if (lib) {
+                lib->refs++;
+                *ret = lib;
+                return 0;
+        }
+        lib = calloc(1, sizeof(*lib));
+        if (!lib)
+                return -ENOMEM;
+        memcpy(lib->hash, hash, sizeof(hash));
+        lib->data = malloc(bytes->len);
+        if (!lib->data) {
+                free(lib);
+                return -ENOMEM;
+        }
+        memcpy(lib->data, bytes->data, bytes->len);
+        lib->len = bytes->len;
+        lib->refs = 1;
+        if (hashmap_put(d->libraries, lib->hash, lib) < 0) {
+                free(lib->data);
+                free(lib);
+                return -ENOMEM;
+        }
+        *ret = lib;
+        return 0;
+}
+
+static int copy_input(ProtobufCBinaryData *dst, const ProtobufCBinaryData *src) {
+        /* one extra NUL byte, so a command line can be used as a string */
+        dst->data = malloc(src->len + 1);
+        if (!dst->data)
+                return -ENOMEM;
+        if (src->len)
+                memcpy(dst->data, src->data, src->len);
+        dst->data[src->len] = 0;
+        dst->len = src->len;
+        return 0;
+}
+
+static int reply_submitted(RpcRequest *req, DriverJob *j) {
+        Spark__SubmitJobReply reply = SPARK__SUBMIT_JOB_REPLY__INIT;
+        Envelope env = ENVELOPE_INIT;
+
+        reply.job_id = j->id;
+        reply.tasks = (int32_t) j->n_tasks;
+        ENVELOPE_SET(&env, SUBMIT_JOB_REPLY, submit_job_reply, &reply);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+static const char *submit_check(const Spark__SubmitJob *sj) {
+        if (sj->kind != SPARK__TASK_KIND__TASK_FUNCTION && sj->kind != SPARK__TASK_KIND__TASK_COMMAND)
+                return "unknown task kind";
+        if (!name_is_valid(sj->name) || !name_is_valid(sj->request_id) || strlen(sj->request_id ? sj->request_id : "") >= 64)
+                return "invalid job name or request id";
+        if (sj->n_inputs > 0 ? sj->count != 0 && (size_t) sj->count != sj->n_inputs
+                             : sj->count < 1 || (unsigned) sj->count > MAX_TASKS_PER_JOB)
+                return "a job needs inputs or a task count between 1 and 10000000";
+        if (sj->n_inputs > MAX_TASKS_PER_JOB)
+                return "too many tasks";
+        if (sj->kind == SPARK__TASK_KIND__TASK_FUNCTION) {
+                if (sj->library.len == 0 || !symbol_is_valid(sj->symbol))
+                        return "a function job needs a shared object and a valid symbol name";
+        } else {
+                if (sj->n_inputs == 0)
+                        return "a command job needs one command line per task";
+                for (size_t i = 0; i < sj->n_inputs; i++)
+                        if (sj->inputs[i].len == 0 || memchr(sj->inputs[i].data, 0, sj->inputs[i].len))
+                                return "a command line is empty or contains a NUL byte";
+        }
+        if (sj->n_preferred_hosts > MAX_PREFERRED_HOSTS)
+                return "too many preferred hosts";
+        for (size_t i = 0; i < sj->n_preferred_hosts; i++)
+                if (!wire_name_is_valid(sj->preferred_hosts[i], false))
+                        return "invalid preferred host name";
+        return NULL;
+}
+
+int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
+        DriverJob *j;
+        const char *why;
+        const char *const *pref_list[1];
+        usec_t now = now_mono_usec();
+        int r;
+
+        if (!isempty(sj->request_id) && (j = hashmap_get(d->submissions, sj->request_id)))
+                return reply_submitted(req, j);  /* a resent submission */
+        why = submit_check(sj);
+        if (why)
+                return rpc_request_reply_error(req, -EINVAL, "%s", why);
+
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        r = job_id_format(j->id, sizeof(j->id), d->next_job_number++);
+        if (r < 0)
+                goto fail;
+        j->kind = sj->kind;
+        j->n_tasks = sj->n_inputs > 0 ? (unsigned) sj->n_inputs : (unsigned) sj->count;
+        j->name = strdup(isempty(sj->name) ? j->id : sj->name);
+        j->n_inputs = sj->n_inputs > 0 ? sj->n_inputs : 1;
+        j->inputs = calloc(j->n_inputs, sizeof(*j->inputs));
+        j->outputs = calloc(j->n_tasks, sizeof(*j->outputs));
+        j->preferred = calloc(sj->n_preferred_hosts + 1, sizeof(char *));
+        r = -ENOMEM;
+        if (!j->name || !j->inputs || !j->outputs || !j->preferred)
+                goto fail;
+        for (size_t i = 0; i < j->n_inputs; i++)
+                if (copy_input(&j->inputs[i], sj->n_inputs > 0 ? &sj->inputs[i] : &sj->arg) < 0)
+                        goto fail;
+        for (size_t i = 0; i < sj->n_preferred_hosts; i++)
+                if (!(j->preferred[i] = strdup(sj->preferred_hosts[i])))
+                        goto fail;
+        if (sj->kind == SPARK__TASK_KIND__TASK_FUNCTION) {
+                if (library_add(d, &sj->library, &j->library) < 0 || !(j->symbol = strdup(sj->symbol)))
+                        goto fail;
+        }
+
+        pref_list[0] = (const char *const *) j->preferred;
+        r = scheduler_submit_job(d->scheduler, j->id, j->n_tasks,
+                                 sj->n_preferred_hosts > 0 ? pref_list : NULL, sj->n_preferred_hosts > 0 ? 1 : 0,
+                                 now, &j->job);
+        if (r < 0)
+                goto fail;
+        j->submitted = now;
+        if (!isempty(sj->request_id))
+                snprintf(j->request_id, sizeof(j->request_id), "%s", sj->request_id);
+        if (hashmap_put(d->jobs, j->id, j) < 0)
+                goto fail_scheduled;
+        if (j->request_id[0])
+                (void) hashmap_put(d->submissions, j->request_id, j);
+        j->prev = d->jobs_tail;
+        if (d->jobs_tail)
+                d->jobs_tail->next = j;
+        else
+                d->jobs_head = j;
+        d->jobs_tail = j;
+        d->n_jobs++;
+
+        log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .message_id = SPARK_MESSAGE_JOB_SUBMITTED),
+                   "Job %s (%s) submitted: %u %s tasks", j->id, j->name, j->n_tasks,
+                   j->kind == SPARK__TASK_KIND__TASK_FUNCTION ? "function" : "command");
+        r = reply_submitted(req, j);
+        /* a job of 0 tasks ends at once; others start on the parked polls */
+        driver_drain_finished_jobs(d);
+        driver_wake_parked(d);
+        evict_finished_jobs(d);
+        return r;
+
+fail_scheduled:
+        (void) scheduler_cancel_job(d->scheduler, j->job, now);
+        (void) scheduler_remove_job(d->scheduler, j->job);
+        j->job = NULL;
+fail:
+        job_free(d, j);
+        return rpc_request_reply_error(req, r, "cannot submit the job: %s", strerror(-r));
+}
+
+void driver_task_launch_fill(Driver *d, const TaskAssignment *a, Spark__TaskLaunch *tl) {
+        DriverJob *j = job_by_scheduler_job(d, a->job);
+        const ProtobufCBinaryData *in;
+
+        spark__task_launch__init(tl);
+        if (!j)
+                return;
+        in = &j->inputs[j->n_inputs == 1 ? 0 : a->index];
+        tl->job_id = j->id;
+        tl->index = (int32_t) a->index;
+        tl->attempt = (int32_t) a->attempt;
+        tl->kind = j->kind;
+        if (j->kind == SPARK__TASK_KIND__TASK_COMMAND) {
+                tl->command = (char *) in->data;
+        } else {
+                tl->input = *in;
+                tl->library_hash = j->library->hash;
+                tl->symbol = j->symbol;
+        }
+}
+
+void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *r, usec_t now) {
+        DriverJob *j = isempty(r->job_id) ? NULL : hashmap_get(d->jobs, r->job_id);
+        bool success = r->status == SPARK__TASK_STATUS__TASK_OK;
+        int verdict;
+
+        if (!j || r->index < 0 || (unsigned) r->index >= j->n_tasks || r->attempt < 1)
+                return;
+        verdict = scheduler_task_finished(d->scheduler, j->job, (unsigned) r->index, (unsigned) r->attempt, ex->id,
+                                          success, r->output.len, isempty(r->error) ? NULL : r->error, now);
+        if (verdict == TASK_RESULT_ACCEPTED || (!success && verdict != TASK_RESULT_DROPPED)) {
+                TaskOutput *o = &j->outputs[r->index];
+                free(o->data);
+                o->data = NULL;
+                o->len = 0;
+                o->exit_code = r->exit_code;
+                if (verdict == TASK_RESULT_ACCEPTED && r->output.len > 0 && r->output.len <= UINT32_MAX) {
+                        o->data = malloc(r->output.len);
+                        if (o->data) {
+                                memcpy(o->data, r->output.data, r->output.len);
+                                o->len = (uint32_t) r->output.len;
+                        }
+                }
+        }
+        if (verdict == TASK_RESULT_RETRYING)
+                log_struct(LOG_NOTICE, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .executor_id = ex->id),
+                           "Task %s/%d attempt %d failed on executor %d: %s; retrying", j->id, r->index, r->attempt,
+                           ex->id, isempty(r->error) ? "task failed" : r->error);
+}
+
+void driver_drain_finished_jobs(Driver *d) {
+        Job *job;
+
+        while ((job = scheduler_pop_finished_job(d->scheduler))) {
+                TaskAssignment left[256];
+                size_t n = scheduler_job_in_flight(d->scheduler, job, left, ELEMENTSOF(left));
+                JobCounts c;
+                JobState st = scheduler_job_state(job);
+
+                for (size_t i = 0; i < MIN(n, ELEMENTSOF(left)); i++)
+                        driver_queue_kill(d, left[i].executor_id, scheduler_job_id(job), (int) left[i].index);
+                if (n > ELEMENTSOF(left))
+                        /* more than we list: kill the whole job on every executor */
+                        for (size_t i = 0; i < d->n_executors_allocated; i++)
+                                if (d->executors[i])
+                                        driver_queue_kill(d, d->executors[i]->id, scheduler_job_id(job), -1);
+
+                scheduler_job_counts(job, &c);
+                log_struct(st == JOB_SUCCEEDED ? LOG_INFO : LOG_WARNING,
+                           LOG_FIELDS(.app_id = d->app_id, .job_id = scheduler_job_id(job),
+                                      .message_id = SPARK_MESSAGE_JOB_FINISHED),
+                           "Job %s %s: %u of %u tasks succeeded, %u failed, %u killed in %llu ms%s%s",
+                           scheduler_job_id(job), job_state_to_string(st), c.succeeded, c.tasks, c.failed, c.killed,
+                           (unsigned long long) ((scheduler_job_finished_at(job) - scheduler_job_submitted_at(job)) / USEC_PER_MSEC),
+                           scheduler_job_reason(job) ? ": " : "", strempty(scheduler_job_reason(job)));
+        }
+}
+
+static Spark__JobState job_state_to_wire(JobState s) {
+        switch (s) {
+        case JOB_RUNNING:
+                return SPARK__JOB_STATE__JOB_RUNNING;
+        case JOB_SUCCEEDED:
+                return SPARK__JOB_STATE__JOB_SUCCEEDED;
+        case JOB_FAILED:
+                return SPARK__JOB_STATE__JOB_FAILED;
+        case JOB_CANCELLED:
+                return SPARK__JOB_STATE__JOB_CANCELLED;
+        default:
+                return SPARK__JOB_STATE__JOB_STATE_UNKNOWN;
+        }
+}
+
+static void job_info_fill(Driver *d, DriverJob *j, Spark__JobInfo *info) {
+        JobCounts c;
+        usec_t end = scheduler_job_finished_at(j->job);
+
+        scheduler_job_counts(j->job, &c);
+        spark__job_info__init(info);
+        info->job_id = j->id;
+        info->name = j->name;
+        info->state = job_state_to_wire(scheduler_job_state(j->job));
+        info->tasks = (int32_t) c.tasks;
+        info->done = (int32_t) c.succeeded;
+        info->failed = (int32_t) (c.failed + c.killed);
+        info->running = (int32_t) c.running;
+        info->reason = (char *) strempty(scheduler_job_reason(j->job));
+        info->executors = (int32_t) d->n_live_executors;
+        info->elapsed_ms = (int64_t) (((end ? end : now_mono_usec()) - j->submitted) / USEC_PER_MSEC);
+}
+
+static DriverJob *find_job(Driver *d, RpcRequest *req, const char *job_id) {
+        DriverJob *j = isempty(job_id) ? NULL : hashmap_get(d->jobs, job_id);
+
+        if (!j)
+                (void) rpc_request_reply_error(req, -ENOENT, "no job '%s'", strempty(job_id));
+        return j;
+}
+
+int driver_job_status(Driver *d, RpcRequest *req, const char *job_id) {
+        Spark__JobInfo info;
+        Envelope env = ENVELOPE_INIT;
+        DriverJob *j = find_job(d, req, job_id);
+
+        if (!j)
+                return 0;
+        job_info_fill(d, j, &info);
+        ENVELOPE_SET(&env, JOB_INFO, job_info, &info);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+int driver_list_jobs(Driver *d, RpcRequest *req) {
+        Spark__JobList list = SPARK__JOB_LIST__INIT;
+        _cleanup_free_ Spark__JobInfo *infos = calloc(d->n_jobs + 1, sizeof(*infos));
+        _cleanup_free_ Spark__JobInfo **ptrs = calloc(d->n_jobs + 1, sizeof(*ptrs));
+        Envelope env = ENVELOPE_INIT;
+
+        if (!infos || !ptrs)
+                return -ENOMEM;
+        for (DriverJob *j = d->jobs_head; j; j = j->next) {
+                job_info_fill(d, j, &infos[list.n_jobs]);
+                ptrs[list.n_jobs] = &infos[list.n_jobs];
+                list.n_jobs++;
+        }
+        list.jobs = ptrs;
+        ENVELOPE_SET(&env, JOB_LIST, job_list, &list);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+static Spark__TaskStatus task_state_to_wire(TaskState s) {
+        switch (s) {
+        case TASK_SUCCEEDED:
+                return SPARK__TASK_STATUS__TASK_OK;
+        case TASK_FAILED:
+                return SPARK__TASK_STATUS__TASK_FAILED;
+        case TASK_KILLED:
+                return SPARK__TASK_STATUS__TASK_KILLED;
+        default:
+                return SPARK__TASK_STATUS__TASK_STATUS_UNKNOWN;
+        }
+}
+
+int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *fr) {
+        Spark__FetchResultsReply reply = SPARK__FETCH_RESULTS_REPLY__INIT;
+        _cleanup_free_ Spark__TaskOutcome *outcomes = NULL;
+        _cleanup_free_ Spark__TaskOutcome **ptrs = NULL;
+        _cleanup_free_ const char **errors = NULL;
+        Spark__JobInfo info;
+        Envelope env = ENVELOPE_INIT;
+        DriverJob *j = find_job(d, req, fr->job_id);
+        size_t max, ready = 0, bytes = 0, n_errors = 0;
+        unsigned from;
+
+        if (!j)
+                return 0;
+        if (fr->from_index < 0 || (unsigned) fr->from_index > j->n_tasks)
+                return rpc_request_reply_error(req, -EINVAL, "from_index %d out of range", fr->from_index);
+        from = (unsigned) fr->from_index;
+        max = fr->max > 0 ? MIN((size_t) fr->max, (size_t) FETCH_MAX_TASKS) : 1000;
+        max = MIN(max, (size_t) (j->n_tasks - from));
+
+        /* Consecutive finished tasks only: the client prints in task order. */
+        for (; ready < max && bytes < FETCH_MAX_BYTES; ready++) {
+                TaskInfo ti;
+                int ne;
+
+                if (scheduler_task_info(j->job, from + (unsigned) ready, &ti) < 0 || ti.state == TASK_PENDING ||
+                    ti.state == TASK_RUNNING)
+                        break;
+                bytes += j->outputs[from + ready].len + 64;
+                ne = scheduler_task_errors(j->job, from + (unsigned) ready, NULL, 0);
+                n_errors += (size_t) MAX(ne, 0);
+        }
+
+        outcomes = calloc(ready + 1, sizeof(*outcomes));
+        ptrs = calloc(ready + 1, sizeof(*ptrs));
+        errors = calloc(n_errors + 1, sizeof(char *));
+        if (!outcomes || !ptrs || !errors)
+                return -ENOMEM;
+
+        n_errors = 0;
+        for (size_t k = 0; k < ready; k++) {
+                unsigned idx = from + (unsigned) k;
+                Spark__TaskOutcome *o = &outcomes[k];
+                TaskInfo ti;
+                int ne;
+
+                (void) scheduler_task_info(j->job, idx, &ti);
+                spark__task_outcome__init(o);
+                o->index = (int32_t) idx;
+                o->status = task_state_to_wire(ti.state);
+                o->attempts = (int32_t) ti.attempts;
+                o->exit_code = j->outputs[idx].exit_code;
+                o->output.data = j->outputs[idx].data;
+                o->output.len = j->outputs[idx].len;
+                ne = scheduler_task_errors(j->job, idx, errors + n_errors, SIZE_MAX);
+                if (ne > 0) {
+                        o->errors = (char **) (errors + n_errors);
+                        o->n_errors = (size_t) ne;
+                        n_errors += (size_t) ne;
+                }
+                ptrs[reply.n_outcomes++] = o;
+        }
+        job_info_fill(d, j, &info);
+        reply.job = &info;
+        reply.outcomes = ptrs;
+        ENVELOPE_SET(&env, FETCH_RESULTS_REPLY, fetch_results_reply, &reply);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+int driver_cancel_job(Driver *d, RpcRequest *req, const char *job_id) {
+        Spark__JobInfo info;
+        Envelope env = ENVELOPE_INIT;
+        DriverJob *j = find_job(d, req, job_id);
+        int r;
+
+        if (!j)
+                return 0;
+        r = scheduler_cancel_job(d->scheduler, j->job, now_mono_usec());
+        if (r >= 0)
+                log_struct(LOG_NOTICE, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id),
+                           "Job %s cancelled on request, killing %d running tasks", j->id, r);
+        driver_drain_finished_jobs(d);
+        job_info_fill(d, j, &info);
+        ENVELOPE_SET(&env, JOB_INFO, job_info, &info);
+        return rpc_request_reply_envelope(req, &env);
+}
+
+int driver_fetch_library(Driver *d, RpcRequest *req, const char *hash) {
+        Spark__FetchLibraryReply reply = SPARK__FETCH_LIBRARY_REPLY__INIT;
+        Envelope env = ENVELOPE_INIT;
+        DriverLibrary *lib = isempty(hash) ? NULL : hashmap_get(d->libraries, hash);
+
+        if (!lib)
+                return rpc_request_reply_error(req, -ENOENT, "no library with hash '%s'", strempty(hash));
+        reply.data.data = lib->data;
+        reply.data.len = lib->len;
+        ENVELOPE_SET(&env, FETCH_LIBRARY_REPLY, fetch_library_reply, &reply);
+        return rpc_request_reply_envelope(req, &env);
+}

@@ -1,0 +1,231 @@
+/* The driver's side of the master: registering the application, and the
+ * event streams that tell it of lost executors — the master's (executor and
+ * worker state) and each worker's (the unit-stop signal).  A gap or a new
+ * epoch in any stream is answered with a snapshot from the master, which is
+ * the authority on which executors are alive. */
+#include "driver.h"
+#include "log.h"
+
+static void request_snapshot(Driver *d);
+
+static void on_register_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
+        Driver *d = userdata;
+        (void) c;
+
+        d->registering = false;
+        if (error == -ECANCELED)
+                return;
+        if (error == 0 && reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
+                log_error("The master refused application %s: %s", d->config.driver.app_name, reply->error->message);
+                return;  /* retried by the timer */
+        }
+        if (error < 0 || reply->body_case != SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY ||
+            !app_id_is_valid(reply->register_application_reply->app_id)) {
+                log_warning_errno(error, "Registration with the master at %s failed, retrying: %m",
+                                  rpc_client_url(d->master));
+                return;
+        }
+        snprintf(d->app_id, sizeof(d->app_id), "%s", reply->register_application_reply->app_id);
+        d->registered = true;
+        (void) sd_event_source_set_enabled(d->register_timer, SD_EVENT_OFF);
+        log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .message_id = SPARK_MESSAGE_APP_REGISTERED),
+                   "Application %s (%s) registered with the master at %s", d->app_id, d->config.driver.app_name,
+                   rpc_client_url(d->master));
+        snprintf(d->status, sizeof(d->status), "application %s", d->app_id);
+        /* Events about our executors may have come before we knew our id:
+         * a snapshot subscribes to the workers that host them. */
+        request_snapshot(d);
+}
+
+void driver_register_app(Driver *d) {
+        Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
+        _cleanup_free_ Spark__KeyValue *kv = NULL;
+        _cleanup_free_ Spark__KeyValue **kvp = NULL;
+        _cleanup_free_ char *keys = NULL;
+        Envelope env = ENVELOPE_INIT;
+        size_t n = 0;
+
+        if (d->registering)
+                return;
+        for (char **e = d->config.driver.executor_env; e && *e; e++)
+                n++;
+        kv = calloc(n + 1, sizeof(*kv));
+        kvp = calloc(n + 1, sizeof(*kvp));
+        keys = calloc(n + 1, 256);
+        if (!kv || !kvp || !keys) {
+                log_oom();
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const char *s = d->config.driver.executor_env[i], *eq = strchr(s, '=');
+                char *key = keys + i * 256;
+                spark__key_value__init(&kv[i]);
+                snprintf(key, 256, "%.*s", eq ? (int) (eq - s) : (int) strlen(s), s);
+                kv[i].key = key;
+                kv[i].value = (char *) (eq ? eq + 1 : "");
+                kvp[i] = &kv[i];
+        }
+        ra.name = d->config.driver.app_name;
+        ra.driver_url = d->url;
+        ra.driver_events = (char *) "";
+        ra.max_cores = (int32_t) d->config.driver.max_cores;
+        ra.cores_per_executor = (int32_t) d->config.driver.cores_per_executor;
+        ra.executor_memory_mb = d->config.driver.executor_memory_mb;
+        ra.executor_env = kvp;
+        ra.n_executor_env = n;
+        ra.app_id = d->app_id;   /* "" the first time; ours again after a master restart */
+        ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
+        if (rpc_client_call(d->master, &env, 5000, on_register_reply, d) >= 0)
+                d->registering = true;
+}
+
+/* ----------------------------------------------------------------- resync */
+
+static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *userdata) {
+        Driver *d = userdata;
+        const Spark__ClusterState *cs;
+        bool app_known = false;
+        (void) c;
+
+        d->resync_in_flight = false;
+        if (error < 0 || reply->body_case != SPARK__ENVELOPE__BODY_CLUSTER_STATE)
+                return;  /* the next gap or event retries */
+        cs = reply->cluster_state;
+        if (d->master_events)
+                event_sub_set_position(d->master_events, reply->epoch, reply->seq);
+
+        for (size_t i = 0; i < cs->n_apps; i++)
+                app_known |= streq(cs->apps[i]->app_id, d->app_id);
+        if (d->registered && !app_known) {
+                /* A master restarted without our app: register it again. */
+                log_notice("The master does not know application %s, registering again", d->app_id);
+                d->registered = false;
+                driver_register_app(d);
+                return;
+        }
+
+        /* Executors we hold that the master no longer lists are gone. */
+        for (size_t i = 0; i < d->n_executors_allocated; i++) {
+                DriverExecutor *ex = d->executors[i];
+                bool listed = false;
+                if (!ex || ex->lost)
+                        continue;
+                for (size_t k = 0; k < cs->n_executors && !listed; k++)
+                        listed = cs->executors[k]->executor_id == ex->id && streq(cs->executors[k]->app_id, d->app_id);
+                if (!listed)
+                        driver_executor_lost(d, ex, "not alive in the master's snapshot");
+        }
+        for (size_t k = 0; k < cs->n_executors; k++)
+                if (streq(cs->executors[k]->app_id, d->app_id) && !isempty(cs->executors[k]->worker_events))
+                        driver_subscribe_worker(d, cs->executors[k]->worker_events);
+}
+
+static void request_snapshot(Driver *d) {
+        Spark__ClusterStateRequest csr = SPARK__CLUSTER_STATE_REQUEST__INIT;
+        Envelope env = ENVELOPE_INIT;
+
+        if (d->resync_in_flight || !d->registered)
+                return;
+        csr.app_id = d->app_id;
+        ENVELOPE_SET(&env, CLUSTER_STATE_REQUEST, cluster_state_request, &csr);
+        if (rpc_client_call(d->master, &env, 5000, on_snapshot, d) >= 0)
+                d->resync_in_flight = true;
+}
+
+static void on_resync(EventSub *s, const char *reason, void *userdata) {
+        Driver *d = userdata;
+
+        log_debug("Resynchronising with the master (%s: %s)", event_sub_url(s), reason);
+        request_snapshot(d);
+}
+
+/* --------------------------------------------------------------- events */
+
+static bool executor_state_is_end(Spark__ExecutorState s) {
+        return s == SPARK__EXECUTOR_STATE__EXECUTOR_EXITED || s == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED ||
+               s == SPARK__EXECUTOR_STATE__EXECUTOR_KILLED || s == SPARK__EXECUTOR_STATE__EXECUTOR_LOST;
+}
+
+static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
+        Driver *d = userdata;
+        const Spark__ExecutorInfo *info = NULL;
+        (void) s;
+
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_EXECUTOR_ADDED:
+                info = env->executor_added->executor;
+                if (info && streq(info->app_id, d->app_id) && !isempty(info->worker_events))
+                        driver_subscribe_worker(d, info->worker_events);
+                break;
+        case SPARK__ENVELOPE__BODY_EXECUTOR_UPDATED:
+                info = env->executor_updated->executor;
+                if (info && streq(info->app_id, d->app_id) && executor_state_is_end(info->state)) {
+                        char why[320];
+                        snprintf(why, sizeof(why), "master reports it %s: %s",
+                                 info->state == SPARK__EXECUTOR_STATE__EXECUTOR_LOST ? "lost" : "ended",
+                                 strempty(info->reason));
+                        driver_executor_lost(d, driver_executor(d, info->executor_id), why);
+                }
+                break;
+        case SPARK__ENVELOPE__BODY_WORKER_LOST:
+                for (size_t i = 0; i < d->n_executors_allocated; i++) {
+                        DriverExecutor *ex = d->executors[i];
+                        if (ex && !ex->lost && streq(ex->worker_id, strempty(env->worker_lost->worker_id))) {
+                                char why[320];
+                                snprintf(why, sizeof(why), "worker %s lost: %s", ex->worker_id,
+                                         strempty(env->worker_lost->reason));
+                                driver_executor_lost(d, ex, why);
+                        }
+                }
+                break;
+        case SPARK__ENVELOPE__BODY_APPLICATION_REMOVED:
+                if (streq(strempty(env->application_removed->app_id), d->app_id)) {
+                        log_struct(LOG_ERR, LOG_FIELDS(.app_id = d->app_id, .message_id = SPARK_MESSAGE_APP_REMOVED),
+                                   "The master removed application %s: %s; stopping", d->app_id,
+                                   strempty(env->application_removed->reason));
+                        d->registered = false;  /* nothing to unregister */
+                        d->exit_status = 1;
+                        (void) sd_event_exit(d->event, 1);
+                }
+                break;
+        default:
+                break;
+        }
+}
+
+static void on_worker_event(EventSub *s, const Envelope *env, void *userdata) {
+        Driver *d = userdata;
+        const Spark__ExecutorStateChanged *sc;
+        (void) s;
+
+        if (env->body_case != SPARK__ENVELOPE__BODY_EXECUTOR_STATE_CHANGED)
+                return;
+        sc = env->executor_state_changed;
+        if (!streq(strempty(sc->app_id), d->app_id) || !executor_state_is_end(sc->state))
+                return;
+        {
+                char why[320];
+                snprintf(why, sizeof(why), "unit %s stopped: %s", strempty(sc->unit), strempty(sc->reason));
+                driver_executor_lost(d, driver_executor(d, sc->executor_id), why);
+        }
+}
+
+void driver_subscribe_worker(Driver *d, const char *events_url) {
+        EventSub *s;
+        int r;
+
+        if (hashmap_get(d->worker_events, events_url) || config_endpoint_check(events_url))
+                return;
+        r = event_sub_new(d->event, events_url, NULL, on_worker_event, on_resync, d, &s);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to subscribe to worker events at %s, ignoring: %m", events_url);
+                return;
+        }
+        if (hashmap_put(d->worker_events, event_sub_url(s), s) < 0)
+                event_sub_free(s);
+}
+
+int driver_subscribe_master(Driver *d) {
+        return event_sub_new(d->event, d->config.cluster.master_events, NULL, on_master_event, on_resync, d,
+                             &d->master_events);
+}

@@ -1,0 +1,31 @@
+/* The driver's request endpoint: executors (register, poll, fetch a
+ * library) and clients (submit, status, results, cancel). */
+#include "driver.h"
+#include "log.h"
+
+int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
+        Driver *d = userdata;
+        (void) s;
+
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_POLL:
+                return driver_poll(d, req, env->poll);
+        case SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR:
+                return driver_register_executor(d, req, env->register_executor);
+        case SPARK__ENVELOPE__BODY_FETCH_LIBRARY:
+                return driver_fetch_library(d, req, env->fetch_library->hash);
+        case SPARK__ENVELOPE__BODY_SUBMIT_JOB:
+                return driver_submit_job(d, req, env->submit_job);
+        case SPARK__ENVELOPE__BODY_JOB_STATUS:
+                return driver_job_status(d, req, env->job_status->job_id);
+        case SPARK__ENVELOPE__BODY_LIST_JOBS:
+                return driver_list_jobs(d, req);
+        case SPARK__ENVELOPE__BODY_FETCH_RESULTS:
+                return driver_fetch_results(d, req, env->fetch_results);
+        case SPARK__ENVELOPE__BODY_CANCEL_JOB:
+                return driver_cancel_job(d, req, env->cancel_job->job_id);
+        default:
+                return rpc_request_reply_error(req, -EOPNOTSUPP, "the driver does not handle %s requests",
+                                               envelope_body_name(env));
+        }
+}

@@ -1,0 +1,156 @@
+/* spark-driver's manager: configuration, sockets, timers, and leaving
+ * cleanly (the application is unregistered, so every executor unit of it
+ * goes away). */
+#include "daemon.h"
+#include "driver.h"
+#include "endpoint.h"
+#include "log.h"
+
+static void scheduler_config_from(const SparkConfig *c, SchedulerConfig *ret) {
+        scheduler_config_default(ret);
+        ret->task_max_failures = (unsigned) c->driver.task_max_failures;
+        ret->locality_wait_usec = (usec_t) c->driver.locality_wait_ms * USEC_PER_MSEC;
+        ret->max_result_bytes = (uint64_t) c->driver.max_result_mb * 1024 * 1024;
+        ret->executor_prefetch = (unsigned) c->driver.cores_per_executor;
+}
+
+int driver_new(const char *config_path, Driver **ret) {
+        _cleanup_(driver_freep) Driver *d = NULL;
+        SchedulerConfig sc;
+        int r;
+
+        d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->config_path = strdup(config_path);
+        if (!d->config_path)
+                return -ENOMEM;
+        if (daemon_load_config(config_path, &d->config) != 0)
+                return -EINVAL;
+
+        r = endpoint_advertise(d->config.driver.listen, d->config.driver.advertise_host, &d->url);
+        if (r < 0)
+                return log_error_errno(r, "Failed to derive the advertised endpoint: %m");
+
+        scheduler_config_from(&d->config, &sc);
+        r = scheduler_new(&sc, &d->scheduler);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the scheduler: %m");
+
+        if (hashmap_new(&d->jobs) < 0 || hashmap_new(&d->submissions) < 0 || hashmap_new(&d->libraries) < 0 ||
+            hashmap_new(&d->pipes) < 0 || hashmap_new(&d->worker_events) < 0)
+                return log_oom();
+        d->next_job_number = 1;
+        d->heartbeat_timeout = (usec_t) d->config.driver.executor_heartbeat_timeout_ms * USEC_PER_MSEC;
+        /* A parked poll is answered well within the heartbeat timeout, so a
+         * live executor always polls in time. */
+        d->poll_interval_ms = (int) MIN(MAX(d->config.driver.executor_heartbeat_timeout_ms / 5, 50), 2000);
+
+        r = sd_event_default(&d->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the event loop: %m");
+        *ret = TAKE_PTR(d);
+        return 0;
+}
+
+Driver *driver_free(Driver *d) {
+        size_t i = 0;
+        void *v;
+
+        if (!d)
+                return NULL;
+        d->server = rpc_server_free(d->server);  /* parked polls are abandoned */
+        d->master = rpc_client_free(d->master);
+        d->master_events = event_sub_free(d->master_events);
+        if (d->worker_events)
+                while (hashmap_iterate(d->worker_events, &i, &v, NULL))
+                        event_sub_free(v);
+        hashmap_free(d->worker_events);
+        driver_jobs_free(d);
+        driver_executors_free(d);
+        hashmap_free(d->jobs);
+        hashmap_free(d->submissions);
+        hashmap_free(d->libraries);
+        hashmap_free(d->pipes);
+        scheduler_free(d->scheduler);
+        sd_event_source_disable_unref(d->revive_timer);
+        sd_event_source_disable_unref(d->heartbeat_timer);
+        sd_event_source_disable_unref(d->register_timer);
+        sd_event_unref(d->event);
+        config_done(&d->config);
+        free(d->url);
+        free(d->config_path);
+        free(d);
+        return NULL;
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Driver *d = userdata;
+        (void) s, (void) si;
+
+        if (daemon_reload_config(d->config_path, &d->config, CONFIG_SECTION_MASK(CONFIG_SECTION_DRIVER)) > 0)
+                d->heartbeat_timeout = (usec_t) d->config.driver.executor_heartbeat_timeout_ms * USEC_PER_MSEC;
+        return 0;
+}
+
+static int on_register_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Driver *d = userdata;
+
+        if (!d->registered)
+                driver_register_app(d);
+        (void) sd_event_source_set_time(s, usec + USEC_PER_SEC);
+        return 0;
+}
+
+int driver_start(Driver *d) {
+        RpcServerConfig sc = { .max_request_bytes = DRIVER_MAX_REQUEST_BYTES };
+        int r;
+
+        r = daemon_setup_signals(d->event, on_reload, d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up signal handling: %m");
+        r = rpc_server_new_envelope(d->event, d->config.driver.listen, &sc, driver_handle_request, d, &d->server);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on %s: %m", d->config.driver.listen);
+        rpc_server_set_pipe_handler(d->server, driver_on_pipe, d);
+        r = rpc_client_new(d->event, d->config.cluster.master, NULL, &d->master);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
+                                       d->config.cluster.master);
+        r = driver_subscribe_master(d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to subscribe to the master's events at %s: %m",
+                                       d->config.cluster.master_events);
+        r = driver_start_heartbeat_checks(d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start the executor heartbeat checks: %m");
+        r = sd_event_add_time_relative(d->event, &d->register_timer, CLOCK_MONOTONIC, 0, 0, on_register_timer, d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start registration: %m");
+        (void) sd_event_source_set_enabled(d->register_timer, SD_EVENT_ON);
+
+        log_info("Driver for application '%s' listening on %s (advertised as %s), master %s",
+                 d->config.driver.app_name, d->config.driver.listen, d->url, d->config.cluster.master);
+        daemon_notify_ready("registering the application");
+        return 0;
+}
+
+/* On stop: tell the master, which kills every executor of the app. */
+void driver_unregister(Driver *d) {
+        Spark__UnregisterApplication ua = SPARK__UNREGISTER_APPLICATION__INIT;
+        Envelope env = ENVELOPE_INIT, *reply = NULL;
+        int r;
+
+        if (!d->registered)
+                return;
+        ua.app_id = d->app_id;
+        ua.reason = (char *) "driver stopped";
+        ENVELOPE_SET(&env, UNREGISTER_APPLICATION, unregister_application, &ua);
+        r = rpc_call_sync(d->config.cluster.master, &env, 3000, 0, &reply);
+        envelope_free(reply);
+        if (r < 0)
+                log_warning_errno(r, "Failed to unregister application %s from the master: %m", d->app_id);
+        else
+                log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .message_id = SPARK_MESSAGE_APP_REMOVED),
+                           "Application %s unregistered", d->app_id);
+}

@@ -1,0 +1,119 @@
+/* spark-driver's manager: one application.  It registers the app with the
+ * master, accepts the executors the master starts for it, runs the jobs
+ * clients submit (scheduler.h decides what runs where), and notices a lost
+ * executor on whichever of these comes first: its socket disconnects, its
+ * worker publishes that its unit stopped, the master says it or its worker is
+ * lost, or it stops polling for executor_heartbeat_timeout_ms. */
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "event-sub.h"
+#include "hashmap.h"
+#include "ids.h"
+#include "rpc-client.h"
+#include "rpc-server.h"
+#include "scheduler.h"
+
+#define DRIVER_MAX_EXECUTOR_ID 1000000
+#define DRIVER_MAX_REQUEST_BYTES (256u * 1024u * 1024u)
+
+typedef struct DriverExecutor DriverExecutor;
+typedef struct DriverJob DriverJob;
+
+typedef struct Driver {
+        sd_event *event;
+        char *config_path;
+        SparkConfig config;
+        char *url;                /* advertised request endpoint, given to executors */
+        char app_id[APP_ID_MAX];
+        bool registered;
+        bool registering;
+
+        Scheduler *scheduler;
+        RpcServer *server;
+        RpcClient *master;
+        EventSub *master_events;
+        Hashmap *worker_events;   /* worker event URL → EventSub */
+        bool resync_in_flight;
+
+        DriverExecutor **executors;   /* indexed by executor id */
+        size_t n_executors_allocated;
+        size_t n_live_executors;
+        Hashmap *pipes;               /* "pipe id" → DriverExecutor (socket disconnects) */
+
+        Hashmap *jobs;                /* job id → DriverJob */
+        DriverJob *jobs_head, *jobs_tail;  /* submission order, for eviction and listing */
+        size_t n_jobs;
+        unsigned next_job_number;
+        Hashmap *submissions;         /* request id → DriverJob (resent submits) */
+        Hashmap *libraries;           /* sha256 hex → DriverLibrary */
+
+        sd_event_source *revive_timer;     /* delay scheduling */
+        sd_event_source *heartbeat_timer;  /* frozen executors */
+        sd_event_source *register_timer;   /* registration with the master */
+        usec_t heartbeat_timeout;
+        int poll_interval_ms;              /* how long a poll is parked at most */
+        char status[256];
+        int exit_status;
+} Driver;
+
+struct DriverExecutor {
+        int id;
+        char host[256];
+        char worker_id[WORKER_ID_MAX];
+        int cores;
+        int64_t pid;
+        uint32_t pipe_id;
+        char pipe_key[16];
+        usec_t last_poll;
+        RpcRequest *parked;           /* a poll waiting for work */
+        sd_event_source *park_timer;
+        bool lost;
+        char lost_reason[256];
+        Spark__TaskKill *kills;       /* to send with the next reply; job_id owned */
+        size_t n_kills, n_kills_allocated;
+};
+
+int driver_new(const char *config_path, Driver **ret);
+Driver *driver_free(Driver *d);
+int driver_start(Driver *d);
+void driver_unregister(Driver *d);
+
+/* driver-requests.c */
+int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
+
+/* driver-executors.c */
+int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterExecutor *re);
+int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll);
+DriverExecutor *driver_executor(Driver *d, int id);
+void driver_executor_lost(Driver *d, DriverExecutor *ex, const char *reason);
+void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata);
+void driver_wake_parked(Driver *d);
+void driver_arm_revive(Driver *d);
+int driver_start_heartbeat_checks(Driver *d);
+void driver_queue_kill(Driver *d, int executor_id, const char *job_id, int index);
+void driver_executors_free(Driver *d);
+
+/* driver-jobs.c */
+int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj);
+int driver_job_status(Driver *d, RpcRequest *req, const char *job_id);
+int driver_list_jobs(Driver *d, RpcRequest *req);
+int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *fr);
+int driver_cancel_job(Driver *d, RpcRequest *req, const char *job_id);
+int driver_fetch_library(Driver *d, RpcRequest *req, const char *hash);
+/* Fills a TaskLaunch for an assignment; strings and bytes point into the job. */
+void driver_task_launch_fill(Driver *d, const TaskAssignment *a, Spark__TaskLaunch *tl);
+/* A result from an executor; the job's bookkeeping and the scheduler's. */
+void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *r, usec_t now);
+/* Handles jobs that ended: kills their leftover attempts, logs. */
+void driver_drain_finished_jobs(Driver *d);
+void driver_jobs_free(Driver *d);
+
+/* driver-master.c */
+void driver_register_app(Driver *d);
+int driver_subscribe_master(Driver *d);
+void driver_subscribe_worker(Driver *d, const char *events_url);
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Driver *, driver_free);

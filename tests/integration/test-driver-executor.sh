@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The driver and its executors against the real systemd user manager: a
+# master, two workers and a driver; function jobs through sparkctl; and each
+# way an executor gets lost — SIGKILL (socket disconnect), SIGSTOP
+# (heartbeat timeout), `systemctl stop` (the worker's unit-stop event) —
+# with every result delivered exactly once.
+# shellcheck source=tests/harness/lib.sh
+. "$(dirname "$0")/../harness/lib.sh"
+require_user_manager
+
+tmp=$(harness_tmpdir)
+lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
+[ -f "$lib" ] || die "$lib is not built (make test-helpers)"
+
+cat >"$tmp/cluster.conf" <<EOF
+cluster: { master = "ipc://$tmp/master.sock"; master_events = "ipc://$tmp/master-events.sock"; };
+master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-events.sock";
+          state_dir = "$tmp/state"; worker_timeout_ms = 3000; };
+driver: { app_name = "driver-test"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
+          cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 4;
+          executor_heartbeat_timeout_ms = 2000; locality_wait_ms = 0; };
+EOF
+for i in 1 2; do
+        cat >"$tmp/worker$i.conf" <<EOF
+@include "cluster.conf"
+worker: { listen = "ipc://$tmp/worker$i.sock"; events_listen = "ipc://$tmp/worker$i-events.sock";
+          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i"; heartbeat_ms = 500;
+          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+EOF
+done
+stop_user_units_on_exit 'spark-executor-*'
+
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "ipc://$tmp/driver.sock" "$@"; }
+executor_units() { systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }'; }
+n_executor_units() { executor_units | wc -l; }
+units_running() { [ "$(n_executor_units)" -ge "$1" ]; }
+no_units() { [ "$(n_executor_units)" -eq 0 ]; }
+driver_log_has() { grep -Eq "$1" "$(daemon_log driver)"; }
+
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
+start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
+start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+check "four executor units start" wait_until 30 units_running 4
+check "every executor registers with the driver" wait_until 30 driver_log_has 'Executor 4 registered'
+
+# --- a plain job: 2,000 tasks, 2,000 correct results in order -------------
+seq 0 1999 >"$tmp/numbers"
+seq 0 1999 | awk '{ print $1 * $1 }' >"$tmp/squares"
+rc=0
+sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out1" 2>"$tmp/err1" || rc=$?
+check_eq "2,000 function tasks succeed" 0 "$rc"
+check "... with 2,000 correct results in task order" cmp -s "$tmp/squares" "$tmp/out1"
+
+# run_job_with NAME INJECT: submits 2,000 slow tasks (--json), runs INJECT once
+# the job is under way, and checks each task's result arrived once and right.
+run_job_with() {
+        local name=$1 inject=$2 rc=0 job
+        sparkctl submit --json --name "$name" --function "$lib:slow_square" --inputs "$tmp/numbers" \
+                >"$tmp/$name.json" 2>"$tmp/$name.err" &
+        local submit=$!
+        check "$name: the job is under way" wait_until 20 job_running "$name"
+        $inject
+        wait $submit || rc=$?
+        check_eq "$name: the job succeeds" 0 "$rc"
+        check_eq "$name: 2,000 results" 2000 "$(grep -c '"task":' "$tmp/$name.json")"
+        check_eq "$name: each task exactly once" 2000 \
+                "$(grep -o '"task":[0-9]*' "$tmp/$name.json" | sort -u | wc -l)"
+        check_eq "$name: every result correct" "$(cat "$tmp/squares")" \
+                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$tmp/$name.json")"
+}
+job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' [1-9][0-9]*/2000 '; }
+first_unit() { executor_units | head -n 1; }
+unit_pid() { systemctl --user show -p MainPID --value "$1"; }
+
+# --- SIGKILL an executor: its socket disconnects ---------------------------
+kill_executor() {
+        victim=$(first_unit)
+        systemctl --user kill -s KILL "$victim"
+}
+run_job_with kill-job kill_executor
+check "the driver saw the socket disconnect of the killed executor" \
+        driver_log_has "lost: socket disconnected"
+check "... and its unit-stop event named the signal" \
+        wait_for driver_log_has "unit $victim stopped: .*signal KILL"
+check "the master replaces the lost executor" wait_until 30 units_running 4
+
+# --- SIGSTOP an executor: declared lost after the heartbeat timeout --------
+stop_executor() {
+        victim=$(first_unit)
+        victim_pid=$(unit_pid "$victim")
+        kill -STOP "$victim_pid"
+}
+run_job_with stop-job stop_executor
+check "the frozen executor was declared lost by heartbeat timeout" \
+        driver_log_has "lost: no poll for [0-9]+ ms \(heartbeat timeout\)"
+kill -CONT "$victim_pid" 2>/dev/null || true
+check "the frozen executor's unit is gone" wait_until 20 bash -c "! systemctl --user is-active -q $victim"
+check "the master replaces it" wait_until 30 units_running 4
+
+# --- systemctl stop an executor unit: the unit-stop event names why -------
+stop_unit() {
+        victim=$(first_unit)
+        systemctl --user stop "$victim"
+}
+run_job_with unit-stop-job stop_unit
+check "the driver's log names the unit-stop reason" \
+        wait_for driver_log_has "unit $victim stopped: "
+check "the master replaces it" wait_until 30 units_running 4
+
+# --- retries ---------------------------------------------------------------
+rc=0
+sparkctl submit --json --function "$lib:third_time_lucky" --count 3 >"$tmp/lucky.json" 2>&1 || rc=$?
+check_eq "a task failing twice then succeeding: the job succeeds" 0 "$rc"
+check_eq "... each task took 3 attempts" 3 "$(grep -c '"attempts":3' "$tmp/lucky.json")"
+check_match "... and returned the third attempt's output" '"status":"ok".*lucky on attempt 3' "$(head -n 1 "$tmp/lucky.json")"
+
+rc=0
+sparkctl submit --json --function "$lib:always_fail" --count 1 >"$tmp/fail.json" 2>&1 || rc=$?
+check_eq "a task that always fails fails the job (exit 1)" 1 "$rc"
+for a in 1 2 3 4; do
+        check_match "... with the reason of attempt $a" "boom on attempt $a" "$(cat "$tmp/fail.json")"
+done
+check_match "... after task_max_failures = 4 attempts" '"attempts":4' "$(cat "$tmp/fail.json")"
+
+# --- stopping the driver takes its executors with it ----------------------
+stop_daemon driver TERM
+check "the driver unregistered its application" grep -q "unregistered" "$(daemon_log driver)"
+check "no spark-executor unit is left" wait_until 20 no_units
