@@ -1,0 +1,111 @@
+/* SHA-256 against the FIPS 180-2 / NIST example vectors, the padding
+ * boundaries (55, 56, 63, 64, … bytes), and feeding the same data in pieces
+ * of every size. */
+#include <check.h>
+
+#include "macro.h"
+#include "sha256.h"
+
+static const char *hex_of(const void *data, size_t len, char hex[static SHA256_HEX_SIZE]) {
+        return sha256_hex(data, len, hex);
+}
+
+START_TEST(test_fips_vectors) {
+        char hex[SHA256_HEX_SIZE];
+
+        ck_assert_str_eq(hex_of("", 0, hex), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        ck_assert_str_eq(hex_of("abc", 3, hex), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        ck_assert_str_eq(hex_of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, hex),
+                         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+        ck_assert_str_eq(hex_of("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqr"
+                                "lmnopqrsmnopqrstnopqrstu",
+                                112, hex),
+                         "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+        ck_assert_str_eq(hex_of("The quick brown fox jumps over the lazy dog", 43, hex),
+                         "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592");
+}
+END_TEST
+
+START_TEST(test_million_a) {
+        char block[1000], hex[SHA256_HEX_SIZE];
+        uint8_t digest[SHA256_DIGEST_SIZE];
+        Sha256 s;
+
+        memset(block, 'a', sizeof(block));
+        sha256_init(&s);
+        for (unsigned i = 0; i < 1000; i++)
+                sha256_update(&s, block, sizeof(block));
+        sha256_final(&s, digest);
+        ck_assert_str_eq(sha256_to_hex(digest, hex), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+END_TEST
+
+START_TEST(test_padding_boundaries) {
+        static const struct {
+                size_t len;
+                const char *hex;
+        } v[] = {
+                { 55, "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072" },
+                { 56, "04c26261370ee7541549d16dee320c723e3fd14671e66a099afe0a377c16888e" },
+                { 63, "75220b47218278e656f2013bb8f0c455a25eaf01e86c64924e9d48d89776d6f2" },
+                { 64, "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c" },
+                { 65, "9537c5fdf120482f7d58d25e9ed583f52c02b4e304ea814db1633ad565aed7e9" },
+                { 119, "000b48d4edf0fa7bee3c6236ecd2785baa5db4eeb8bb54341b029e0d9fa5fb0c" },
+                { 120, "13f05a0b594787f5ecd315edc96141bd3243203d1b7d4f0836f37308b276ba98" },
+        };
+        char buf[128], hex[SHA256_HEX_SIZE];
+
+        memset(buf, 'x', sizeof(buf));
+        for (size_t i = 0; i < ELEMENTSOF(v); i++)
+                ck_assert_str_eq(hex_of(buf, v[i].len, hex), v[i].hex);
+}
+END_TEST
+
+START_TEST(test_incremental_matches_one_shot) {
+        uint8_t data[1000], one[SHA256_DIGEST_SIZE], pieces[SHA256_DIGEST_SIZE];
+
+        for (size_t i = 0; i < sizeof(data); i++)
+                data[i] = (uint8_t) (i * 131 + 7);
+        sha256(data, sizeof(data), one);
+
+        for (size_t step = 1; step <= 130; step++) {
+                Sha256 s;
+
+                sha256_init(&s);
+                for (size_t off = 0; off < sizeof(data); off += step)
+                        sha256_update(&s, data + off, MIN(step, sizeof(data) - off));
+                sha256_final(&s, pieces);
+                ck_assert_mem_eq(one, pieces, SHA256_DIGEST_SIZE);
+        }
+}
+END_TEST
+
+START_TEST(test_hex_is_valid) {
+        ck_assert(sha256_hex_is_valid("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+        ck_assert(!sha256_hex_is_valid(NULL));
+        ck_assert(!sha256_hex_is_valid(""));
+        ck_assert(!sha256_hex_is_valid("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b85"));
+        ck_assert(!sha256_hex_is_valid("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b8555"));
+        ck_assert(!sha256_hex_is_valid("E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"));
+        ck_assert(!sha256_hex_is_valid("../0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("sha256");
+        TCase *tc = tcase_create("sha256");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, test_fips_vectors);
+        tcase_add_test(tc, test_million_a);
+        tcase_add_test(tc, test_padding_boundaries);
+        tcase_add_test(tc, test_incremental_matches_one_shot);
+        tcase_add_test(tc, test_hex_is_valid);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

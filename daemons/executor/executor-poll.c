@@ -1,0 +1,370 @@
+/* The executor's side of the pull protocol (SPEC §4): RegisterExecutor,
+ * then Polls on at most two request contexts — one that the driver may park
+ * until it has work (or heartbeat_ms passes), and one that carries results
+ * as soon as they are there while the first is parked. */
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "executor.h"
+#include "nng-util.h"
+
+static void slot_aio_cb(void *arg) {
+        PollSlot *s = arg;
+        int rv = nng_aio_result(s->aio);
+
+        if (s->phase == POLL_SLOT_SENDING) {
+                if (rv != 0) {
+                        nng_msg *m = nng_aio_get_msg(s->aio);
+
+                        if (m)
+                                nng_msg_free(m);
+                        s->error = nng_errno(rv);
+                        goto done;
+                }
+                s->phase = POLL_SLOT_RECEIVING;
+                nng_ctx_recv(s->ctx, s->aio);
+                return;
+        }
+        if (rv != 0)
+                s->error = nng_errno(rv);
+        else
+                s->reply = nng_aio_get_msg(s->aio);
+done:
+        s->phase = POLL_SLOT_DONE;
+        loop_queue_push_item(s->executor->queue, &s->item);
+}
+
+int executor_slots_open(Executor *e) {
+        for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++) {
+                PollSlot *s = &e->slots[i];
+                int r;
+
+                s->executor = e;
+                loop_queue_item_init(&s->item, executor_slot_done, s);
+                r = nng_errno(nng_aio_alloc(&s->aio, slot_aio_cb, s));
+                if (r < 0)
+                        return r;
+                r = nng_errno(nng_ctx_open(&s->ctx, e->sock));
+                if (r < 0)
+                        return r;
+                s->ctx_open = true;
+        }
+        return 0;
+}
+
+void executor_slots_close(Executor *e) {
+        for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++) {
+                PollSlot *s = &e->slots[i];
+
+                if (s->aio) {
+                        nng_aio_stop(s->aio); /* waits for the callback */
+                        nng_aio_free(s->aio);
+                        s->aio = NULL;
+                }
+                if (s->ctx_open) {
+                        (void) nng_ctx_close(s->ctx);
+                        s->ctx_open = false;
+                }
+                if (s->reply) {
+                        nng_msg_free(s->reply);
+                        s->reply = NULL;
+                }
+        }
+}
+
+static int slot_send(PollSlot *s, Envelope *env) {
+        nng_msg *m;
+        int r;
+
+        r = nng_util_msg_from_envelope(env, &m);
+        if (r < 0)
+                return r;
+        s->busy = true;
+        s->phase = POLL_SLOT_SENDING;
+        s->error = 0;
+        s->reply = NULL;
+        nng_aio_set_msg(s->aio, m);
+        nng_ctx_send(s->ctx, s->aio);
+        return 0;
+}
+
+int executor_send_register(Executor *e) {
+        Spark__RegisterExecutor re = SPARK__REGISTER_EXECUTOR__INIT;
+        Envelope env = ENVELOPE_INIT;
+
+        re.app_id = e->args.app_id;
+        re.executor_id = e->args.executor_id;
+        re.host = e->host;
+        re.cores = e->args.cores;
+        re.pid = getpid();
+        re.unit = e->unit;
+        re.worker_id = e->args.worker_id;
+        ENVELOPE_SET(&env, REGISTER_EXECUTOR, register_executor, &re);
+        return slot_send(&e->slots[0], &env);
+}
+
+static int result_buf_reserve(Executor *e, size_t n) {
+        Spark__TaskResult *b;
+        Spark__TaskResult **p;
+
+        if (n <= e->result_cap)
+                return 0;
+        n = MAX(n, e->result_cap * 2);
+        b = realloc(e->result_buf, n * sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        e->result_buf = b;
+        p = realloc(e->result_ptrs, n * sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        e->result_ptrs = p;
+        e->result_cap = n;
+        return 0;
+}
+
+static void release_results(Task *results) {
+        while (results) {
+                Task *t = results;
+
+                results = t->next;
+                task_release(t);
+        }
+}
+
+/* Sends one Poll with these results on s, and releases them (the message
+ * holds a copy; should sending fail, we are exiting anyway).  Free slots =
+ * cores + prefetch - tasks held (queued + running). */
+static int send_poll(Executor *e, PollSlot *s, Task *results, size_t n, size_t held) {
+        Spark__Poll p = SPARK__POLL__INIT;
+        Envelope env = ENVELOPE_INIT;
+        int64_t capacity = (int64_t) e->args.cores + e->prefetch;
+        size_t i = 0;
+        int r;
+
+        r = result_buf_reserve(e, n);
+        if (r < 0) {
+                release_results(results);
+                return r;
+        }
+        for (Task *t = results; t; t = t->next, i++) {
+                Spark__TaskResult *tr = &e->result_buf[i];
+
+                *tr = (Spark__TaskResult) SPARK__TASK_RESULT__INIT;
+                tr->job_id = t->launch->job_id;
+                tr->index = t->launch->index;
+                tr->attempt = t->launch->attempt;
+                tr->status = t->outcome.status;
+                tr->exit_code = t->outcome.exit_code;
+                tr->output.data = t->outcome.output;
+                tr->output.len = t->outcome.output_len;
+                if (t->outcome.error)
+                        tr->error = t->outcome.error;
+                e->result_ptrs[i] = tr;
+        }
+
+        p.app_id = e->args.app_id;
+        p.executor_id = e->args.executor_id;
+        p.results = e->result_ptrs;
+        p.n_results = n;
+        p.free_slots = (int32_t) MIN(MAX(capacity - (int64_t) held, (int64_t) 0), (int64_t) INT32_MAX);
+        p.seq = ++e->seq;
+        ENVELOPE_SET(&env, POLL, poll, &p);
+
+        r = slot_send(s, &env);
+        release_results(results);
+        if (r < 0)
+                return r;
+        s->seq = p.seq;
+        s->n_results = n;
+        e->n_polls++;
+        e->n_results_sent += n;
+        return 0;
+}
+
+void executor_pump(Executor *e) {
+        if (e->state != EXECUTOR_POLLING)
+                return;
+
+        for (;;) {
+                PollSlot *idle = NULL;
+                unsigned busy = 0;
+                size_t n, held;
+                Task *results;
+                int r;
+
+                for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++) {
+                        if (e->slots[i].busy)
+                                busy++;
+                        else if (!idle)
+                                idle = &e->slots[i];
+                }
+                if (!idle)
+                        return;
+
+                results = task_runner_take_results(e->runner, EXECUTOR_MAX_POLL_RESULTS,
+                                                   MIN(e->max_result_bytes, EXECUTOR_MAX_POLL_RESULT_BYTES), &n,
+                                                   &held);
+                /* With a poll out already, a second one is only worth it to
+                 * carry results (the first may be parked at the driver). */
+                if (busy > 0 && n == 0)
+                        return;
+
+                r = send_poll(e, idle, results, n, held);
+                if (r < 0) {
+                        executor_exit(e, EXIT_FAILURE, LOG_ERR, "Failed to send a poll: %s", strerror(-r));
+                        return;
+                }
+        }
+}
+
+void executor_results_ready(void *userdata, bool discard) {
+        Executor *e = userdata;
+
+        atomic_store(&e->results_item_queued, false);
+        if (!discard)
+                executor_pump(e);
+}
+
+static void handle_register_reply(Executor *e, Envelope *env) {
+        const Spark__RegisterExecutorReply *rr;
+        int64_t max_result;
+
+        if (env->body_case == SPARK__ENVELOPE__BODY_ERROR) {
+                const Spark__Error *err = env->error;
+
+                if (err->code == -EAGAIN) {
+                        log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e), "Driver not ready to register us (%s), retrying.",
+                                   strna(err->message));
+                        if (executor_schedule_register_retry(e) < 0)
+                                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Failed to schedule a retry.");
+                        return;
+                }
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Driver %s refused executor %d of %s: %s",
+                              e->args.driver_url, e->args.executor_id, e->args.app_id, strna(err->message));
+                return;
+        }
+        if (env->body_case != SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR_REPLY) {
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Driver answered the registration with %s, exiting.",
+                              envelope_body_name(env));
+                return;
+        }
+
+        rr = env->register_executor_reply;
+        e->heartbeat_ms = rr->heartbeat_ms;
+        if (rr->heartbeat_ms > 0)
+                e->timeout_ms = (int) MIN(MAX((int64_t) rr->heartbeat_ms * EXECUTOR_MISSED_HEARTBEATS,
+                                              (int64_t) EXECUTOR_MIN_TIMEOUT_MS),
+                                          (int64_t) INT32_MAX);
+        else
+                e->timeout_ms = EXECUTOR_DEFAULT_TIMEOUT_MS;
+        e->prefetch = rr->prefetch < 0 ? 0 : MIN(rr->prefetch, EXECUTOR_PREFETCH_MAX);
+        max_result = rr->max_result_bytes > 0 ? rr->max_result_bytes : EXECUTOR_DEFAULT_MAX_RESULT_BYTES;
+        e->max_result_bytes = (size_t) MIN(max_result, (int64_t) (SIZE_MAX / 4));
+
+        /* A parked poll is answered within heartbeat_ms; resending on a live
+         * connection would only hand the driver a duplicate. */
+        for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++)
+                (void) nng_ctx_set_ms(e->slots[i].ctx, NNG_OPT_REQ_RESENDTIME, e->timeout_ms);
+
+        e->state = EXECUTOR_POLLING;
+        e->last_reply = now_mono_usec();
+        executor_arm_deadline(e);
+        log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e, .message_id = SPARK_MESSAGE_EXECUTOR_REGISTERED),
+                   "Registered with driver %s as executor %d of %s on %s: %d cores, heartbeat %d ms, prefetch %d, "
+                   "max result %zu bytes.",
+                   e->args.driver_url, e->args.executor_id, e->args.app_id, e->host, e->args.cores, e->heartbeat_ms,
+                   e->prefetch, e->max_result_bytes);
+        executor_pump(e);
+}
+
+/* Takes env. */
+static void handle_poll_reply(Executor *e, Envelope *env) {
+        const Spark__PollReply *pr;
+        TaskBatch *batch = NULL;
+        int r;
+
+        if (env->body_case == SPARK__ENVELOPE__BODY_ERROR) {
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Driver %s refused our poll: %s", e->args.driver_url,
+                              strna(env->error->message));
+                envelope_free(env);
+                return;
+        }
+        if (env->body_case != SPARK__ENVELOPE__BODY_POLL_REPLY) {
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Driver answered a poll with %s, exiting.",
+                              envelope_body_name(env));
+                envelope_free(env);
+                return;
+        }
+        pr = env->poll_reply;
+        if (pr->shutdown) {
+                executor_exit(e, EXIT_SUCCESS, LOG_INFO, "Driver asked executor %d to shut down: %s",
+                              e->args.executor_id, isempty(pr->reason) ? "no reason given" : pr->reason);
+                envelope_free(env);
+                return;
+        }
+
+        if (pr->n_tasks > 0) {
+                r = task_batch_new(env, &batch);
+                if (r < 0) {
+                        executor_exit(e, EXIT_FAILURE, LOG_ERR, "Cannot queue %zu tasks: %s", pr->n_tasks,
+                                      strerror(-r));
+                        envelope_free(env);
+                        return;
+                }
+                /* env now belongs to the batch; pr stays valid while any of
+                 * its tasks lives, and none is released before we return. */
+                e->n_tasks_received += batch->n_tasks;
+                task_runner_submit(e->runner, batch->tasks, batch->n_tasks);
+        }
+
+        /* After the launches, so a kill in the same reply finds its task. */
+        for (size_t i = 0; i < pr->n_kills; i++) {
+                const Spark__TaskKill *k = pr->kills[i];
+                unsigned n = task_runner_kill(e->runner, k->job_id, k->index);
+
+                e->n_kills++;
+                if (k->index < 0)
+                        log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e, .job_id = k->job_id),
+                                   "Killing every task of %s: %u here.", strna(k->job_id), n);
+                else
+                        log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e, .job_id = k->job_id),
+                                   "Killing task %d of %s%s.", k->index, strna(k->job_id),
+                                   n > 0 ? "" : " (not here)");
+        }
+
+        if (!batch)
+                envelope_free(env);
+        executor_pump(e);
+}
+
+void executor_slot_done(void *userdata, bool discard) {
+        PollSlot *s = userdata;
+        Executor *e = s->executor;
+        _cleanup_nng_msg_ nng_msg *m = TAKE_PTR(s->reply);
+        Envelope *env = NULL;
+        int r;
+
+        s->busy = false;
+        s->phase = POLL_SLOT_IDLE;
+        if (discard || e->state == EXECUTOR_STOPPING)
+                return;
+
+        if (s->error < 0 || !m) {
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Lost the driver %s: %s", e->args.driver_url,
+                              strerror(s->error < 0 ? -s->error : EIO));
+                return;
+        }
+        r = envelope_decode(nng_msg_body(m), nng_msg_len(m), EXECUTOR_MAX_MESSAGE_BYTES, &env);
+        if (r < 0) {
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Cannot decode the driver's reply: %s", strerror(-r));
+                return;
+        }
+        nng_msg_free(TAKE_PTR(m));
+        e->last_reply = now_mono_usec();
+
+        if (e->state == EXECUTOR_REGISTERING) {
+                handle_register_reply(e, env);
+                envelope_free(env);
+        } else
+                handle_poll_reply(e, env);
+}

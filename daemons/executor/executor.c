@@ -1,0 +1,275 @@
+/* See executor.h: lifecycle, registration, signals and the deadlines. */
+#include <signal.h>
+#include <stdarg.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "executor.h"
+#include "nng-util.h"
+
+static const char *const executor_state_table[_EXECUTOR_STATE_MAX] = {
+        [EXECUTOR_REGISTERING] = "registering",
+        [EXECUTOR_POLLING] = "polling",
+        [EXECUTOR_STOPPING] = "stopping",
+};
+
+const char *executor_state_to_string(ExecutorState s) {
+        return s >= 0 && s < _EXECUTOR_STATE_MAX ? executor_state_table[s] : NULL;
+}
+
+void executor_exit(Executor *e, int status, int level, const char *fmt, ...) {
+        char msg[1024];
+        va_list ap;
+
+        if (e->state == EXECUTOR_STOPPING)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        log_struct(level, EXECUTOR_LOG_FIELDS(e, .message_id = SPARK_MESSAGE_EXECUTOR_EXITED), "%s", msg);
+
+        e->state = EXECUTOR_STOPPING;
+        e->exit_status = status;
+        (void) sd_event_exit(e->event, status);
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Executor *e = userdata;
+
+        (void) s;
+        executor_exit(e, EXIT_SUCCESS, LOG_INFO, "Received SIG%s, exiting.", sigabbrev_np((int) si->ssi_signo));
+        return 0;
+}
+
+/* The one timer: the registration deadline, then "no reply from the driver
+ * for timeout_ms" (fate sharing: no executor outlives its driver). */
+static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        Executor *e = userdata;
+        usec_t due;
+
+        (void) usec;
+        switch (e->state) {
+        case EXECUTOR_REGISTERING:
+                due = e->register_deadline;
+                if (now_mono_usec() >= due) {
+                        executor_exit(e, EXIT_FAILURE, LOG_ERR,
+                                      "Driver %s unreachable: could not register within %llu s, exiting.",
+                                      e->args.driver_url, (unsigned long long) (EXECUTOR_REGISTER_TIMEOUT_USEC / USEC_PER_SEC));
+                        return 0;
+                }
+                break;
+        case EXECUTOR_POLLING:
+                due = e->last_reply + (usec_t) e->timeout_ms * USEC_PER_MSEC;
+                if (now_mono_usec() >= due) {
+                        executor_exit(e, EXIT_FAILURE, LOG_ERR,
+                                      "Driver %s unreachable: no reply for %d ms, exiting.", e->args.driver_url,
+                                      e->timeout_ms);
+                        return 0;
+                }
+                break;
+        default:
+                return 0;
+        }
+        (void) sd_event_source_set_time(s, due);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int on_register_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Executor *e = userdata;
+        int r;
+
+        (void) s;
+        (void) usec;
+        if (e->state != EXECUTOR_REGISTERING)
+                return 0;
+        r = executor_send_register(e);
+        if (r < 0)
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Failed to send the registration: %s", strerror(-r));
+        return 0;
+}
+
+int executor_schedule_register_retry(Executor *e) {
+        usec_t when = now_mono_usec() + EXECUTOR_REGISTER_RETRY_USEC;
+
+        if (e->retry_source) {
+                (void) sd_event_source_set_time(e->retry_source, when);
+                return sd_event_source_set_enabled(e->retry_source, SD_EVENT_ONESHOT);
+        }
+        return sd_event_add_time(e->event, &e->retry_source, CLOCK_MONOTONIC, when, USEC_PER_MSEC, on_register_retry,
+                                 e);
+}
+
+void executor_arm_deadline(Executor *e) {
+        usec_t due = e->state == EXECUTOR_REGISTERING ? e->register_deadline
+                                                      : e->last_reply + (usec_t) e->timeout_ms * USEC_PER_MSEC;
+
+        (void) sd_event_source_set_time(e->deadline_source, due);
+        (void) sd_event_source_set_enabled(e->deadline_source, SD_EVENT_ONESHOT);
+}
+
+int executor_new(ExecutorArgs *args, Executor **ret) {
+        _cleanup_(executor_freep) Executor *e = NULL;
+        sigset_t mask;
+        int r;
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return log_oom();
+        e->args = *args;
+        *args = (ExecutorArgs) {};
+        e->state = EXECUTOR_REGISTERING;
+        e->timeout_ms = EXECUTOR_DEFAULT_TIMEOUT_MS;
+        e->max_result_bytes = EXECUTOR_DEFAULT_MAX_RESULT_BYTES;
+        loop_queue_item_init(&e->results_item, executor_results_ready, e);
+        atomic_init(&e->results_item_queued, false);
+
+        if (gethostname(e->host, sizeof(e->host) - 1) < 0)
+                snprintf(e->host, sizeof(e->host), "localhost");
+        r = executor_unit_name(e->unit, sizeof(e->unit), e->args.app_id, e->args.executor_id);
+        if (r < 0)
+                return log_error_errno(r, "Failed to form the unit name: %m");
+
+        /* Before any thread exists (nng's, ours), so that every thread
+         * inherits the mask and sd-event gets the signals. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "Failed to block signals: %m");
+        (void) signal(SIGPIPE, SIG_IGN);
+
+        r = sd_event_new(&e->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the event loop: %m");
+        r = sd_event_add_signal(e->event, &e->sigterm_source, SIGTERM, on_signal, e);
+        if (r >= 0)
+                r = sd_event_add_signal(e->event, &e->sigint_source, SIGINT, on_signal, e);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch signals: %m");
+        /* Accuracy 1 ms: sd-event's default (250 ms) would make the fate
+         * timeout late by up to that much. */
+        r = sd_event_add_time(e->event, &e->deadline_source, CLOCK_MONOTONIC, UINT64_MAX, USEC_PER_MSEC, on_deadline,
+                              e);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add a timer: %m");
+        r = loop_queue_new(e->event, &e->queue);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the loop queue: %m");
+
+        r = library_cache_new(e->args.work_dir, executor_fetch_library, e, &e->libs);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the library cache: %m");
+
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+static int executor_connect(Executor *e) {
+        int r;
+
+        r = nng_errno(nng_req0_open(&e->sock));
+        if (r < 0)
+                return log_error_errno(r, "Failed to open a socket: %m");
+        e->sock_open = true;
+        r = nng_util_set_recv_limit(e->sock, EXECUTOR_MAX_MESSAGE_BYTES);
+        if (r >= 0)
+                r = nng_util_set_reconnect(e->sock, 50, 1000);
+        /* A request is sent again at once when its connection drops (nng
+         * does that itself); on a live connection only after this long,
+         * which is longer than a parked poll may take.  Contexts take it
+         * from the socket when they are opened. */
+        if (r >= 0)
+                r = nng_errno(nng_socket_set_ms(e->sock, NNG_OPT_REQ_RESENDTIME, EXECUTOR_DEFAULT_TIMEOUT_MS));
+        if (r < 0)
+                return log_error_errno(r, "Failed to set socket options: %m");
+        r = executor_slots_open(e);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open request contexts: %m");
+        /* Non-blocking: the dialer keeps trying until the driver is there. */
+        r = nng_errno(nng_dial(e->sock, e->args.driver_url, NULL, NNG_FLAG_NONBLOCK));
+        if (r < 0)
+                return log_error_errno(r, "Failed to dial %s: %m", e->args.driver_url);
+        return 0;
+}
+
+static void executor_stop(Executor *e) {
+        unsigned busy;
+
+        e->state = EXECUTOR_STOPPING;
+        /* Closing the socket first ends a library fetch a task thread may be
+         * waiting in. */
+        if (e->sock_open) {
+                (void) nng_close(e->sock);
+                e->sock_open = false;
+        }
+        busy = task_runner_stop(e->runner, EXECUTOR_STOP_WAIT_USEC);
+        if (busy > 0) {
+                /* A function task cannot be interrupted; systemd's
+                 * KillMode=control-group would end it anyway. */
+                log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e), "Not waiting for %u running task(s).", busy);
+                fflush(stdout);
+                fflush(stderr);
+                _exit(e->exit_status);
+        }
+        e->runner = task_runner_free(e->runner);
+}
+
+int executor_run(Executor *e) {
+        int r;
+
+        r = task_runner_new((unsigned) e->args.cores, executor_run_task, executor_notify_results, e, &e->runner);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start %d task threads: %m", e->args.cores), EXIT_FAILURE;
+        r = executor_connect(e);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        e->register_deadline = now_mono_usec() + EXECUTOR_REGISTER_TIMEOUT_USEC;
+        executor_arm_deadline(e);
+        r = executor_send_register(e);
+        if (r < 0)
+                return log_error_errno(r, "Failed to send the registration: %m"), EXIT_FAILURE;
+
+        r = sd_event_loop(e->event);
+        if (r < 0 && e->state != EXECUTOR_STOPPING)
+                return log_error_errno(r, "Event loop failed: %m"), EXIT_FAILURE;
+
+        log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e),
+                   "Executor %d of %s done: %" PRIu64 " tasks received, %" PRIu64 " results sent in %" PRIu64
+                   " polls, %" PRIu64 " kills.",
+                   e->args.executor_id, e->args.app_id, e->n_tasks_received, e->n_results_sent, e->n_polls,
+                   e->n_kills);
+        executor_stop(e);
+        return e->exit_status;
+}
+
+Executor *executor_free(Executor *e) {
+        if (!e)
+                return NULL;
+
+        /* Order matters: the task threads push to the queue and fetch over
+         * the socket; nng's callbacks push to the queue. */
+        if (e->runner) {
+                (void) task_runner_stop(e->runner, UINT64_MAX);
+                e->runner = task_runner_free(e->runner);
+        }
+        if (e->sock_open) {
+                (void) nng_close(e->sock);
+                e->sock_open = false;
+        }
+        executor_slots_close(e);
+        e->queue = loop_queue_free(e->queue);
+        e->libs = library_cache_free(e->libs);
+        sd_event_source_disable_unref(e->sigterm_source);
+        sd_event_source_disable_unref(e->sigint_source);
+        sd_event_source_disable_unref(e->deadline_source);
+        sd_event_source_disable_unref(e->retry_source);
+        sd_event_unref(e->event);
+        free(e->result_buf);
+        free(e->result_ptrs);
+        executor_args_done(&e->args);
+        free(e);
+        return NULL;
+}

@@ -1,0 +1,180 @@
+/* spark-executor: one per executor unit.  It registers with its driver,
+ * then pulls tasks with Poll requests, runs them on `cores` task threads
+ * and returns their results in later polls; it exits when the driver says
+ * so, when the driver stops answering, or on SIGTERM.
+ *
+ * Threads: the main thread runs the sd-event loop and owns the Executor;
+ * nng's aio callbacks only hand finished requests to it (a LoopQueue); the
+ * task threads (task-runner.c) run tasks and tell the loop when results are
+ * waiting. */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+#include <systemd/sd-event.h>
+
+#include "executor-args.h"
+#include "ids.h"
+#include "library-cache.h"
+#include "log.h"
+#include "loop-queue.h"
+#include "task-runner.h"
+#include "time-util.h"
+
+/* Largest message we take from the driver: a task batch or a library. */
+#define EXECUTOR_MAX_MESSAGE_BYTES (256u * 1024u * 1024u)
+/* How long we try to register while the driver cannot be reached. */
+#define EXECUTOR_REGISTER_TIMEOUT_USEC (30u * USEC_PER_SEC)
+/* Retry after the driver answered a registration with -EAGAIN. */
+#define EXECUTOR_REGISTER_RETRY_USEC (250u * USEC_PER_MSEC)
+/* Without a heartbeat from the driver: the driver's default
+ * executor_heartbeat_timeout_ms. */
+#define EXECUTOR_DEFAULT_TIMEOUT_MS 10000
+/* When heartbeat_ms is given, no reply for this many heartbeats ends us. */
+#define EXECUTOR_MISSED_HEARTBEATS 3
+/* ... but never less than this, whatever heartbeat_ms says. */
+#define EXECUTOR_MIN_TIMEOUT_MS 100
+#define EXECUTOR_FETCH_TIMEOUT_MS 60000
+/* A Poll carries at most this many results, of at most this many bytes in
+ * all (but always at least one result, however big). */
+#define EXECUTOR_MAX_POLL_RESULTS 16384u
+#define EXECUTOR_MAX_POLL_RESULT_BYTES ((size_t) 64u * 1024u * 1024u)
+/* The largest result when the driver gave no max_result_bytes. */
+#define EXECUTOR_DEFAULT_MAX_RESULT_BYTES ((int64_t) SPARK_MAX_MESSAGE_BYTES)
+#define EXECUTOR_PREFETCH_MAX 1000000
+/* How long a stopping executor waits for its task threads. */
+#define EXECUTOR_STOP_WAIT_USEC (200u * USEC_PER_MSEC)
+
+/* Two polls at most: one that may wait (parked) at the driver for work, and
+ * one that carries results while the first is parked. */
+#define EXECUTOR_POLL_SLOTS 2u
+
+typedef struct Executor Executor;
+
+typedef enum ExecutorState {
+        EXECUTOR_REGISTERING,
+        EXECUTOR_POLLING,
+        EXECUTOR_STOPPING,
+        _EXECUTOR_STATE_MAX,
+        _EXECUTOR_STATE_INVALID = -EINVAL,
+} ExecutorState;
+
+const char *executor_state_to_string(ExecutorState s);
+
+typedef enum PollSlotPhase {
+        POLL_SLOT_IDLE,
+        POLL_SLOT_SENDING,
+        POLL_SLOT_RECEIVING,
+        POLL_SLOT_DONE,
+        _POLL_SLOT_PHASE_MAX,
+        _POLL_SLOT_PHASE_INVALID = -EINVAL,
+} PollSlotPhase;
+
+/* One request context to the driver.  The loop owns it while idle; from the
+ * send until its item is queued, only the aio callback touches phase, error
+ * and reply. */
+typedef struct PollSlot {
+        Executor *executor;
+        nng_ctx ctx;
+        bool ctx_open;
+        nng_aio *aio;
+        LoopQueueItem item;
+        bool busy;            /* loop: a request is out */
+        size_t n_results;     /* loop: results it carries */
+        uint64_t seq;
+        PollSlotPhase phase;
+        int error;
+        nng_msg *reply;
+} PollSlot;
+
+struct Executor {
+        ExecutorArgs args;
+        char host[256];
+        char unit[UNIT_NAME_MAX];
+
+        sd_event *event;
+        sd_event_source *sigterm_source, *sigint_source;
+        sd_event_source *deadline_source;  /* registration deadline, then heartbeat timeout */
+        sd_event_source *retry_source;     /* registration retry */
+        LoopQueue *queue;
+
+        nng_socket sock;
+        bool sock_open;
+        PollSlot slots[EXECUTOR_POLL_SLOTS];
+
+        /* Task threads → loop: "results are waiting".  queued keeps the
+         * item from being pushed twice. */
+        LoopQueueItem results_item;
+        atomic_bool results_item_queued;
+
+        TaskRunner *runner;
+        LibraryCache *libs;
+
+        ExecutorState state;
+        int exit_status;
+
+        /* From RegisterExecutorReply. */
+        int heartbeat_ms;
+        int prefetch;
+        size_t max_result_bytes;
+        int timeout_ms;
+
+        usec_t register_deadline;
+        usec_t last_reply;
+        uint64_t seq;
+
+        /* A reused array for the TaskResults of one Poll. */
+        Spark__TaskResult *result_buf;
+        Spark__TaskResult **result_ptrs;
+        size_t result_cap;
+
+        uint64_t n_tasks_received, n_results_sent, n_polls, n_kills;
+};
+
+/* Takes args.  Blocks SIGTERM and SIGINT (handled by the loop): call it
+ * before anything starts a thread. */
+int executor_new(ExecutorArgs *args, Executor **ret);
+Executor *executor_free(Executor *e);
+
+/* Connects, registers and serves until the end; returns the exit status
+ * (0: shutdown or SIGTERM; 1: refused, or the driver is unreachable).  If a
+ * task thread is stuck in a function that does not return, it does not wait
+ * for it: it exits the process with that status. */
+int executor_run(Executor *e);
+
+/* Ends the loop with this status, logging why (once). */
+void executor_exit(Executor *e, int status, int level, const char *fmt, ...) _printf_(4, 5);
+
+/* The structured fields every log line of this executor carries. */
+#define EXECUTOR_LOG_FIELDS(e, ...)                                                         \
+        LOG_FIELDS(.app_id = (e)->args.app_id, .executor_id = (e)->args.executor_id,        \
+                   .worker_id = isempty((e)->args.worker_id) ? NULL : (e)->args.worker_id,  \
+                   .unit = (e)->unit, __VA_ARGS__)
+
+/* executor-poll.c */
+int executor_slots_open(Executor *e);
+void executor_slots_close(Executor *e);
+/* Sends RegisterExecutor on the first slot. */
+int executor_send_register(Executor *e);
+/* Sends the polls that are due: one if none is out, a second one if one is
+ * out and results are waiting. */
+void executor_pump(Executor *e);
+/* Loop callbacks. */
+void executor_slot_done(void *userdata, bool discard);
+void executor_results_ready(void *userdata, bool discard);
+
+/* executor-tasks.c */
+void executor_run_task(TaskRunner *r, Task *t, void *userdata);
+void executor_notify_results(void *userdata);
+int executor_fetch_library(const char *hash, void **ret_data, size_t *ret_len, char *error, size_t error_size,
+                           void *userdata);
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Executor *, executor_free);
+
+/* executor.c, for executor-poll.c */
+int executor_schedule_register_retry(Executor *e);
+/* (Re)arms the deadline timer for the current state. */
+void executor_arm_deadline(Executor *e);
