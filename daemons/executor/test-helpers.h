@@ -1,6 +1,6 @@
 /* Shared by the executor's tests: temporary directories and the task
  * libraries of tests/helpers/tasks/, taken from the build directory when
- * the Makefile built them, else compiled here with $CC (default cc). */
+ * `make test-helpers` built them, else compiled here with $CC (default cc). */
 #pragma once
 
 #include <dirent.h>
@@ -61,8 +61,9 @@ static inline void test_rm_rf(const char *dir) {
         (void) rmdir(dir);
 }
 
-/* The shared object built from tests/helpers/tasks/NAME.c, as
- * $BUILD/tests/helpers/libNAME.so if it is there, else compiled into dir. */
+/* The shared object built from tests/helpers/tasks/NAME.c: the Makefile's
+ * $BUILD/tests/helpers/tasks/NAME.so if it is there, else compiled into dir
+ * as libNAME.so. */
 static inline int test_task_library(const char *name, const char *dir, char *path, size_t size) {
         char build[PATH_MAX], src[PATH_MAX];
         const char *cc = getenv("CC");
@@ -70,7 +71,7 @@ static inline int test_task_library(const char *name, const char *dir, char *pat
         int status, k;
 
         if (test_build_dir(build, sizeof(build)) >= 0) {
-                k = snprintf(path, size, "%s/tests/helpers/lib%s.so", build, name);
+                k = snprintf(path, size, "%s/tests/helpers/tasks/%s.so", build, name);
                 if (k > 0 && (size_t) k < size && access(path, R_OK) == 0)
                         return 0;
         }
