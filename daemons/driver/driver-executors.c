@@ -10,6 +10,11 @@
 
 #define MAX_TASKS_PER_REPLY 4096
 #define MAX_RESULTS_PER_POLL 65536
+/* How much work an executor may hold beyond its cores: enough to cover this
+ * long at the rate it finishes tasks.  Tiny tasks then travel in large
+ * batches (a task costs less than a message), while long tasks are handed
+ * out a core's worth at a time and stay balanced across executors. */
+#define PREFETCH_HORIZON_SEC 0.01
 
 DriverExecutor *driver_executor(Driver *d, int id) {
         if (id < 1 || (size_t) id >= d->n_executors_allocated)
@@ -64,6 +69,25 @@ static void on_abandoned(RpcRequest *req, void *userdata) {
                 ex->parked = NULL;
 }
 
+/* Learns how fast the executor finishes tasks from the results it returns. */
+static void executor_note_results(DriverExecutor *ex, size_t n, usec_t now) {
+        if (ex->last_results_at > 0 && now > ex->last_results_at) {
+                double rate = (double) n * 1e6 / (double) (now - ex->last_results_at);
+                ex->task_rate = ex->task_rate > 0 ? 0.7 * ex->task_rate + 0.3 * rate : rate;
+                ex->prefetch = (int) MIN(ex->task_rate * PREFETCH_HORIZON_SEC, (double) DRIVER_MAX_PREFETCH);
+        }
+        ex->last_results_at = now;
+}
+
+/* Tasks the executor may be given now: its free slots as it reported them,
+ * capped by what it already holds against cores + its adapted prefetch. */
+static int executor_room(Driver *d, DriverExecutor *ex, int free_slots) {
+        int held = scheduler_executor_running(d->scheduler, ex->id, NULL, 0);
+        int room = ex->cores + ex->prefetch - MAX(held, 0);
+
+        return MAX(MIN(free_slots, room), 0);
+}
+
 /* Answers a poll with what the scheduler offers this executor now, plus
  * queued kills.  If there is nothing to send and park is set, keeps the
  * request until there is (or the poll interval passes). */
@@ -77,6 +101,7 @@ static int executor_answer(Driver *d, DriverExecutor *ex, RpcRequest *req, int f
         usec_t now = now_mono_usec();
         int n = 0, r;
 
+        free_slots = executor_room(d, ex, free_slots);
         if (free_slots > 0 && scheduler_n_pending(d->scheduler) > 0) {
                 n = scheduler_offer(d->scheduler, ex->id, MIN(free_slots, MAX_TASKS_PER_REPLY), now, assignments,
                                     MAX_TASKS_PER_REPLY);
@@ -123,10 +148,7 @@ static void executor_unpark(Driver *d, DriverExecutor *ex, bool offer) {
         if (ex->lost)
                 (void) reply_error_shutdown(req, ex->lost_reason);
         else
-                (void) executor_answer(d, ex, req, offer ? scheduler_executor_free_cores(d->scheduler, ex->id) +
-                                                                   (int) d->config.driver.cores_per_executor
-                                                         : 0,
-                                       false);
+                (void) executor_answer(d, ex, req, offer ? DRIVER_MAX_PREFETCH : 0, false);
 }
 
 void driver_wake_parked(Driver *d) {
@@ -134,11 +156,9 @@ void driver_wake_parked(Driver *d) {
                 DriverExecutor *ex = d->executors[i];
                 if (ex && ex->parked && !ex->lost) {
                         RpcRequest *req = ex->parked;
-                        int free_slots = scheduler_executor_free_cores(d->scheduler, ex->id) +
-                                         (int) d->config.driver.cores_per_executor;
                         ex->parked = NULL;
                         (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
-                        (void) executor_answer(d, ex, req, free_slots, true);
+                        (void) executor_answer(d, ex, req, DRIVER_MAX_PREFETCH, true);
                 }
         }
         driver_arm_revive(d);
@@ -220,9 +240,12 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
         DriverExecutor *ex;
         int r;
 
-        if (!d->registered || !streq(re->app_id, d->app_id))
-                return rpc_request_reply_error(req, -ESTALE, "this driver runs application %s, not %s",
-                                               d->app_id[0] ? d->app_id : "(none yet)", re->app_id);
+        if (!d->registered)
+                /* the executor retries: we are still registering with the master */
+                return rpc_request_reply_error(req, -EAGAIN, "the application is not registered yet");
+        if (!streq(re->app_id, d->app_id))
+                return rpc_request_reply_error(req, -ESTALE, "this driver runs application %s, not %s", d->app_id,
+                                               re->app_id);
         if (re->executor_id < 1 || re->executor_id > DRIVER_MAX_EXECUTOR_ID || re->cores < 1 || re->cores > 4096 ||
             !wire_name_is_valid(re->host, false) || !wire_name_is_valid(re->worker_id, true))
                 return rpc_request_reply_error(req, -EINVAL, "invalid executor registration");
@@ -279,8 +302,10 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                    ex->cores, ex->pid, isempty(re->unit) ? "-" : re->unit);
 reply:
         reply.heartbeat_ms = d->poll_interval_ms;
-        reply.prefetch = (int32_t) d->config.driver.cores_per_executor;
-        reply.max_result_bytes = d->config.driver.max_result_mb * 1024 * 1024;
+        reply.prefetch = DRIVER_MAX_PREFETCH;
+        /* one result must fit in one poll, which must fit our receive limit */
+        reply.max_result_bytes = MIN(d->config.driver.max_result_mb * 1024 * 1024,
+                                     (int64_t) DRIVER_MAX_REQUEST_BYTES - 1024 * 1024);
         ENVELOPE_SET(&env, REGISTER_EXECUTOR_REPLY, register_executor_reply, &reply);
         return rpc_request_reply_envelope(req, &env);
 }
@@ -313,14 +338,19 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
         for (size_t i = 0; i < poll->n_results; i++)
                 driver_task_result(d, ex, poll->results[i], now);
         if (had_results) {
+                executor_note_results(ex, poll->n_results, now);
                 driver_drain_finished_jobs(d);
                 if (scheduler_n_pending(d->scheduler) > 0)
                         driver_wake_parked(d);
+                /* A flush: answered at once, with work if there is some; a
+                 * poll parked meanwhile stays parked. */
+                return executor_answer(d, ex, req, MAX(poll->free_slots, 0), false);
         }
 
-        /* One parked poll per executor: a newer one takes its place. */
-        executor_unpark(d, ex, true);
-        return executor_answer(d, ex, req, MAX(poll->free_slots, 0), !had_results);
+        /* The executor has one poll waiting for work at a time; an older one
+         * (resent after a reconnect) is answered empty. */
+        executor_unpark(d, ex, false);
+        return executor_answer(d, ex, req, MAX(poll->free_slots, 0), true);
 }
 
 void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata) {

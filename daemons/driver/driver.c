@@ -11,7 +11,7 @@ static void scheduler_config_from(const SparkConfig *c, SchedulerConfig *ret) {
         ret->task_max_failures = (unsigned) c->driver.task_max_failures;
         ret->locality_wait_usec = (usec_t) c->driver.locality_wait_ms * USEC_PER_MSEC;
         ret->max_result_bytes = (uint64_t) c->driver.max_result_mb * 1024 * 1024;
-        ret->executor_prefetch = (unsigned) c->driver.cores_per_executor;
+        ret->executor_prefetch = DRIVER_MAX_PREFETCH;
 }
 
 int driver_new(const char *config_path, Driver **ret) {

@@ -18,6 +18,9 @@
 
 #define DRIVER_MAX_EXECUTOR_ID 1000000
 #define DRIVER_MAX_REQUEST_BYTES (256u * 1024u * 1024u)
+/* An executor may hold this many tasks beyond its cores at most; how many it
+ * gets depends on how fast it finishes them (driver-executors.c). */
+#define DRIVER_MAX_PREFETCH 4096
 
 typedef struct DriverExecutor DriverExecutor;
 typedef struct DriverJob DriverJob;
@@ -68,6 +71,9 @@ struct DriverExecutor {
         uint32_t pipe_id;
         char pipe_key[16];
         usec_t last_poll;
+        usec_t last_results_at;
+        double task_rate;             /* results per second, smoothed */
+        int prefetch;                 /* tasks it may hold beyond its cores, adapted */
         RpcRequest *parked;           /* a poll waiting for work */
         sd_event_source *park_timer;
         bool lost;
