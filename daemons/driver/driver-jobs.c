@@ -13,6 +13,7 @@
 #define FETCH_MAX_TASKS 100000
 #define FETCH_MAX_BYTES (16u * 1024u * 1024u)
 #define MAX_PREFERRED_HOSTS 64
+#define FETCH_MAX_WAIT_MS 10000
 
 typedef struct DriverLibrary {
         char hash[SHA256_HEX_SIZE];
@@ -27,6 +28,18 @@ typedef struct TaskOutput {
         int32_t exit_code;
 } TaskOutput;
 
+/* A FetchResults waiting for the job's next result (a long poll): the client
+ * gets each result one round trip after it arrives, without polling. */
+typedef struct ParkedFetch {
+        Driver *driver;
+        RpcRequest *req;
+        DriverJob *job;
+        unsigned from;
+        size_t max;
+        sd_event_source *timer;
+        struct ParkedFetch *next;
+} ParkedFetch;
+
 struct DriverJob {
         char id[32];
         char *name;
@@ -40,9 +53,12 @@ struct DriverJob {
         char *symbol;
         char **preferred;              /* NULL-terminated, shared by every task */
         TaskOutput *outputs;           /* per task */
+        ParkedFetch *fetches;
         usec_t submitted;
         DriverJob *prev, *next;
 };
+
+static void answer_fetches(Driver *d, DriverJob *j, bool all);
 
 static DriverJob *job_by_scheduler_job(Driver *d, Job *job) {
         return hashmap_get(d->jobs, scheduler_job_id(job));
@@ -89,6 +105,7 @@ static void job_unlink(Driver *d, DriverJob *j) {
 }
 
 static void job_remove(Driver *d, DriverJob *j) {
+        answer_fetches(d, j, true);
         hashmap_remove(d->jobs, j->id);
         if (j->request_id[0])
                 hashmap_remove(d->submissions, j->request_id);
@@ -116,6 +133,12 @@ static void evict_finished_jobs(Driver *d) {
 void driver_jobs_free(Driver *d) {
         for (DriverJob *j = d->jobs_head, *next; j; j = next) {
                 next = j->next;
+                /* the server is gone: its parked requests were abandoned */
+                for (ParkedFetch *f = j->fetches, *fn; f; f = fn) {
+                        fn = f->next;
+                        sd_event_source_disable_unref(f->timer);
+                        free(f);
+                }
                 job_free(d, j);
         }
         d->jobs_head = d->jobs_tail = NULL;
@@ -347,6 +370,8 @@ void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *
                         }
                 }
         }
+        if (j->fetches && verdict != TASK_RESULT_DROPPED && verdict != TASK_RESULT_RETRYING)
+                answer_fetches(d, j, false);
         if (verdict == TASK_RESULT_RETRYING)
                 log_struct(LOG_NOTICE, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .executor_id = ex->id),
                            "Task %s/%d attempt %d failed on executor %d: %s; retrying", j->id, r->index, r->attempt,
@@ -370,6 +395,11 @@ void driver_drain_finished_jobs(Driver *d) {
                                 if (d->executors[i])
                                         driver_queue_kill(d, d->executors[i]->id, scheduler_job_id(job), -1);
 
+                {
+                        DriverJob *j = job_by_scheduler_job(d, job);
+                        if (j)
+                                answer_fetches(d, j, true);
+                }
                 scheduler_job_counts(job, &c);
                 log_struct(st == JOB_SUCCEEDED ? LOG_INFO : LOG_WARNING,
                            LOG_FIELDS(.app_id = d->app_id, .job_id = scheduler_job_id(job),
@@ -465,24 +495,21 @@ static Spark__TaskStatus task_state_to_wire(TaskState s) {
         }
 }
 
-int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *fr) {
+static bool task_is_done(DriverJob *j, unsigned index) {
+        TaskInfo ti;
+
+        return scheduler_task_info(j->job, index, &ti) >= 0 && ti.state != TASK_PENDING && ti.state != TASK_RUNNING;
+}
+
+/* Answers with the consecutive finished tasks from `from`, at most max. */
+static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, size_t max) {
         Spark__FetchResultsReply reply = SPARK__FETCH_RESULTS_REPLY__INIT;
         _cleanup_free_ Spark__TaskOutcome *outcomes = NULL;
         _cleanup_free_ Spark__TaskOutcome **ptrs = NULL;
         _cleanup_free_ const char **errors = NULL;
         Spark__JobInfo info;
         Envelope env = ENVELOPE_INIT;
-        DriverJob *j = find_job(d, req, fr->job_id);
-        size_t max, ready = 0, bytes = 0, n_errors = 0;
-        unsigned from;
-
-        if (!j)
-                return 0;
-        if (fr->from_index < 0 || (unsigned) fr->from_index > j->n_tasks)
-                return rpc_request_reply_error(req, -EINVAL, "from_index %d out of range", fr->from_index);
-        from = (unsigned) fr->from_index;
-        max = fr->max > 0 ? MIN((size_t) fr->max, (size_t) FETCH_MAX_TASKS) : 1000;
-        max = MIN(max, (size_t) (j->n_tasks - from));
+        size_t ready = 0, bytes = 0, n_errors = 0;
 
         /* Consecutive finished tasks only: the client prints in task order. */
         for (; ready < max && bytes < FETCH_MAX_BYTES; ready++) {
@@ -531,6 +558,77 @@ int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *
         reply.outcomes = ptrs;
         ENVELOPE_SET(&env, FETCH_RESULTS_REPLY, fetch_results_reply, &reply);
         return rpc_request_reply_envelope(req, &env);
+}
+
+static void parked_fetch_answer(ParkedFetch *f) {
+        DriverJob *j = f->job;
+
+        for (ParkedFetch **p = &j->fetches; *p; p = &(*p)->next)
+                if (*p == f) {
+                        *p = f->next;
+                        break;
+                }
+        (void) fetch_reply(f->driver, j, f->req, f->from, f->max);
+        sd_event_source_disable_unref(f->timer);
+        free(f);
+}
+
+/* all: every parked fetch (the job ended or goes); else those whose next
+ * task is done. */
+static void answer_fetches(Driver *d, DriverJob *j, bool all) {
+        (void) d;
+        for (ParkedFetch *f = j->fetches, *next; f; f = next) {
+                next = f->next;
+                if (all || f->from >= j->n_tasks || task_is_done(j, f->from))
+                        parked_fetch_answer(f);
+        }
+}
+
+static int on_fetch_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s, (void) usec;
+        parked_fetch_answer(userdata);
+        return 0;
+}
+
+static void on_fetch_abandoned(RpcRequest *req, void *userdata) {
+        ParkedFetch *f = userdata;
+        (void) req;
+        /* the server is going away; driver_jobs_free() frees f */
+        f->req = NULL;
+}
+
+int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *fr) {
+        DriverJob *j = find_job(d, req, fr->job_id);
+        ParkedFetch *f;
+        unsigned from;
+        size_t max;
+
+        if (!j)
+                return 0;
+        if (fr->from_index < 0 || (unsigned) fr->from_index > j->n_tasks)
+                return rpc_request_reply_error(req, -EINVAL, "from_index %d out of range", fr->from_index);
+        if (fr->wait_ms < 0)
+                return rpc_request_reply_error(req, -EINVAL, "wait_ms %d is negative", fr->wait_ms);
+        from = (unsigned) fr->from_index;
+        max = fr->max > 0 ? MIN((size_t) fr->max, (size_t) FETCH_MAX_TASKS) : 1000;
+        max = MIN(max, (size_t) (j->n_tasks - from));
+
+        if (fr->wait_ms == 0 || max == 0 || scheduler_job_state(j->job) != JOB_RUNNING || task_is_done(j, from))
+                return fetch_reply(d, j, req, from, max);
+
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        *f = (ParkedFetch) { .driver = d, .req = req, .job = j, .from = from, .max = max, .next = j->fetches };
+        if (sd_event_add_time_relative(d->event, &f->timer, CLOCK_MONOTONIC,
+                                       (usec_t) MIN(fr->wait_ms, FETCH_MAX_WAIT_MS) * USEC_PER_MSEC, 1000,
+                                       on_fetch_timeout, f) < 0) {
+                free(f);
+                return fetch_reply(d, j, req, from, max);
+        }
+        rpc_request_set_abandon_handler(req, on_fetch_abandoned, f);
+        j->fetches = f;
+        return 0;
 }
 
 int driver_cancel_job(Driver *d, RpcRequest *req, const char *job_id) {

@@ -14,7 +14,7 @@
 /* Each poll is a new connection (rpc_call_sync): pace them so that a long
  * job does not pile up sockets in TIME_WAIT. */
 #define POLL_MIN_MS 10
-#define POLL_MAX_MS 250
+#define FETCH_WAIT_MS 1000
 #define FETCH_MAX_OUTCOMES 1000
 #define FETCH_TIMEOUT_MS 10000
 #define FETCH_MAX_REPLY ((size_t) 1088 << 20) /* past the driver's default max_result_mb */
@@ -136,6 +136,8 @@ static int submission_fetch(Submission *s, Envelope **ret) {
         req.job_id = s->job_id;
         req.from_index = s->next;
         req.max = FETCH_MAX_OUTCOMES;
+        /* the driver holds the request until the next result is ready */
+        req.wait_ms = FETCH_WAIT_MS;
         ENVELOPE_SET(&env, FETCH_RESULTS, fetch_results, &req);
         for (;;) {
                 _cleanup_envelope_ Envelope *reply = NULL;
@@ -278,7 +280,9 @@ static int submission_wait(Submission *s) {
                         return submission_finish(s, info);
                 if (n > 0 && (final || n >= FETCH_MAX_OUTCOMES))
                         continue; /* more are waiting */
-                delay = n > 0 ? POLL_MIN_MS : MIN(delay * 2, POLL_MAX_MS);
+                /* With nothing new the driver has waited FETCH_WAIT_MS already;
+                 * with results flowing, pace the connections a little. */
+                delay = n > 0 ? POLL_MIN_MS : 0;
                 sig = wait_signal(&s->signals, delay);
                 if (sig)
                         return submission_interrupted(s, sig);
