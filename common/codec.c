@@ -4,6 +4,42 @@
 #include "macro.h"
 #include "codec.h"
 
+/* protobuf-c 1.4 takes a field number 0 (invalid in protobuf) for an unknown
+ * field when its tag is written in more than one byte, and packs it again in
+ * the one byte it refuses: such a message would not survive a resend.  Refuse
+ * it anywhere in the tree, as it does the short form. */
+static bool message_is_well_formed(const ProtobufCMessage *m, unsigned depth) {
+        const ProtobufCMessageDescriptor *d = m->descriptor;
+
+        if (depth > 32)
+                return false;
+        for (unsigned i = 0; i < m->n_unknown_fields; i++)
+                if (m->unknown_fields[i].tag == 0)
+                        return false;
+        for (unsigned i = 0; i < d->n_fields; i++) {
+                const ProtobufCFieldDescriptor *f = &d->fields[i];
+                const uint8_t *base = (const uint8_t *) m;
+
+                if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+                        continue;
+                if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+                        size_t n = *(const size_t *) (base + f->quantifier_offset);
+                        ProtobufCMessage *const *sub = *(ProtobufCMessage *const *const *) (base + f->offset);
+                        for (size_t k = 0; k < n; k++)
+                                if (!message_is_well_formed(sub[k], depth + 1))
+                                        return false;
+                } else {
+                        const ProtobufCMessage *sub = *(const ProtobufCMessage *const *) (base + f->offset);
+                        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                            *(const uint32_t *) (base + f->quantifier_offset) != f->id)
+                                continue;
+                        if (sub && !message_is_well_formed(sub, depth + 1))
+                                return false;
+                }
+        }
+        return true;
+}
+
 int envelope_decode(const void *buf, size_t len, size_t max_bytes, Envelope **ret) {
         Envelope *env;
 
@@ -17,6 +53,10 @@ int envelope_decode(const void *buf, size_t len, size_t max_bytes, Envelope **re
         env = spark__envelope__unpack(NULL, len, buf);
         if (!env)
                 return -EBADMSG;
+        if (!message_is_well_formed(&env->base, 0)) {
+                spark__envelope__free_unpacked(env, NULL);
+                return -EBADMSG;
+        }
 
         if (env->version != SPARK_PROTOCOL_VERSION) {
                 spark__envelope__free_unpacked(env, NULL);
