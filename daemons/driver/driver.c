@@ -88,8 +88,16 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         Driver *d = userdata;
         (void) s, (void) si;
 
-        if (daemon_reload_config(d->config_path, &d->config, CONFIG_SECTION_MASK(CONFIG_SECTION_DRIVER)) > 0)
+        if (daemon_reload_config(d->config_path, &d->config, CONFIG_SECTION_MASK(CONFIG_SECTION_DRIVER)) > 0) {
+                SchedulerConfig sc;
+                int r;
+
                 d->heartbeat_timeout = (usec_t) d->config.driver.executor_heartbeat_timeout_ms * USEC_PER_MSEC;
+                scheduler_config_from(&d->config, &sc);
+                r = scheduler_set_config(d->scheduler, &sc);
+                if (r < 0)
+                        log_warning_errno(r, "Reload: the scheduler refused the new settings, ignoring: %m");
+        }
         return 0;
 }
 
@@ -103,17 +111,21 @@ static int on_register_timer(sd_event_source *s, uint64_t usec, void *userdata) 
 }
 
 int driver_start(Driver *d) {
-        RpcServerConfig sc = { .max_request_bytes = DRIVER_MAX_REQUEST_BYTES };
+        RpcServerConfig sc = { .max_request_bytes = DRIVER_MAX_REQUEST_BYTES, .tls = &d->config.cluster.tls };
         int r;
 
         r = daemon_setup_signals(d->event, on_reload, d);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up signal handling: %m");
+        r = daemon_watch_tls(d->event, &d->config);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch TLS handshakes: %m");
         r = rpc_server_new_envelope(d->event, d->config.driver.listen, &sc, driver_handle_request, d, &d->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", d->config.driver.listen);
         rpc_server_set_pipe_handler(d->server, driver_on_pipe, d);
-        r = rpc_client_new(d->event, d->config.cluster.master, NULL, &d->master);
+        r = rpc_client_new(d->event, d->config.cluster.master, &(RpcClientConfig) { .tls = &d->config.cluster.tls },
+                           &d->master);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
                                        d->config.cluster.master);
@@ -146,7 +158,7 @@ void driver_unregister(Driver *d) {
         ua.app_id = d->app_id;
         ua.reason = (char *) "driver stopped";
         ENVELOPE_SET(&env, UNREGISTER_APPLICATION, unregister_application, &ua);
-        r = rpc_call_sync(d->config.cluster.master, &env, 3000, 0, &reply);
+        r = rpc_call_sync_tls(d->config.cluster.master, &d->config.cluster.tls, &env, 3000, 0, &reply);
         envelope_free(reply);
         if (r < 0)
                 log_warning_errno(r, "Failed to unregister application %s from the master: %m", d->app_id);
