@@ -11,6 +11,8 @@ LIBEXECDIR ?= $(PREFIX)/lib/spark
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 VERSION    := 0.1.0
 
 CC      ?= cc
@@ -115,7 +117,9 @@ install: all
 	install -m 755 $(B)/sparkctl $(DESTDIR)$(BINDIR)/
 	if ls units/*.service units/*.slice >/dev/null 2>&1; then install -m 644 units/*.service units/*.slice $(DESTDIR)$(UNITDIR)/; fi
 	if ls conf/*.conf >/dev/null 2>&1; then install -d $(DESTDIR)$(SYSCONFDIR)/spark && install -m 644 conf/*.conf $(DESTDIR)$(SYSCONFDIR)/spark/; fi
-	for s in 1 5 8; do if ls docs/*.$$s >/dev/null 2>&1; then install -d $(DESTDIR)$(MANDIR)/man$$s && install -m 644 docs/*.$$s $(DESTDIR)$(MANDIR)/man$$s/; fi; done
+	for s in 1 5 8; do for f in docs/*.$$s daemons/*/*.$$s tools/*/*.$$s; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done; done
+	for f in units/*.sysusers; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(SYSUSERSDIR)/$$(basename $$f .sysusers).conf; done
+	for f in units/*.tmpfiles; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(TMPFILESDIR)/$$(basename $$f .tmpfiles).conf; done
 
 demo: all
 	tools/demo.sh
@@ -124,3 +128,17 @@ clean:
 	rm -rf build build-san
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# --- packages and system tests (packaging/, tests/system/) ---------------------
+# `make deb` and `make rpm` build the packages of SPEC §8 from a copy of the
+# source tree into build/packages/ (and run lintian / rpmlint on them);
+# `make check-system` (root) installs the .debs in booted systemd-nspawn
+# containers and runs a cluster from them (tests/system/run.sh).
+PACKAGES_DIR := build/packages
+.PHONY: deb rpm check-system
+deb:
+	packaging/build-deb.sh $(VERSION) $(PACKAGES_DIR)
+rpm:
+	packaging/build-rpm.sh $(VERSION) $(PACKAGES_DIR)
+check-system: deb rpm
+	SPARK_PACKAGES=$(abspath $(PACKAGES_DIR)) tests/system/run.sh
