@@ -267,7 +267,6 @@ static void executor_set_state(Cluster *c, Executor *e, ExecutorState state, con
                 c->fx.executor_updated(c, e, c->userdata);
 
         if (state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING) {
-                a->retry_count = 0;
                 if (a->state == SPARK__APP_STATE__APP_WAITING)
                         a->state = SPARK__APP_STATE__APP_RUNNING;
         } else if (state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED && a->state != SPARK__APP_STATE__APP_FINISHED &&
@@ -619,7 +618,7 @@ int cluster_request_executors(Cluster *c, const char *app_id, int total) {
 /* -------------------------------------------------------------- executors */
 
 int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char *app_id, int executor_id,
-                                   ExecutorState state, const char *reason, int exit_code) {
+                                   ExecutorState state, const char *reason, int exit_code, usec_t now) {
         Executor *e = cluster_executor(c, app_id, executor_id);
 
         if (!e)
@@ -632,6 +631,11 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
         if (worker_id && e->worker && !streq(e->worker->id, worker_id))
                 return -ESTALE;
 
+        if (state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING && e->state != state)
+                e->running_since = now;
+        else if (state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED &&
+                 e->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING && now - e->running_since >= EXECUTOR_STABLE_USEC)
+                e->app->retry_count = 0;  /* it ran well: not a crash loop */
         executor_set_state(c, e, state, reason, exit_code);
         if (executor_state_is_terminal(state))
                 cluster_schedule(c);

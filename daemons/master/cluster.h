@@ -21,6 +21,12 @@ typedef Spark__ExecutorState ExecutorState;
 typedef Spark__WorkerState WorkerState;
 typedef Spark__AppState AppState;
 
+/* An executor that ran this long before it failed was not crash-looping:
+ * its failure starts a new count towards max_executor_retries.  (A unit is
+ * "running" as soon as its process has been exec'd, so RUNNING alone says
+ * nothing about the executor's health.) */
+#define EXECUTOR_STABLE_USEC (10 * USEC_PER_SEC)
+
 struct Executor {
         App *app;
         int id;
@@ -30,6 +36,7 @@ struct Executor {
         ExecutorState state;
         char *reason;
         int exit_code;
+        usec_t running_since;    /* when it was reported RUNNING */
         Executor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
@@ -61,7 +68,7 @@ struct App {
         char *reason;
         int cores_granted;
         int executor_limit;      /* RequestExecutors; INT32_MAX: no limit */
-        int retry_count;         /* failed executors since one last ran */
+        int retry_count;         /* failed executors since one ran EXECUTOR_STABLE_USEC */
         int next_executor_id;
         Executor **executors;    /* indexed by executor id */
         size_t n_executors_allocated;
@@ -132,10 +139,10 @@ int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App
 int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const char *reason);
 int cluster_request_executors(Cluster *c, const char *app_id, int total);
 
-/* An executor's state as a worker reports it.  -ENOENT for unknown ids,
- * -ESTALE when the report comes from a worker that does not hold it. */
+/* An executor's state as a worker reports it, at now.  -ENOENT for unknown
+ * ids, -ESTALE when the report comes from a worker that does not hold it. */
 int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char *app_id, int executor_id,
-                                   ExecutorState state, const char *reason, int exit_code);
+                                   ExecutorState state, const char *reason, int exit_code, usec_t now);
 int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const char *reason);
 
 /* Places executors for waiting apps; called after every state change by the

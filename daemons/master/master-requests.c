@@ -96,7 +96,7 @@ static int handle_executor_state_changed(Master *m, RpcRequest *req, const Spark
         if (!worker_id_is_valid(sc->worker_id) || !app_id_is_valid(sc->app_id))
                 return rpc_request_reply_error(req, -EINVAL, "invalid worker or application id");
         r = cluster_executor_state_changed(m->cluster, sc->worker_id, sc->app_id, sc->executor_id, sc->state,
-                                           sc->reason, sc->exit_code);
+                                           sc->reason, sc->exit_code, now_mono_usec());
         if (r == -ENOENT)
                 /* an app that is gone: nothing to change, the worker may forget it */
                 return reply_ack(req);

@@ -64,7 +64,7 @@ static void on_worker_reply(RpcClient *c, int error, const Envelope *reply, void
                 char why[300];
                 snprintf(why, sizeof(why), "launch refused by worker: %s", reply->error->message);
                 cluster_executor_state_changed(m->cluster, call->worker_id, call->app_id, call->executor_id,
-                                               SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, why, 0);
+                                               SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, why, 0, now_mono_usec());
                 free(call);
                 return;
         }

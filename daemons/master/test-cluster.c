@@ -129,29 +129,75 @@ START_TEST(test_failed_executor_replaced_then_app_fails) {
         a = add_app(c, 1);
         snprintf(app_id, sizeof(app_id), "%s", a->id);
         ck_assert_int_eq(rec.launches, 1);
-        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0), 0);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, 0), 0);
         ck_assert_int_eq(a->state, SPARK__APP_STATE__APP_RUNNING);
         /* a report from the wrong worker is refused */
-        ck_assert_int_eq(cluster_executor_state_changed(c, W2, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1), -ESTALE);
-        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 9, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1), -ENOENT);
-        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, 99, "x", 1), -EINVAL);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W2, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1, 0), -ESTALE);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 9, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1, 0), -ENOENT);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, 99, "x", 1, 0), -EINVAL);
 
         /* failures in a row: replaced twice, the third fails the app */
-        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3), 0);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3, 0), 0);
         ck_assert_int_eq(rec.launches, 2);
         /* resent report changes nothing */
-        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3), 0);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3, 0), 0);
         ck_assert_int_eq(rec.launches, 2);
-        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 2, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3), 0);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 2, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3, 0), 0);
         ck_assert_int_eq(rec.launches, 3);
         ck_assert_int_eq(rec.apps_removed, 0);
-        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 3, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "signal KILL", 0), 0);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 3, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "signal KILL", 0, 0), 0);
         ck_assert_int_eq(rec.apps_removed, 1);
         ck_assert_int_eq(rec.last_removed_state, SPARK__APP_STATE__APP_FAILED);
         ck_assert_msg(strstr(rec.last_removed_reason, "signal KILL"), "reason: %s", rec.last_removed_reason);
         ck_assert_ptr_null(cluster_app(c, app_id));
         ck_assert_int_eq(cluster_worker(c, W1)->cores_used, 0);
         ck_assert_uint_eq(cluster_n_executors(c), 0);
+        cluster_free(c);
+}
+END_TEST
+
+/* A crash-looping executor becomes RUNNING (its unit is active as soon as the
+ * process is exec'd) before it fails: that must not restart the count. */
+START_TEST(test_crash_loop_through_running) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t t = USEC_PER_SEC;
+        char app_id[APP_ID_MAX];
+        App *a;
+
+        add_worker(c, W1, "tcp://h1:7081", 1, 0);
+        a = add_app(c, 1);
+        snprintf(app_id, sizeof(app_id), "%s", a->id);
+        for (int id = 1; id <= 3; id++, t += 2000) {
+                ck_assert_int_eq(rec.apps_removed, 0);
+                ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING,
+                                                                "running", 0, t), 0);
+                ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
+                                                                "exit-code 3", 3, t + 1000), 0);
+        }
+        ck_assert_int_eq(rec.launches, 3);
+        ck_assert_int_eq(rec.apps_removed, 1);
+        ck_assert_int_eq(rec.last_removed_state, SPARK__APP_STATE__APP_FAILED);
+        ck_assert_msg(strstr(rec.last_removed_reason, "3 executors failed in a row, last: exit-code 3"), "reason: %s",
+                      rec.last_removed_reason);
+        ck_assert_ptr_null(cluster_app(c, app_id));
+
+        /* an executor that ran for a while before it failed starts a new count */
+        a = add_app(c, 1);
+        snprintf(app_id, sizeof(app_id), "%s", a->id);
+        cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, t);
+        cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1, t + 1);
+        cluster_executor_state_changed(c, W1, app_id, 2, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1, t + 2);
+        t += 10;
+        cluster_executor_state_changed(c, W1, app_id, 3, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, t);
+        t += EXECUTOR_STABLE_USEC;
+        cluster_executor_state_changed(c, W1, app_id, 3, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1, t);
+        ck_assert_int_eq(a->retry_count, 1);
+        cluster_executor_state_changed(c, W1, app_id, 4, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1, t + 1);
+        ck_assert_int_eq(rec.apps_removed, 1);
+        cluster_executor_state_changed(c, W1, app_id, 5, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "y", 1, t + 2);
+        ck_assert_int_eq(rec.apps_removed, 2);
+        ck_assert_msg(strstr(rec.last_removed_reason, "last: y"), "reason: %s", rec.last_removed_reason);
         cluster_free(c);
 }
 END_TEST
@@ -194,8 +240,8 @@ START_TEST(test_reregistration_reconciles) {
 
         add_worker(c, W1, "tcp://h1:7081", 2, 0);
         a = add_app(c, 2);
-        cluster_executor_state_changed(c, W1, a->id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0);
-        cluster_executor_state_changed(c, W1, a->id, 2, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0);
+        cluster_executor_state_changed(c, W1, a->id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, 0);
+        cluster_executor_state_changed(c, W1, a->id, 2, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, 0);
 
         /* another host claiming the same id is refused */
         WorkerRegistration dup = reg;
@@ -296,6 +342,7 @@ int main(void) {
         tcase_add_test(tc, test_spread_placement_and_ids);
         tcase_add_test(tc, test_consolidate);
         tcase_add_test(tc, test_failed_executor_replaced_then_app_fails);
+        tcase_add_test(tc, test_crash_loop_through_running);
         tcase_add_test(tc, test_worker_timeout_replaces_executors);
         tcase_add_test(tc, test_reregistration_reconciles);
         tcase_add_test(tc, test_remove_app_kills_executors);
