@@ -485,17 +485,77 @@ static void app_unlink(Cluster *c, App *a) {
         a->prev = a->next = NULL;
 }
 
+/* The app's executor_env and driver URL end up in every executor's unit:
+ * take only what a worker accepts there (daemons/worker/unit-properties.c),
+ * so that a bad registration is refused here, not by every launch. */
+#define EXECUTOR_ENV_ENTRY_MAX 4096
+#define DRIVER_URL_MAX 512
+
+static const char *const reserved_env[] = {
+        "SPARK_APP_ID", "SPARK_EXECUTOR_ID", "SPARK_WORKER_ID", "SPARK_DRIVER_URL",
+        "SPARK_EXECUTOR_CORES", "SPARK_EXECUTOR_MEMORY_MB",
+};
+
+/* Well-formed UTF-8 without control characters other than tab. */
+static bool env_value_is_valid(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        while (*p) {
+                unsigned c = *p, n, cp;
+
+                if (c < 0x80) {
+                        if ((c < 0x20 && c != '\t') || c == 0x7f)
+                                return false;
+                        p++;
+                        continue;
+                }
+                if ((c & 0xe0) == 0xc0) {
+                        n = 1;
+                        cp = c & 0x1f;
+                } else if ((c & 0xf0) == 0xe0) {
+                        n = 2;
+                        cp = c & 0x0f;
+                } else if ((c & 0xf8) == 0xf0) {
+                        n = 3;
+                        cp = c & 0x07;
+                } else
+                        return false;
+                for (unsigned i = 1; i <= n; i++) {
+                        if ((p[i] & 0xc0) != 0x80)
+                                return false;
+                        cp = (cp << 6) | (p[i] & 0x3f);
+                }
+                /* overlong forms, surrogates, beyond Unicode */
+                if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+                    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+                        return false;
+                p += n + 1;
+        }
+        return true;
+}
+
 static bool env_entry_is_valid(const char *s) {
         const char *eq = strchr(s, '=');
 
-        if (!eq || eq == s)
+        if (!eq || eq == s || strlen(s) > EXECUTOR_ENV_ENTRY_MAX || (*s >= '0' && *s <= '9'))
                 return false;
         for (const char *p = s; p < eq; p++)
                 if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_' ||
-                      (p > s && *p >= '0' && *p <= '9')))
+                      (*p >= '0' && *p <= '9')))
                         return false;
-        for (const char *p = eq + 1; *p; p++)
-                if (*p == '\n' || *p == '\r')
+        for (size_t i = 0; i < ELEMENTSOF(reserved_env); i++)
+                if (strlen(reserved_env[i]) == (size_t) (eq - s) && strncmp(s, reserved_env[i], eq - s) == 0)
+                        return false;
+        return env_value_is_valid(eq + 1);
+}
+
+/* Printable ASCII without blanks, quotes, '$' or '\\': the driver URL is an
+ * argument of the executor's ExecStart= and a value in its Environment=. */
+static bool driver_url_is_valid(const char *u) {
+        if (isempty(u) || strlen(u) >= DRIVER_URL_MAX)
+                return false;
+        for (const char *p = u; *p; p++)
+                if ((unsigned char) *p <= 0x20 || (unsigned char) *p >= 0x7f || strchr("$\\\"'`", *p))
                         return false;
         return true;
 }
@@ -504,7 +564,7 @@ int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App
         _cleanup_(app_freep) App *a = NULL;
         int r;
 
-        if (isempty(reg->driver_url) || reg->cores_per_executor < 1 || reg->cores_per_executor > 4096 ||
+        if (!driver_url_is_valid(reg->driver_url) || reg->cores_per_executor < 1 || reg->cores_per_executor > 4096 ||
             reg->max_cores < 0 || reg->executor_memory_mb < 1 || reg->executor_memory_mb > (INT64_C(1) << 32) ||
             reg->n_env > 256)
                 return -EINVAL;

@@ -148,7 +148,8 @@ done:
         for (size_t i = 0; i < ra->n_executor_env; i++)
                 free(env_strings[i]);
         if (r < 0)
-                return rpc_request_reply_error(req, r, "invalid application registration (cores, memory or environment)");
+                return rpc_request_reply_error(req, r,
+                                               "invalid application registration (cores, memory, driver URL or environment)");
 reply:
         reply.app_id = a->id;
         ENVELOPE_SET(&env, REGISTER_APPLICATION_REPLY, register_application_reply, &reply);

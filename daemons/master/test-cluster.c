@@ -293,6 +293,12 @@ START_TEST(test_hostile_registrations) {
         };
         const char *evil_env[] = { "A=1\nExecStart=/bin/evil" };
         const char *bad_name_env[] = { "1A=1" };
+        /* what a worker refuses in a unit: the app would fail at every launch */
+        const char *reserved_env[] = { "SPARK_APP_ID=app-20261129172233-0009" };
+        const char *reserved_env2[] = { "SPARK_EXECUTOR_MEMORY_MB=1" };
+        const char *control_env[] = { "A=x\001y" };
+        const char *bad_utf8_env[] = { "A=\xff\xfe" };
+        char long_entry[4200];
         AppRegistration apps[] = {
                 { .driver_url = "tcp://d:1", .cores_per_executor = -1, .executor_memory_mb = 1 },
                 { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = INT64_MAX },
@@ -301,7 +307,23 @@ START_TEST(test_hostile_registrations) {
                 { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = evil_env, .n_env = 1 },
                 { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = bad_name_env, .n_env = 1 },
                 { .app_id = "app-x/..", .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = reserved_env, .n_env = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = reserved_env2, .n_env = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = control_env, .n_env = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = bad_utf8_env, .n_env = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1,
+                  .env = (const char *[]) { long_entry }, .n_env = 1 },
+                { .driver_url = "ipc:///run/d$HOME", .cores_per_executor = 1, .executor_memory_mb = 1 },
+                { .driver_url = "tcp://d'x:1", .cores_per_executor = 1, .executor_memory_mb = 1 },
         };
+        const char *fine_env[] = { "SPARK_FAKE_MODE=exit:3", "B=tab\there", "C=gr\xc3\xbc\xc3\x9f" "e", "D=" };
+        AppRegistration fine = { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1,
+                                 .env = fine_env, .n_env = ELEMENTSOF(fine_env) };
+
+        memset(long_entry, 'a', sizeof(long_entry) - 1);
+        long_entry[0] = 'L';
+        long_entry[1] = '=';
+        long_entry[sizeof(long_entry) - 1] = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 ck_assert_int_eq(cluster_register_worker(c, &bad[i], NULL, 0, 0, NULL, NULL), -EINVAL);
@@ -310,6 +332,7 @@ START_TEST(test_hostile_registrations) {
         ck_assert_uint_eq(hashmap_size(cluster_workers(c)), 0);
         ck_assert_ptr_null(cluster_apps(c));
         ck_assert_int_eq(cluster_request_executors(c, "app-20261129172233-0001", 1), -ENOENT);
+        ck_assert_int_eq(cluster_register_app(c, &fine, 0, NULL), 0);
         cluster_free(c);
 }
 END_TEST
