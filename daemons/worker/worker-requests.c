@@ -3,6 +3,7 @@
 #include <inttypes.h>
 
 #include "log.h"
+#include "unit-properties.h"
 #include "worker.h"
 
 static int reply_ack(RpcRequest *req) {
@@ -15,6 +16,7 @@ static int reply_ack(RpcRequest *req) {
 
 static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
         _cleanup_free_ char **env = NULL;
+        char why[256] = "";
         ExecutorUnitSpec spec;
         LocalExecutor *e;
         int r = 0;
@@ -62,6 +64,10 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .slice = w->config.worker.executor_slice,
                 .user = streq(w->config.worker.systemd_bus, "system") ? w->config.worker.executor_user : NULL,
         };
+        /* say what is wrong: the master puts it in the executor's reason */
+        r = executor_unit_spec_validate(&spec, streq(w->config.worker.systemd_bus, "system"), why, sizeof(why));
+        if (r < 0)
+                goto done;
         r = worker_executor_add(w, le->app_id, le->executor_id, le->cores, le->memory_mb,
                                 SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING, &e);
         if (r < 0)
@@ -81,7 +87,7 @@ done:
                 free(env[i]);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot launch executor %s/%d: %s", le->app_id,
-                                               le->executor_id, strerror(-r));
+                                               le->executor_id, why[0] ? why : strerror(-r));
         return reply_ack(req);
 }
 
