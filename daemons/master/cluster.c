@@ -269,8 +269,8 @@ static void executor_set_state(Cluster *c, Executor *e, ExecutorState state, con
         if (state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING) {
                 if (a->state == SPARK__APP_STATE__APP_WAITING)
                         a->state = SPARK__APP_STATE__APP_RUNNING;
-        } else if (state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED && a->state != SPARK__APP_STATE__APP_FINISHED &&
-                   a->state != SPARK__APP_STATE__APP_FAILED) {
+        } else if ((state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED || e->ended_early) &&
+                   a->state != SPARK__APP_STATE__APP_FINISHED && a->state != SPARK__APP_STATE__APP_FAILED) {
                 bool any_running = false;
 
                 a->retry_count++;
@@ -402,7 +402,9 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                         for (size_t i = 0; i < n_reported && !held; i++)
                                 held = !ret_kill[i] && e->id == reported[i].executor_id &&
                                        streq(e->app->id, reported[i].app_id);
-                        if (!held && e->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING)
+                        /* LAUNCHING too: it may have died before it was reported */
+                        if (!held && (e->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING ||
+                                      e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING))
                                 executor_set_state(c, e, SPARK__EXECUTOR_STATE__EXECUTOR_LOST,
                                                    "gone after its worker restarted", 0);
                 }
@@ -686,8 +688,15 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
         if (state <= SPARK__EXECUTOR_STATE__EXECUTOR_STATE_UNKNOWN || state > SPARK__EXECUTOR_STATE__EXECUTOR_LOST ||
             state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING)
                 return -EINVAL;
-        if (executor_state_is_terminal(e->state))
-                return 0;  /* resent report */
+        if (executor_state_is_terminal(e->state)) {
+                Worker *w = worker_id ? cluster_worker(c, worker_id) : NULL;
+
+                /* An executor we gave up on runs after all (a launch resent
+                 * to a restarted worker): it must not run unaccounted. */
+                if (state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING && w && c->fx.kill_executor)
+                        c->fx.kill_executor(c, w, e, "no longer wanted by the master", c->userdata);
+                return 0;  /* otherwise a resent report */
+        }
         if (worker_id && e->worker && !streq(e->worker->id, worker_id))
                 return -ESTALE;
 
@@ -696,6 +705,11 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
         else if (state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED &&
                  e->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING && now - e->running_since >= EXECUTOR_STABLE_USEC)
                 e->app->retry_count = 0;  /* it ran well: not a crash loop */
+        /* An executor that exits 0 at once is replaced at once: without
+         * counting it as a failed start that would go on for ever. */
+        e->ended_early = state == SPARK__EXECUTOR_STATE__EXECUTOR_EXITED &&
+                         (e->state != SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING ||
+                          now - e->running_since < EXECUTOR_STABLE_USEC);
         executor_set_state(c, e, state, reason, exit_code);
         if (executor_state_is_terminal(state))
                 cluster_schedule(c);

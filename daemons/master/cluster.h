@@ -37,6 +37,7 @@ struct Executor {
         char *reason;
         int exit_code;
         usec_t running_since;    /* when it was reported RUNNING */
+        bool ended_early;        /* exited 0 before it ran long: counts as a failed start */
         Executor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 

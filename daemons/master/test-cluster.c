@@ -202,6 +202,60 @@ START_TEST(test_crash_loop_through_running) {
 }
 END_TEST
 
+START_TEST(test_exit_zero_at_once_is_a_failed_start) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t t = USEC_PER_SEC;
+        char app_id[APP_ID_MAX];
+        App *a;
+
+        add_worker(c, W1, "tcp://h1:7081", 1, 0);
+        a = add_app(c, 1);
+        snprintf(app_id, sizeof(app_id), "%s", a->id);
+        /* exit 0 right after starting, again and again: not for ever */
+        for (int id = 1; id <= 3; id++, t += 2000) {
+                ck_assert_int_eq(rec.apps_removed, 0);
+                cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, t);
+                cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_EXITED,
+                                               "exit-code 0", 0, t + 1000);
+        }
+        ck_assert_int_eq(rec.apps_removed, 1);
+        ck_assert_msg(strstr(rec.last_removed_reason, "last: exit-code 0"), "reason: %s", rec.last_removed_reason);
+
+        /* one that ran long and then exited 0 is simply replaced */
+        a = add_app(c, 1);
+        snprintf(app_id, sizeof(app_id), "%s", a->id);
+        cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, t);
+        t += EXECUTOR_STABLE_USEC;
+        cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_EXITED, "exit-code 0", 0, t);
+        ck_assert_int_eq(a->retry_count, 0);
+        ck_assert_ptr_nonnull(cluster_executor(c, app_id, 2));
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_gone_executor_that_runs_is_killed) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        WorkerRegistration reg = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 2, 8192 };
+        App *a;
+
+        add_worker(c, W1, "tcp://h1:7081", 2, 0);
+        a = add_app(c, 1);
+        /* the worker restarts before it reports executor 1 (still LAUNCHING) */
+        ck_assert_int_eq(cluster_register_worker(c, &reg, NULL, 0, 1, NULL, NULL), 1);
+        ck_assert_int_eq(cluster_executor(c, a->id, 1)->state, SPARK__EXECUTOR_STATE__EXECUTOR_LOST);
+        ck_assert_int_eq(rec.launches, 2);  /* replaced */
+        /* the resent launch started it after all: the master has it stopped */
+        ck_assert_int_eq(rec.kills, 0);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, a->id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING,
+                                                        "running", 0, 2), 0);
+        ck_assert_int_eq(rec.kills, 1);
+        ck_assert_int_eq(cluster_executor(c, a->id, 1)->state, SPARK__EXECUTOR_STATE__EXECUTOR_LOST);
+        cluster_free(c);
+}
+END_TEST
+
 START_TEST(test_worker_timeout_replaces_executors) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
@@ -366,6 +420,8 @@ int main(void) {
         tcase_add_test(tc, test_consolidate);
         tcase_add_test(tc, test_failed_executor_replaced_then_app_fails);
         tcase_add_test(tc, test_crash_loop_through_running);
+        tcase_add_test(tc, test_exit_zero_at_once_is_a_failed_start);
+        tcase_add_test(tc, test_gone_executor_that_runs_is_killed);
         tcase_add_test(tc, test_worker_timeout_replaces_executors);
         tcase_add_test(tc, test_reregistration_reconciles);
         tcase_add_test(tc, test_remove_app_kills_executors);
