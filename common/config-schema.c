@@ -29,6 +29,11 @@
 #define KEY_BOOL(S, s, n, def, r, desc) \
         { ROW(S, s, n, CONFIG_KEY_BOOL, r), .default_int = (def), .description = (desc) }
 #define KEY_ENV(S, s, n, r, desc) { ROW(S, s, n, CONFIG_KEY_ENV, r), .description = (desc) }
+/* A cluster.tls_* key, kept in SparkConfig's cluster.tls.<field>. */
+#define KEY_TLS_PATH(n, field, desc)                                                                  \
+        { .section = CONFIG_SECTION_CLUSTER, .name = #n, .key = "cluster." #n, .type = CONFIG_KEY_STRING, \
+          .reloadable = RESTART, .offset = offsetof(SparkConfig, cluster.tls.field), .default_string = "", \
+          .validate = check_optional_path, .description = (desc) }
 
 #define RELOAD true
 #define RESTART false
@@ -38,6 +43,7 @@
 #define MS_MAX 3600000 /* one hour */
 
 static const char *check_absolute_path(const char *s);
+static const char *check_optional_path(const char *s);
 static const char *check_host(const char *s);
 static const char *check_bus(const char *s);
 static const char *check_slice(const char *s);
@@ -49,6 +55,12 @@ static const ConfigKey schema[] = {
                      "the master's request endpoint, dialled by every daemon"),
         KEY_ENDPOINT(CLUSTER, cluster, master_events, "tcp://127.0.0.1:7078", RESTART,
                      "the master's event endpoint"),
+        KEY_TLS_PATH(tls_ca_file, ca_file,
+                     "the cluster CA's certificate (PEM): peers of tls+tcp:// endpoints must present a "
+                     "certificate it signed; empty: no TLS"),
+        KEY_TLS_PATH(tls_cert_file, cert_file,
+                     "this host's certificate (PEM), signed by the cluster CA, for its host names"),
+        KEY_TLS_PATH(tls_key_file, key_file, "the private key of tls_cert_file (PEM, unencrypted)"),
 
         KEY_ENDPOINT(MASTER, master, listen, "tcp://0.0.0.0:7077", RESTART,
                      "where the master accepts requests"),
@@ -268,6 +280,10 @@ static const char *check_absolute_path(const char *s) {
         if (strlen(s) >= 4096)
                 return "too long";
         return NULL;
+}
+
+static const char *check_optional_path(const char *s) {
+        return isempty(s) ? NULL : check_absolute_path(s);
 }
 
 static const char *check_host(const char *s) {

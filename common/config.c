@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config-internal.h"
+#include "nng-tls.h"
 
 #define SOURCE_SIZE_MAX (16u * 1024 * 1024)
 
@@ -30,6 +31,9 @@ static const char *const reserved_env[] = {
         "SPARK_EXECUTOR_ID",
         "SPARK_WORKER_ID",
         "SPARK_DRIVER_URL",
+        TLS_CA_FILE_ENV,
+        TLS_CERT_FILE_ENV,
+        TLS_KEY_FILE_ENV,
 };
 
 typedef struct SourceFile {
@@ -491,6 +495,77 @@ static int check_readable(const char *path) {
         return 0;
 }
 
+static const char *const tls_keys[] = {
+        "cluster.tls_ca_file",
+        "cluster.tls_cert_file",
+        "cluster.tls_key_file",
+};
+
+/* Where a key is set in the files, NULL if it is not. */
+static config_setting_t *setting_of(Loader *l, const char *key) {
+        return config_lookup(&l->lc, key);
+}
+
+/* The cross-checks of the TLS keys, once every key is valid on its own:
+ * they are set together or not at all, a tls+tcp:// endpoint needs them,
+ * and the files must be readable by whoever loads the configuration. */
+static int check_tls(Loader *l) {
+        const char *values[ELEMENTSOF(tls_keys)], *tls_endpoint = NULL, *first_set_key = NULL;
+        config_setting_t *first_set = NULL, *endpoint_setting = NULL;
+        const ConfigKey *schema;
+        size_t n, n_set = 0;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(tls_keys); i++) {
+                const ConfigKey *k = config_key_find_by_key(tls_keys[i]);
+
+                values[i] = *(char *const *) config_key_value_const(k, &l->config);
+                if (!isempty(values[i])) {
+                        n_set++;
+                        if (!first_set) {
+                                first_set = setting_of(l, tls_keys[i]);
+                                first_set_key = tls_keys[i];
+                        }
+                }
+        }
+        schema = config_schema(&n);
+        for (size_t i = 0; i < n && !tls_endpoint; i++)
+                if (schema[i].type == CONFIG_KEY_ENDPOINT &&
+                    tls_url(*(char *const *) config_key_value_const(schema + i, &l->config))) {
+                        tls_endpoint = schema[i].key;
+                        endpoint_setting = setting_of(l, schema[i].key);
+                }
+
+        for (size_t i = 0; i < ELEMENTSOF(tls_keys); i++) {
+                if (isempty(values[i])) {
+                        if (n_set > 0 && first_set)
+                                r = setting_error(l, first_set,
+                                                  "%s: not set, but %s is: TLS needs the CA, the certificate "
+                                                  "and the key",
+                                                  tls_keys[i], first_set_key);
+                        else if (tls_endpoint && endpoint_setting)
+                                r = setting_error(l, endpoint_setting, "%s: must be set: %s is a tls+tcp:// endpoint",
+                                                  tls_keys[i], tls_endpoint);
+                        else
+                                r = 0;
+                } else {
+                        r = check_readable(values[i]);
+                        if (r < 0) {
+                                _cleanup_free_ char *q = NULL;
+
+                                if (config_quote(values[i], &q) < 0)
+                                        return -ENOMEM;
+                                errno = -r;
+                                r = setting_error(l, setting_of(l, tls_keys[i]), "%s: cannot read %s: %m",
+                                                  tls_keys[i], q);
+                        }
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
         _cleanup_(loader_done) Loader l = {};
         int r;
@@ -540,6 +615,11 @@ int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
         r = load_root(&l);
         if (r < 0)
                 return r;
+        if (l.n_errors == 0) {
+                r = check_tls(&l);
+                if (r < 0)
+                        return r;
+        }
         if (l.n_errors > 0) {
                 r = -EINVAL;
                 goto fail;
@@ -559,15 +639,36 @@ char **config_errors_free(char **errors) {
         return config_strv_free(errors);
 }
 
+int config_check_tls(const SparkConfig *c, char *error, size_t error_size) {
+        char why[512];
+        int r;
+
+        if (!c)
+                return -EINVAL;
+        if (!tls_settings_can_dial(&c->cluster.tls))
+                return 0;
+        r = nng_tls_check_settings(&c->cluster.tls, true, why, sizeof(why));
+        if (r < 0)
+                snprintf(error, error_size, "cluster.tls_*: %s", why);
+        return r;
+}
+
 int config_check_main(const char *path, FILE *out) {
         _cleanup_(config_done) SparkConfig c = {};
         _cleanup_(config_errors_freep) char **errors = NULL;
+        char why[640];
         int r;
 
         if (!out)
                 out = stdout;
         r = config_load(path, &c, &errors);
         if (r >= 0) {
+                r = config_check_tls(&c, why, sizeof(why));
+                if (r < 0) {
+                        fprintf(out, "%s: %s\n", path, why);
+                        fflush(out);
+                        return EXIT_CONFIG;
+                }
                 fputs("configuration OK\n", out);
                 return 0;
         }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "macro.h"
+#include "tls.h"
 
 #define CONFIG_DIR_DEFAULT "/etc/spark"
 #define CONFIG_DIR_ENV "SPARK_CONF_DIR"
@@ -18,6 +19,9 @@
 typedef struct SparkClusterConfig {
         char *master;        /* master's request endpoint */
         char *master_events; /* master's event endpoint */
+        /* cluster.tls_ca_file, tls_cert_file, tls_key_file: "" when unset.
+         * The strings are owned by the configuration (stored as char *). */
+        TlsSettings tls;
 } SparkClusterConfig;
 
 typedef struct SparkMasterConfig {
@@ -162,8 +166,14 @@ int config_diff_reloadable(
 /* Copies every reloadable key from new into *c; the others keep their value. */
 int config_apply_reloadable(SparkConfig *c, const SparkConfig *new);
 
+/* Whether the TLS files the configuration names can be used (config_load()
+ * checks only that they are readable): loads them as the sockets will.
+ * Returns 0 (also when TLS is not configured), or a negative errno with a
+ * message in error. */
+int config_check_tls(const SparkConfig *c, char *error, size_t error_size);
+
 /* --check-config: prints "configuration OK" and returns 0, or prints each
- * error line and returns EXIT_CONFIG. */
+ * error line and returns EXIT_CONFIG.  Includes config_check_tls(). */
 int config_check_main(const char *path, FILE *out);
 
 /* "$SPARK_CONF_DIR/<name>.conf", else "/etc/spark/<name>.conf"; name is

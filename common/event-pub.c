@@ -34,7 +34,7 @@ static void pipe_cb(nng_pipe pipe, nng_pipe_ev ev, void *arg) {
                 atomic_fetch_sub(&p->subscribers, 1);
 }
 
-int event_pub_new(const char *url, int max_subscriber_backlog, EventPub **ret) {
+int event_pub_new(const char *url, int max_subscriber_backlog, const TlsSettings *tls, EventPub **ret) {
         EventPub *p;
         int k;
 
@@ -69,7 +69,7 @@ int event_pub_new(const char *url, int max_subscriber_backlog, EventPub **ret) {
         if (k < 0)
                 goto fail;
 
-        k = nng_errno(nng_listen(p->sock, url, NULL, 0));
+        k = nng_util_listen(p->sock, url, tls, NULL);
         if (k < 0)
                 goto fail;
 

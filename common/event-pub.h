@@ -16,6 +16,7 @@
 
 #include "codec.h"
 #include "macro.h"
+#include "tls.h"
 
 typedef struct EventPub EventPub;
 
@@ -24,8 +25,9 @@ typedef struct EventPub EventPub;
 /* Listens on url.  max_subscriber_backlog: messages queued per subscriber
  * before pub drops for it (NNG_OPT_SENDBUF, at most 8192); 0 means
  * EVENT_PUB_DEFAULT_BACKLOG (nng's own default, 16, loses events in any
- * burst). */
-int event_pub_new(const char *url, int max_subscriber_backlog, EventPub **ret);
+ * burst).  tls: for a tls+tcp:// URL, as RpcServerConfig's (subscribers
+ * must present a certificate signed by the CA); may be NULL otherwise. */
+int event_pub_new(const char *url, int max_subscriber_backlog, const TlsSettings *tls, EventPub **ret);
 EventPub *event_pub_free(EventPub *p);
 
 /* Stamps env->epoch and env->seq (the next number), encodes and sends.  If

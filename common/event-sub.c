@@ -245,7 +245,7 @@ int event_sub_new(sd_event *e, const char *url, const EventSubConfig *cfg, Event
                 goto fail;
         sub_start_recv(s);
 
-        k = nng_errno(nng_dial(s->sock, url, NULL, NNG_FLAG_NONBLOCK));
+        k = nng_util_dial(s->sock, url, cfg ? cfg->tls : NULL, NNG_FLAG_NONBLOCK, NULL);
         if (k < 0)
                 goto fail;
 

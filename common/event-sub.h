@@ -24,6 +24,7 @@
 
 #include "codec.h"
 #include "macro.h"
+#include "tls.h"
 
 typedef struct EventSub EventSub;
 
@@ -35,6 +36,7 @@ typedef struct EventSubConfig {
         int reconnect_max_ms;   /* 0: 2000 */
         int recv_buffer;        /* events queued in nng before it drops (at most 8192);
                                  * 0: EVENT_SUB_DEFAULT_RECV_BUFFER */
+        const TlsSettings *tls; /* for a tls+tcp:// URL: as RpcClientConfig's */
 } EventSubConfig;
 
 /* env is freed when the handler returns. */
@@ -50,8 +52,9 @@ typedef struct EventSubStats {
         uint64_t lost;      /* dropped for lack of memory before the loop saw them */
 } EventSubStats;
 
-/* cfg and resync may be NULL.  A publisher that is not there yet is not an
- * error. */
+/* cfg (not for tls+tcp://) and resync may be NULL.  A publisher that is not
+ * there yet, or refuses our certificate, is not an error (the dialer keeps
+ * trying); bad TLS settings are (nng-tls.h). */
 int event_sub_new(sd_event *e, const char *url, const EventSubConfig *cfg, EventHandler handler,
                   EventResyncHandler resync, void *userdata, EventSub **ret);
 

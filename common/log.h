@@ -19,6 +19,7 @@
 #define SPARK_MESSAGE_APP_REMOVED         "94ed9599a89b47538f780ca75a698531"
 #define SPARK_MESSAGE_JOB_SUBMITTED       "b8cfe4dac92f4c3f92006f42b2404edf"
 #define SPARK_MESSAGE_JOB_FINISHED        "9c706f2bdb554c37b9c9329498aaa954"
+#define SPARK_MESSAGE_TLS_REFUSED         "90b569b3beff473b96f719c40eb372b6"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

@@ -2,6 +2,7 @@
  * every nng user in the tree. */
 #include <time.h>
 
+#include "nng-tls.h"
 #include "nng-util.h"
 
 int nng_errno(int nng_rv) {
@@ -69,9 +70,10 @@ int nng_errno(int nng_rv) {
         case NNG_EREADONLY:
                 return -EROFS;
         case NNG_EWRITEONLY:
+                return -EACCES;
         case NNG_ECRYPTO:
         case NNG_EPEERAUTH:
-                return -EACCES;
+                return -EKEYREJECTED;
         default:
                 return -EIO;
         }
@@ -95,6 +97,44 @@ int nng_util_set_reconnect(nng_socket s, int min_ms, int max_ms) {
                 if (r != 0)
                         return nng_errno(r);
         }
+        return 0;
+}
+
+int nng_util_listen(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret) {
+        nng_listener l;
+        int r;
+
+        r = nng_errno(nng_listener_create(&l, s, url));
+        if (r < 0)
+                return r;
+        r = nng_tls_setup_listener(l, url, tls);
+        if (r >= 0)
+                r = nng_errno(nng_listener_start(l, 0));
+        if (r < 0) {
+                (void) nng_listener_close(l);
+                return r;
+        }
+        if (ret)
+                *ret = l;
+        return 0;
+}
+
+int nng_util_dial(nng_socket s, const char *url, const TlsSettings *tls, int flags, nng_dialer *ret) {
+        nng_dialer d;
+        int r;
+
+        r = nng_errno(nng_dialer_create(&d, s, url));
+        if (r < 0)
+                return r;
+        r = nng_tls_setup_dialer(d, url, tls);
+        if (r >= 0)
+                r = nng_errno(nng_dialer_start(d, flags));
+        if (r < 0) {
+                (void) nng_dialer_close(d);
+                return r;
+        }
+        if (ret)
+                *ret = d;
         return 0;
 }
 

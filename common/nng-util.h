@@ -9,11 +9,13 @@
 #include <nng/nng.h>
 
 #include "codec.h"
+#include "tls.h"
 
 /* Translates an nng return value: 0 stays 0, NNG_E* becomes a negative
  * errno (NNG_ETIMEDOUT → -ETIMEDOUT, NNG_ECLOSED → -ESHUTDOWN, …), a
  * system error carried by nng becomes that errno, anything unknown -EIO.
- * A value that is already negative is returned unchanged. */
+ * A failed TLS handshake (NNG_ECRYPTO, NNG_EPEERAUTH) becomes
+ * -EKEYREJECTED.  A value that is already negative is returned unchanged. */
 int nng_errno(int nng_rv);
 
 /* NNG_OPT_RECVMAXSZ: nng drops (and disconnects) a peer that sends a larger
@@ -23,6 +25,13 @@ int nng_util_set_recv_limit(nng_socket s, size_t max_bytes);
 /* Dialer back-off for sockets that dial (inherited by dialers created after
  * this call).  Values <= 0 keep nng's defaults. */
 int nng_util_set_reconnect(nng_socket s, int min_ms, int max_ms);
+
+/* nng_listen() / nng_dial() with the TLS settings applied when url is
+ * tls+tcp:// (see nng-tls.h; tls may be NULL for other URLs).  flags as
+ * nng's (NNG_FLAG_NONBLOCK for a dialer that keeps trying in the
+ * background).  ret may be NULL. */
+int nng_util_listen(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret);
+int nng_util_dial(nng_socket s, const char *url, const TlsSettings *tls, int flags, nng_dialer *ret);
 
 /* Packs env (version set to SPARK_PROTOCOL_VERSION) straight into a new nng
  * message, without an intermediate buffer.  -EINVAL if env has no body. */

@@ -297,7 +297,7 @@ int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, Rpc
 
         /* Non-blocking: the dialer retries in the background until the
          * server is there. */
-        k = nng_errno(nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK));
+        k = nng_util_dial(c->sock, url, cfg ? cfg->tls : NULL, NNG_FLAG_NONBLOCK, NULL);
         if (k < 0)
                 goto fail;
 
@@ -325,21 +325,22 @@ unsigned rpc_client_pending(const RpcClient *c) {
 typedef struct SyncDial {
         nng_socket sock;
         const char *url;
+        const TlsSettings *tls;
         pthread_mutex_t lock;
         pthread_cond_t cond;
         bool done;
-        int nng_rv;
+        int result; /* negative errno */
 } SyncDial;
 
 static void *sync_dial_thread(void *arg) {
         SyncDial *d = arg;
         int rv;
 
-        rv = nng_dial(d->sock, d->url, NULL, 0);
+        rv = nng_util_dial(d->sock, d->url, d->tls, 0, NULL);
 
         pthread_mutex_lock(&d->lock);
         d->done = true;
-        d->nng_rv = rv;
+        d->result = rv;
         pthread_cond_signal(&d->cond);
         pthread_mutex_unlock(&d->lock);
         return NULL;
@@ -347,10 +348,11 @@ static void *sync_dial_thread(void *arg) {
 
 /* Returns 0 once connected, or a negative errno; on -ETIMEDOUT the socket
  * has been closed. */
-static int sync_dial(nng_socket sock, const char *url, uint64_t deadline_ms, bool *ret_closed) {
+static int sync_dial(nng_socket sock, const char *url, const TlsSettings *tls, uint64_t deadline_ms,
+                     bool *ret_closed) {
         pthread_condattr_t attr;
         struct timespec ts;
-        SyncDial d = { .sock = sock, .url = url };
+        SyncDial d = { .sock = sock, .url = url, .tls = tls };
         pthread_t thread;
         int k;
 
@@ -381,7 +383,7 @@ static int sync_dial(nng_socket sock, const char *url, uint64_t deadline_ms, boo
         }
         pthread_join(thread, NULL);
 
-        k = *ret_closed ? -ETIMEDOUT : nng_errno(d.nng_rv);
+        k = *ret_closed ? -ETIMEDOUT : d.result;
 out:
         pthread_cond_destroy(&d.cond);
         pthread_mutex_destroy(&d.lock);
@@ -389,6 +391,11 @@ out:
 }
 
 int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply) {
+        return rpc_call_sync_tls(url, NULL, req, timeout_ms, max_reply, ret_reply);
+}
+
+int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, int timeout_ms, size_t max_reply,
+                      Envelope **ret_reply) {
         _cleanup_nng_msg_ nng_msg *m = NULL;
         Envelope *env = NULL;
         uint64_t deadline;
@@ -423,7 +430,11 @@ int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_rep
         if (k < 0)
                 goto out;
 
-        k = sync_dial(sock, url, deadline, &closed);
+        k = sync_dial(sock, url, tls, deadline, &closed);
+        /* A server that refuses our certificate closes the connection in
+         * the middle of the handshake: the same refusal as one we see. */
+        if (k == -ECONNRESET && tls_url(url))
+                k = -EKEYREJECTED;
         if (k < 0)
                 goto out;
 

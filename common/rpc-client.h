@@ -19,6 +19,7 @@
 
 #include "codec.h"
 #include "macro.h"
+#include "tls.h"
 
 typedef struct RpcClient RpcClient;
 
@@ -31,6 +32,10 @@ typedef struct RpcClientConfig {
          * still resent at once when its connection drops).  Keep it above the
          * longest time the server may park the request. */
         int resend_ms;
+        /* For a tls+tcp:// URL: the CA the server's certificate must be
+         * signed by (else -ENOKEY), and our certificate and key to present.
+         * Read when the client is created. */
+        const TlsSettings *tls;
 } RpcClientConfig;
 
 /* Called once per call, on the loop thread:
@@ -43,8 +48,10 @@ typedef struct RpcClientConfig {
  * reply is freed when the callback returns. */
 typedef void (*RpcReplyHandler)(RpcClient *c, int error, const Envelope *reply, void *userdata);
 
-/* cfg may be NULL.  Fails only on a bad URL or no resources: a server that
- * is not there yet is not an error. */
+/* cfg may be NULL (not for tls+tcp://).  Fails only on a bad URL, bad TLS
+ * settings (nng-tls.h) or no resources: a server that is not there yet is
+ * not an error, and neither is one that refuses our certificate — the
+ * dialer keeps trying, calls time out, and tls-watch.h sees the refusals. */
 int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, RpcClient **ret);
 
 /* Calls still in flight complete with -ECANCELED, their callbacks run from
@@ -70,5 +77,14 @@ unsigned rpc_client_pending(const RpcClient *c);
  * its code (< 0) and still stores the Error envelope in *ret_reply so the
  * caller can show its message; on every other failure *ret_reply is NULL. */
 int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply);
+
+/* rpc_call_sync() with TLS settings for a tls+tcp:// URL (tls may be NULL
+ * for others; rpc_call_sync() passes NULL).  A failed TLS handshake —
+ * refused by the server (no certificate, or one not signed by its CA) or
+ * by us (a server certificate not signed by our CA or not for the URL's
+ * host) — is -EKEYREJECTED; settings that are missing -ENOKEY, that cannot
+ * be loaded see nng-tls.h. */
+int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, int timeout_ms, size_t max_reply,
+                      Envelope **ret_reply);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(RpcClient *, rpc_client_free);

@@ -471,7 +471,7 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
         for (unsigned i = 0; i < n; i++)
                 request_start_recv(&s->requests[i]);
 
-        k = nng_errno(nng_listen(s->sock, url, NULL, 0));
+        k = nng_util_listen(s->sock, url, cfg ? cfg->tls : NULL, NULL);
         if (k < 0)
                 goto fail;
 

@@ -28,6 +28,7 @@
 
 #include "codec.h"
 #include "macro.h"
+#include "tls.h"
 
 #define RPC_SERVER_DEFAULT_CONTEXTS 64u
 
@@ -37,6 +38,10 @@ typedef struct RpcRequest RpcRequest;
 typedef struct RpcServerConfig {
         unsigned n_contexts;      /* 0: RPC_SERVER_DEFAULT_CONTEXTS */
         size_t max_request_bytes; /* NNG_OPT_RECVMAXSZ; 0: SPARK_MAX_MESSAGE_BYTES */
+        /* For a tls+tcp:// URL: the CA, certificate and key (required, else
+         * -ENOKEY); peers must present a certificate signed by the CA.  Read
+         * when the server is created. */
+        const TlsSettings *tls;
 } RpcServerConfig;
 
 /* Both handlers follow one rule: return < 0 and, if the request has not been
@@ -72,7 +77,8 @@ typedef struct RpcServerStats {
         unsigned waiting;       /* delivered, not yet answered (parked) */
 } RpcServerStats;
 
-/* Listens on url (tcp://, ipc://, tls+tcp://).  cfg may be NULL. */
+/* Listens on url (tcp://, ipc://, tls+tcp://).  cfg may be NULL (not for
+ * tls+tcp://).  Errors of the TLS settings: see nng-tls.h. */
 int rpc_server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, RpcHandler handler, void *userdata,
                    RpcServer **ret);
 int rpc_server_new_envelope(sd_event *e, const char *url, const RpcServerConfig *cfg, RpcEnvelopeHandler handler,

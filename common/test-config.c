@@ -124,6 +124,9 @@ static const struct {
 } spec_defaults[] = {
         { "cluster.master", "\"tcp://127.0.0.1:7077\"" },
         { "cluster.master_events", "\"tcp://127.0.0.1:7078\"" },
+        { "cluster.tls_ca_file", "\"\"" },
+        { "cluster.tls_cert_file", "\"\"" },
+        { "cluster.tls_key_file", "\"\"" },
         { "master.listen", "\"tcp://0.0.0.0:7077\"" },
         { "master.events_listen", "\"tcp://0.0.0.0:7078\"" },
         { "master.state_dir", "\"/var/lib/spark/master\"" },
@@ -632,6 +635,14 @@ START_TEST(test_check_main) {
         ck_assert_int_eq(config_check_main(DATA "/bad-range.conf", out), 78);
         ck_assert_int_eq(fclose(out), 0);
         ck_assert_str_eq(buf, expected);
+        buf = freed(buf);
+
+        /* Readable is enough to load; --check-config also parses them. */
+        out = open_memstream(&buf, &size);
+        ck_assert_int_eq(config_check_main(DATA "/good-tls.conf", out), EXIT_CONFIG);
+        ck_assert_int_eq(fclose(out), 0);
+        ck_assert_str_eq(buf, DATA "/good-tls.conf: cluster.tls_*: CA certificate /dev/null: not a PEM CA "
+                              "certificate the TLS engine accepts\n");
         buf = freed(buf);
 
         out = open_memstream(&buf, &size);

@@ -124,7 +124,7 @@ START_TEST(test_events_in_order) {
 
         memset(&seen, 0, sizeof(seen));
         ck_assert_int_ge(sd_event_new(&e), 0);
-        ck_assert_int_eq(event_pub_new(url, 0, &p), 0);
+        ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
         ck_assert_uint_gt(event_pub_epoch(p), 0);
         ck_assert_uint_eq(event_pub_seq(p), 0);
         ck_assert_int_eq(event_sub_new(e, url, NULL, on_event, on_resync, &seen, &seen.sub), 0);
@@ -295,7 +295,7 @@ START_TEST(test_publisher_restart_new_epoch) {
 
         memset(&seen, 0, sizeof(seen));
         ck_assert_int_ge(sd_event_new(&e), 0);
-        ck_assert_int_eq(event_pub_new(url, 0, &p), 0);
+        ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
         ck_assert_int_eq(event_sub_new(e, url, &cfg, on_event, on_resync, &seen, &seen.sub), 0);
         ck_assert(run_until_pred(e, pub_has_subscriber, p, 5 * SEC));
 
@@ -315,7 +315,7 @@ START_TEST(test_publisher_restart_new_epoch) {
          * starts again at 1. */
         p = event_pub_free(p);
         usleep(2000);
-        ck_assert_int_eq(event_pub_new(url, 0, &p), 0);
+        ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
         ck_assert_uint_gt(event_pub_epoch(p), first_epoch);
         ck_assert(run_until_pred(e, pub_has_subscriber, p, 5 * SEC));
         {
@@ -348,7 +348,7 @@ START_TEST(test_free_from_handler) {
         memset(&seen, 0, sizeof(seen));
         seen.free_in_handler = true;
         ck_assert_int_ge(sd_event_new(&e), 0);
-        ck_assert_int_eq(event_pub_new(url, 0, &p), 0);
+        ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
         ck_assert_int_eq(event_sub_new(e, url, NULL, on_event, on_resync, &seen, &seen.sub), 0);
         ck_assert(run_until_pred(e, pub_has_subscriber, p, 5 * SEC));
 

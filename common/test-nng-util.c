@@ -24,8 +24,8 @@ START_TEST(test_nng_util) {
         ck_assert_int_eq(nng_errno(NNG_EADDRINVAL), -EINVAL);
         ck_assert_int_eq(nng_errno(NNG_ENOENT), -ENOENT);
         ck_assert_int_eq(nng_errno(NNG_EPROTO), -EPROTO);
-        ck_assert_int_eq(nng_errno(NNG_ECRYPTO), -EACCES);
-        ck_assert_int_eq(nng_errno(NNG_EPEERAUTH), -EACCES);
+        ck_assert_int_eq(nng_errno(NNG_ECRYPTO), -EKEYREJECTED);
+        ck_assert_int_eq(nng_errno(NNG_EPEERAUTH), -EKEYREJECTED);
         ck_assert_int_eq(nng_errno(NNG_ESYSERR | EPIPE), -EPIPE);
         ck_assert_int_eq(nng_errno(NNG_ETRANERR | 5), -EIO);
         ck_assert_int_eq(nng_errno(999), -EIO);

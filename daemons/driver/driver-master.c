@@ -216,7 +216,8 @@ void driver_subscribe_worker(Driver *d, const char *events_url) {
 
         if (hashmap_get(d->worker_events, events_url) || config_endpoint_check(events_url))
                 return;
-        r = event_sub_new(d->event, events_url, NULL, on_worker_event, on_resync, d, &s);
+        r = event_sub_new(d->event, events_url, &(EventSubConfig) { .tls = &d->config.cluster.tls }, on_worker_event,
+                          on_resync, d, &s);
         if (r < 0) {
                 log_warning_errno(r, "Failed to subscribe to worker events at %s, ignoring: %m", events_url);
                 return;
@@ -226,6 +227,7 @@ void driver_subscribe_worker(Driver *d, const char *events_url) {
 }
 
 int driver_subscribe_master(Driver *d) {
-        return event_sub_new(d->event, d->config.cluster.master_events, NULL, on_master_event, on_resync, d,
+        return event_sub_new(d->event, d->config.cluster.master_events,
+                             &(EventSubConfig) { .tls = &d->config.cluster.tls }, on_master_event, on_resync, d,
                              &d->master_events);
 }

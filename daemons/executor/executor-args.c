@@ -36,7 +36,10 @@ void executor_args_help(FILE *f) {
                 "  --worker-id W      the worker that started it        [$SPARK_WORKER_ID]\n"
                 "  --work-dir DIR     where shipped libraries are kept  [current directory]\n"
                 "  -h --help          show this help\n"
-                "     --version       show the version\n",
+                "     --version       show the version\n"
+                "\n"
+                "For a tls+tcp:// driver URL the CA, certificate and key are taken from\n"
+                "$SPARK_TLS_CA_FILE, $SPARK_TLS_CERT_FILE and $SPARK_TLS_KEY_FILE (set by the worker).\n",
                 EXECUTOR_CORES_MAX);
 }
 

@@ -167,6 +167,8 @@ int executor_new(ExecutorArgs *args, Executor **ret) {
 }
 
 static int executor_connect(Executor *e) {
+        /* For tls+tcp://: the host's certificate, from the worker. */
+        TlsSettings tls = tls_settings_from_env();
         int r;
 
         r = nng_errno(nng_req0_open(&e->sock));
@@ -188,7 +190,7 @@ static int executor_connect(Executor *e) {
         if (r < 0)
                 return log_error_errno(r, "Failed to open request contexts: %m");
         /* Non-blocking: the dialer keeps trying until the driver is there. */
-        r = nng_errno(nng_dial(e->sock, e->args.driver_url, NULL, NNG_FLAG_NONBLOCK));
+        r = nng_util_dial(e->sock, e->args.driver_url, &tls, NNG_FLAG_NONBLOCK, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to dial %s: %m", e->args.driver_url);
         return 0;

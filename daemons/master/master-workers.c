@@ -28,7 +28,7 @@ static RpcClient *worker_link(Master *m, Worker *w) {
         if (c && streq(rpc_client_url(c), w->endpoint))
                 return c;
         w->link = rpc_client_free(c);
-        r = rpc_client_new(m->event, w->endpoint, NULL, &c);
+        r = rpc_client_new(m->event, w->endpoint, &(RpcClientConfig) { .tls = &m->config.cluster.tls }, &c);
         if (r < 0) {
                 log_struct_errno(LOG_ERR, r, LOG_FIELDS(.worker_id = w->id),
                                  "Failed to connect to worker %s at %s: %m", w->id, w->endpoint);

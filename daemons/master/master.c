@@ -98,11 +98,16 @@ int master_start(Master *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up signal handling: %m");
 
-        r = event_pub_new(m->config.master.events_listen, 0, &m->events);
+        r = daemon_watch_tls(m->event, &m->config);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch TLS handshakes: %m");
+
+        r = event_pub_new(m->config.master.events_listen, 0, &m->config.cluster.tls, &m->events);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen for subscribers on %s: %m", m->config.master.events_listen);
 
-        r = rpc_server_new_envelope(m->event, m->config.master.listen, NULL, master_handle_request, m, &m->server);
+        r = rpc_server_new_envelope(m->event, m->config.master.listen, &(RpcServerConfig) { .tls = &m->config.cluster.tls },
+                                    master_handle_request, m, &m->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", m->config.master.listen);
 

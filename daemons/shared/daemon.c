@@ -1,5 +1,6 @@
 /* See daemon.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "macro.h"
+#include "tls-watch.h"
 
 static void help(const DaemonOptions *o) {
         printf("%s [OPTIONS...]\n\n"
@@ -94,9 +96,27 @@ int daemon_parse_args(const DaemonOptions *o, int argc, char **argv, char **ret_
         return 0;
 }
 
+/* Blocked in every thread: sd-event takes them through a signalfd.  Threads
+ * inherit the mask, so this must happen before nng starts its threads. */
+static int block_signals(void) {
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        return sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ? -errno : 0;
+}
+
 int daemon_load_config(const char *path, SparkConfig *ret) {
         _cleanup_(config_errors_freep) char **errors = NULL;
+        char why[640];
         int r;
+
+        /* Checking the TLS files below is the first use of nng. */
+        r = block_signals();
+        if (r < 0)
+                return log_error_errno(r, "Failed to block signals: %m"), EXIT_FAILURE;
 
         r = config_load(path, ret, &errors);
         if (r < 0) {
@@ -107,7 +127,42 @@ int daemon_load_config(const char *path, SparkConfig *ret) {
                         log_error_errno(r, "Failed to read %s: %m", path);
                 return EXIT_CONFIG;
         }
+        r = config_check_tls(ret, why, sizeof(why));
+        if (r < 0) {
+                log_error("%s: %s", path, why);
+                return EXIT_CONFIG;
+        }
         return 0;
+}
+
+static void on_tls_refused(TlsWatch *w, const char *url, bool listener, uint64_t n, void *userdata) {
+        (void) w, (void) userdata;
+
+        if (listener)
+                log_struct(LOG_WARNING, LOG_FIELDS(.message_id = SPARK_MESSAGE_TLS_REFUSED),
+                           "Refused %" PRIu64 " connection(s) on %s: TLS handshake failed (a peer without a "
+                           "certificate signed by the cluster CA, or not speaking TLS)",
+                           n, url);
+        else
+                log_struct(LOG_WARNING, LOG_FIELDS(.message_id = SPARK_MESSAGE_TLS_REFUSED),
+                           "%" PRIu64 " TLS handshake(s) with %s failed: it refused our certificate, or its "
+                           "certificate is not signed by the cluster CA or not for that host name",
+                           n, url);
+}
+
+int daemon_watch_tls(sd_event *e, const SparkConfig *c) {
+        TlsWatch *w = NULL;
+        int r;
+
+        if (!tls_settings_can_dial(&c->cluster.tls))
+                return 0;
+        r = tls_watch_new(e, 0, 0, on_tls_refused, NULL, &w);
+        if (r < 0)
+                return r;
+        r = tls_watch_set_floating(w);
+        if (r < 0)
+                tls_watch_free(w);
+        return r;
 }
 
 int daemon_reload_config(const char *path, SparkConfig *current, unsigned sections) {
@@ -158,15 +213,11 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 }
 
 int daemon_setup_signals(sd_event *e, sd_event_signal_handler_t on_reload, void *userdata) {
-        sigset_t mask;
         int r;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                return -errno;
+        r = block_signals();
+        if (r < 0)
+                return r;
         signal(SIGPIPE, SIG_IGN);
 
         r = sd_event_add_signal(e, NULL, SIGTERM, on_exit_signal, NULL);

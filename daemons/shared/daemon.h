@@ -23,8 +23,20 @@ typedef struct DaemonOptions {
  * /etc/spark/NAME.conf (spark-driver@NAME uses driver-NAME). */
 int daemon_parse_args(const DaemonOptions *o, int argc, char **argv, char **ret_config_path, int *ret_exit);
 
-/* Loads the configuration, printing every error; returns 0 or EXIT_CONFIG. */
+/* Loads the configuration, printing every error; returns 0 or EXIT_CONFIG
+ * (EXIT_FAILURE if signals cannot be blocked).  TLS files it names must
+ * also be usable (config_check_tls()).  Blocks SIGTERM, SIGINT and SIGHUP
+ * first (daemon_setup_signals() handles them): checking the TLS files starts
+ * nng's threads, which must not receive them. */
 int daemon_load_config(const char *path, SparkConfig *ret);
+
+/* When c configures TLS: logs, as a warning with MESSAGE_ID
+ * SPARK_MESSAGE_TLS_REFUSED, every TLS handshake that fails on a tls+tcp://
+ * listener (a peer refused) or dialer (we were refused, or refused the
+ * peer) of the process, from now on, for as long as e lives (tls-watch.h:
+ * nng 1.5 gives the endpoint and a count, not the peer).  Does nothing
+ * otherwise. */
+int daemon_watch_tls(sd_event *e, const SparkConfig *c);
 
 /* SIGHUP: loads path again; on errors logs them and keeps *current; else logs
  * every changed key, warns about those that need a restart (they keep their

@@ -16,6 +16,7 @@ static int reply_ack(RpcRequest *req) {
 
 static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
         _cleanup_free_ char **env = NULL;
+        size_t n_env = 0;
         char why[256] = "";
         ExecutorUnitSpec spec;
         LocalExecutor *e;
@@ -37,16 +38,23 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
         if (worker_executor(w, le->app_id, le->executor_id))
                 return reply_ack(req);
 
-        env = calloc(le->n_env + 1, sizeof(char *));
+        env = calloc(le->n_env + 4, sizeof(char *));
         if (!env)
                 return -ENOMEM;
-        for (size_t i = 0; i < le->n_env && r >= 0; i++) {
-                const Spark__KeyValue *kv = le->env[i];
+        for (; n_env < le->n_env && r >= 0; n_env++) {
+                const Spark__KeyValue *kv = le->env[n_env];
                 if (!config_env_name_is_valid(kv->key) || strpbrk(kv->value, "\n\r"))
                         r = -EINVAL;
-                else if (asprintf(&env[i], "%s=%s", kv->key, kv->value) < 0)
+                else if (asprintf(&env[n_env], "%s=%s", kv->key, kv->value) < 0)
                         r = -ENOMEM;
         }
+        /* The executor dials its driver with this host's certificate; last,
+         * so that they win over the app's. */
+        if (r >= 0 && tls_settings_can_listen(&w->config.cluster.tls) &&
+            (asprintf(&env[n_env++], TLS_CA_FILE_ENV "=%s", w->config.cluster.tls.ca_file) < 0 ||
+             asprintf(&env[n_env++], TLS_CERT_FILE_ENV "=%s", w->config.cluster.tls.cert_file) < 0 ||
+             asprintf(&env[n_env++], TLS_KEY_FILE_ENV "=%s", w->config.cluster.tls.key_file) < 0))
+                r = -ENOMEM;
         if (r < 0)
                 goto done;
 
@@ -58,7 +66,7 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .memory_mb = le->memory_mb,
                 .driver_url = le->driver_url,
                 .env = (const char *const *) env,
-                .n_env = le->n_env,
+                .n_env = n_env,
                 .executor_binary = w->config.worker.executor_binary,
                 .work_dir = w->config.worker.work_dir,
                 .slice = w->config.worker.executor_slice,
@@ -83,7 +91,7 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                    "Launching executor %s/%d: %d cores, %" PRIi64 " MiB, driver %s", le->app_id, le->executor_id,
                    le->cores, le->memory_mb, le->driver_url);
 done:
-        for (size_t i = 0; i < le->n_env; i++)
+        for (size_t i = 0; i < n_env; i++)
                 free(env[i]);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot launch executor %s/%d: %s", le->app_id,

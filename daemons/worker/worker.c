@@ -185,13 +185,18 @@ int worker_start(WorkerManager *w) {
         if (r < 0)
                 return log_error_errno(r, "Failed to connect to the %s bus: %m", w->config.worker.systemd_bus);
 
-        r = event_pub_new(w->config.worker.events_listen, 0, &w->events);
+        r = daemon_watch_tls(w->event, &w->config);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch TLS handshakes: %m");
+        r = event_pub_new(w->config.worker.events_listen, 0, &w->config.cluster.tls, &w->events);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen for subscribers on %s: %m", w->config.worker.events_listen);
-        r = rpc_server_new_envelope(w->event, w->config.worker.listen, NULL, worker_handle_request, w, &w->server);
+        r = rpc_server_new_envelope(w->event, w->config.worker.listen, &(RpcServerConfig) { .tls = &w->config.cluster.tls },
+                                    worker_handle_request, w, &w->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", w->config.worker.listen);
-        r = rpc_client_new(w->event, w->config.cluster.master, NULL, &w->master);
+        r = rpc_client_new(w->event, w->config.cluster.master, &(RpcClientConfig) { .tls = &w->config.cluster.tls },
+                           &w->master);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
                                        w->config.cluster.master);
