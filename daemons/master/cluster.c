@@ -562,7 +562,8 @@ static bool driver_url_is_valid(const char *u) {
         return true;
 }
 
-int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret) {
+/* Checks a registration and adds the app to the tables, nothing more. */
+static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **ret) {
         _cleanup_(app_freep) App *a = NULL;
         int r;
 
@@ -617,14 +618,24 @@ int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App
         if (r < 0)
                 return r;
         app_link(c, a);
+        *ret = TAKE_PTR(a);
+        return 0;
+}
 
+int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret) {
+        App *a;
+        int r;
+
+        r = app_create(c, reg, now, &a);
+        if (r < 0)
+                return r;
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = a->id, .message_id = SPARK_MESSAGE_APP_REGISTERED),
                    "Application %s (%s) registered from %s: max %d cores, %d per executor, %" PRIi64 " MiB",
                    a->id, a->name, a->driver_url, a->max_cores, a->cores_per_executor, a->executor_memory_mb);
-
         if (ret)
                 *ret = a;
-        TAKE_PTR(a);
+        if (c->fx.app_registered)
+                c->fx.app_registered(c, a, c->userdata);
         cluster_schedule(c);
         return 0;
 }
@@ -726,6 +737,94 @@ int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const
         /* The worker reports the unit's end; until then it stays as it is. */
         if (e->worker && c->fx.kill_executor)
                 c->fx.kill_executor(c, e->worker, e, reason, c->userdata);
+        return 0;
+}
+
+/* ---------------------------------------------------------------- restore */
+
+time_t cluster_start_time(Cluster *c) {
+        return c->start_time;
+}
+
+unsigned cluster_next_app_number(Cluster *c) {
+        return c->next_app_number;
+}
+
+void cluster_restore_counters(Cluster *c, time_t start_time, unsigned next_app_number) {
+        c->start_time = start_time;
+        c->next_app_number = MAX(next_app_number, 1u);
+}
+
+int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, usec_t now) {
+        Worker *w;
+
+        if (!worker_id_is_valid(reg->id) || isempty(reg->endpoint) || reg->cores < 1 || reg->memory_mb < 1)
+                return -EINVAL;
+        if (cluster_worker(c, reg->id))
+                return -EEXIST;
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        if (set_string(&w->id, reg->id) < 0 || set_string(&w->host, reg->host) < 0 ||
+            set_string(&w->endpoint, reg->endpoint) < 0 || set_string(&w->events_endpoint, reg->events_endpoint) < 0 ||
+            hashmap_put(c->workers, w->id, w) < 0) {
+                worker_free(w);
+                return -ENOMEM;
+        }
+        w->cores = reg->cores;
+        w->memory_mb = reg->memory_mb;
+        w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
+        /* it gets a full timeout to show it is still there */
+        w->last_heartbeat = now;
+        return 0;
+}
+
+int cluster_restore_app(Cluster *c, const AppRegistration *reg, AppState state, int next_executor_id,
+                        int executor_limit, int retry_count, usec_t now, App **ret) {
+        App *a;
+        int r;
+
+        if (isempty(reg->app_id) || next_executor_id < 1 || next_executor_id > 100000000 || executor_limit < 0 ||
+            (state != SPARK__APP_STATE__APP_WAITING && state != SPARK__APP_STATE__APP_RUNNING))
+                return -EINVAL;
+        r = app_create(c, reg, now, &a);
+        if (r < 0)
+                return r;
+        a->state = state;
+        a->next_executor_id = next_executor_id;
+        a->executor_limit = executor_limit;
+        a->retry_count = MAX(retry_count, 0);
+        *ret = a;
+        return 0;
+}
+
+int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, int cores, int64_t memory_mb,
+                             ExecutorState state, usec_t now) {
+        Worker *w = cluster_worker(c, worker_id);
+        Executor *e;
+
+        if (!w || id < 1 || id >= a->next_executor_id || cores < 1 || memory_mb < 1 ||
+            (state != SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING && state != SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING))
+                return -EINVAL;
+        if (cluster_executor(c, a->id, id))
+                return -EEXIST;
+        /* app_new_executor() takes the next id: make it this one */
+        {
+                int next = a->next_executor_id;
+                a->next_executor_id = id;
+                e = app_new_executor(c, a, w);
+                a->next_executor_id = next;
+        }
+        if (!e)
+                return -ENOMEM;
+        e->cores = cores;
+        e->memory_mb = memory_mb;
+        /* app_new_executor() counted the app's own size */
+        a->cores_granted += cores - a->cores_per_executor;
+        w->cores_used += cores - a->cores_per_executor;
+        w->memory_used_mb += memory_mb - a->executor_memory_mb;
+        e->state = state;
+        e->running_since = now;
         return 0;
 }
 

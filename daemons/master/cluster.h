@@ -95,6 +95,8 @@ typedef struct ClusterEffects {
         void (*app_removed)(Cluster *c, App *a, void *userdata);
         /* a worker is gone from the table: drop what link points at */
         void (*worker_removed)(Cluster *c, Worker *w, void *userdata);
+        /* a new app has its id: the id counter must reach the disk first */
+        void (*app_registered)(Cluster *c, App *a, void *userdata);
 } ClusterEffects;
 
 int cluster_new(const ClusterConfig *cfg, const ClusterEffects *fx, void *userdata, time_t start_time,
@@ -149,6 +151,17 @@ int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const
 /* Places executors for waiting apps; called after every state change by the
  * functions above, exposed for tests. */
 void cluster_schedule(Cluster *c);
+
+/* Restoring what master-state.c kept in state_dir; nothing is scheduled or
+ * sent until the caller calls cluster_schedule(). */
+time_t cluster_start_time(Cluster *c);
+unsigned cluster_next_app_number(Cluster *c);
+void cluster_restore_counters(Cluster *c, time_t start_time, unsigned next_app_number);
+int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, usec_t now);
+int cluster_restore_app(Cluster *c, const AppRegistration *reg, AppState state, int next_executor_id,
+                        int executor_limit, int retry_count, usec_t now, App **ret);
+int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, int cores, int64_t memory_mb,
+                             ExecutorState state, usec_t now);
 
 Worker *cluster_worker(Cluster *c, const char *id);
 App *cluster_app(Cluster *c, const char *id);

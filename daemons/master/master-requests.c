@@ -75,6 +75,7 @@ static int handle_register_worker(Master *m, RpcRequest *req, const Spark__Regis
         reply.master_id = (char *) cluster_id(m->cluster);
         reply.heartbeat_ms = (int32_t) MAX(m->config.master.worker_timeout_ms / 4, 100);
         master_schedule_worker_check(m);
+        master_state_changed(m);
         ENVELOPE_SET(&env, REGISTER_WORKER_REPLY, register_worker_reply, &reply);
         return rpc_request_reply_envelope(req, &env);
 }

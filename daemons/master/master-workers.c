@@ -172,11 +172,13 @@ static void worker_call_start(Master *m, Worker *w, Executor *e, bool kill, cons
 
 static void on_launch(Cluster *c, Worker *w, Executor *e, void *userdata) {
         (void) c;
+        master_state_changed(userdata);
         worker_call_start(userdata, w, e, false, NULL);
 }
 
 static void on_kill(Cluster *c, Worker *w, Executor *e, const char *reason, void *userdata) {
         (void) c;
+        master_state_changed(userdata);
         worker_call_start(userdata, w, e, true, reason);
 }
 
@@ -211,6 +213,7 @@ static void on_executor_added(Cluster *c, Executor *e, void *userdata) {
 
 static void on_executor_updated(Cluster *c, Executor *e, void *userdata) {
         (void) c;
+        master_state_changed(userdata);
         publish_executor(userdata, e, false);
 }
 
@@ -225,6 +228,13 @@ static void on_worker_lost(Cluster *c, Worker *w, const char *reason, void *user
         publish(userdata, &env);
 }
 
+/* A new app id must be on disk before anyone hears of it: ids are never
+ * handed out twice, whatever happens to the master. */
+static void on_app_registered(Cluster *c, App *a, void *userdata) {
+        (void) c, (void) a;
+        (void) master_state_save(userdata);
+}
+
 static void on_app_removed(Cluster *c, App *a, void *userdata) {
         Spark__ApplicationRemoved ar = SPARK__APPLICATION_REMOVED__INIT;
         Envelope env = ENVELOPE_INIT;
@@ -235,10 +245,12 @@ static void on_app_removed(Cluster *c, App *a, void *userdata) {
         ar.state = a->state;
         ENVELOPE_SET(&env, APPLICATION_REMOVED, application_removed, &ar);
         publish(userdata, &env);
+        master_state_changed(userdata);
 }
 
 static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
-        (void) c, (void) userdata;
+        (void) c;
+        master_state_changed(userdata);
         /* pending calls complete with -ECANCELED and free themselves */
         w->link = rpc_client_free(w->link);
 }
@@ -251,7 +263,25 @@ const ClusterEffects master_effects = {
         .worker_lost = on_worker_lost,
         .app_removed = on_app_removed,
         .worker_removed = on_worker_removed,
+        .app_registered = on_app_registered,
 };
+
+void master_resume_launches(Master *m) {
+        size_t n = 0;
+
+        /* LaunchExecutor is idempotent on the worker: one it got already is
+         * acknowledged, one it never got is started now. */
+        for (App *a = cluster_apps(m->cluster); a; a = a->next)
+                for (size_t i = 0; i < a->n_executors_allocated; i++) {
+                        Executor *e = a->executors[i];
+                        if (e && e->worker && e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING) {
+                                worker_call_start(m, e->worker, e, false, NULL);
+                                n++;
+                        }
+                }
+        if (n > 0)
+                log_info("Sent %zu launches again that were under way before the restart", n);
+}
 
 static int on_worker_check(sd_event_source *s, uint64_t usec, void *userdata) {
         Master *m = userdata;

@@ -43,6 +43,9 @@ int master_new(const char *config_path, Master **ret) {
 Master *master_free(Master *m) {
         if (!m)
                 return NULL;
+        /* a change not saved yet reaches the disk before we go */
+        if (m->cluster && m->state_dirty)
+                (void) master_state_save(m);
         /* workers' links (rpc clients) go with the cluster */
         if (m->cluster) {
                 size_t i = 0;
@@ -55,6 +58,7 @@ Master *master_free(Master *m) {
         event_pub_free(m->events);
         sd_event_source_unref(m->worker_check);
         sd_event_source_unref(m->status_timer);
+        sd_event_source_unref(m->state_timer);
         sd_event_unref(m->event);
         config_done(&m->config);
         free(m->config_path);
@@ -102,6 +106,11 @@ int master_start(Master *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch TLS handshakes: %m");
 
+        /* before the sockets: what was running goes on */
+        r = master_state_load(m);
+        if (r < 0)
+                return r;
+
         r = event_pub_new(m->config.master.events_listen, 0, &m->config.cluster.tls, &m->events);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen for subscribers on %s: %m", m->config.master.events_listen);
@@ -116,6 +125,8 @@ int master_start(Master *m) {
                 return log_error_errno(r, "Failed to add the status timer: %m");
         (void) sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
 
+        master_resume_launches(m);
+        cluster_schedule(m->cluster);
         master_schedule_worker_check(m);
         log_info("Master %s listening on %s, events on %s", cluster_id(m->cluster), m->config.master.listen,
                  m->config.master.events_listen);

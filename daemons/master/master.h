@@ -19,6 +19,8 @@ typedef struct Master {
         EventPub *events;
         sd_event_source *worker_check;   /* fires at the next worker deadline */
         sd_event_source *status_timer;
+        sd_event_source *state_timer;    /* saves the state a moment after a change */
+        bool state_dirty;
         char status[256];
 } Master;
 
@@ -37,5 +39,12 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id);
 /* master-workers.c: the master's side of the worker protocol. */
 extern const ClusterEffects master_effects;
 void master_schedule_worker_check(Master *m);
+/* After a restart: launches that may not have reached a worker are sent again. */
+void master_resume_launches(Master *m);
+
+/* master-state.c: state_dir/state.pb */
+int master_state_load(Master *m);
+int master_state_save(Master *m);
+void master_state_changed(Master *m);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Master *, master_free);

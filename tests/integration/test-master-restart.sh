@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The master restarts (crashes, or is restarted cleanly) in the middle of a
+# job: from its state_dir it knows its application, workers and executors
+# again, the executors go on running, the job completes with every result
+# exactly once, and no id is handed out twice.
+# shellcheck source=tests/harness/lib.sh
+. "$(dirname "$0")/../harness/lib.sh"
+require_user_manager
+
+tmp=$(harness_tmpdir)
+lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
+fake_driver=$SPARK_BUILD/tests/helpers/fake-driver
+[ -f "$lib" ] && [ -x "$fake_driver" ] || die "test helpers are not built (make test-helpers)"
+
+cat >"$tmp/cluster.conf" <<EOF
+cluster: { master = "ipc://$tmp/master.sock"; master_events = "ipc://$tmp/master-events.sock"; };
+master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-events.sock";
+          state_dir = "$tmp/state"; worker_timeout_ms = 5000; };
+driver: { app_name = "restart-test"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
+          cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000; };
+EOF
+for i in 1 2; do
+        cat >"$tmp/worker$i.conf" <<EOF
+@include "cluster.conf"
+worker: { listen = "ipc://$tmp/worker$i.sock"; events_listen = "ipc://$tmp/worker$i-events.sock";
+          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i"; heartbeat_ms = 300;
+          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+EOF
+done
+stop_user_units_on_exit 'spark-executor-*'
+
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "ipc://$tmp/driver.sock" "$@"; }
+units() { systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort; }
+units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
+# "APP/EXEC STATE" for every executor the master knows, sorted
+master_executors() { sparkctl status --json | jq -r '.executors[] | "\(.app_id)/\(.executor_id) \(.state)"' | sort; }
+master_knows_all() { [ "$(master_executors | grep -c ' running$')" -eq 4 ]; }
+same_executors() { [ "$executors_before" = "$(master_executors)" ]; }
+job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' [1-9][0-9]*/2000 '; }
+
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
+start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
+start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+check "four executor units start" wait_until 30 units_running 4
+check "the master sees them running" wait_until 30 master_knows_all
+check "the state is kept in state_dir" wait_for test -s "$tmp/state/state.pb"
+app=$(sparkctl status --json | jq -r '.apps[0].app_id')
+units_before=$(units)
+executors_before=$(master_executors)
+
+seq 0 1999 >"$tmp/numbers"
+seq 0 1999 | awk '{ print $1 * $1 }' >"$tmp/squares"
+
+# restart_during_job NAME SIGNAL: a job of 2,000 tasks; the master gets
+# SIGNAL mid-job and is started again.
+restart_during_job() {
+        local name=$1 sig=$2 rc=0
+        sparkctl submit --json --name "$name" --function "$lib:slow_square" --inputs "$tmp/numbers" \
+                >"$tmp/$name.json" 2>"$tmp/$name.err" &
+        local submit=$!
+        check "$name: the job is under way" wait_until 20 job_running "$name"
+        stop_daemon master "$sig"
+        mv "$(daemon_log master)" "$tmp/master-before-$name.log"
+        start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+        check "$name: the master restored its state" wait_for grep -q "Restored 1 applications, 2 workers and 4 executors" \
+                "$(daemon_log master)"
+        wait $submit || rc=$?
+        check_eq "$name: the job succeeds" 0 "$rc"
+        check_eq "$name: 2,000 results" 2000 "$(grep -c '"task":' "$tmp/$name.json")"
+        check_eq "$name: each task exactly once" 2000 \
+                "$(grep -o '"task":[0-9]*' "$tmp/$name.json" | sort -u | wc -l)"
+        check_eq "$name: every result correct" "$(cat "$tmp/squares")" \
+                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$tmp/$name.json")"
+        check_eq "$name: the same executor units run, none added" "$units_before" "$(units)"
+        check "$name: the master knows the same executors, running" wait_until 10 same_executors
+        check_eq "$name: the application kept its id" "$app" "$(sparkctl status --json | jq -r '.apps[0].app_id')"
+        check_fails "$name: the master launched no executor after the restart" \
+                grep -q "Launching executor" "$(daemon_log master)"
+}
+
+restart_during_job crash KILL
+restart_during_job restart TERM
+
+# ids are never handed out twice: the next app continues the count
+rc=0
+new_app=$("$fake_driver" --master "ipc://$tmp/master.sock" register --name probe --driver-url "ipc://$tmp/nobody.sock" \
+        --max-cores 1 --memory 64) || rc=$?
+check_eq "another application registers" 0 "$rc"
+check_eq "it gets the next id of the same master" "${app%-*}-0002" "$new_app"
+"$fake_driver" --master "ipc://$tmp/master.sock" unregister "$new_app" >/dev/null 2>&1 || true
+
+# a corrupt state file is moved aside, not trusted
+stop_daemon master TERM
+mv "$(daemon_log master)" "$tmp/master-before-corrupt.log"
+printf 'not a protobuf \xff\xff\xff' >"$tmp/state/state.pb"
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+check "a corrupt state file is reported" wait_for grep -q "state.pb is corrupt; moved aside" "$(daemon_log master)"
+check "... and kept for a post-mortem" bash -c "ls '$tmp'/state/state.pb.corrupt-* >/dev/null"
+check "the workers register again with the fresh master" wait_until 20 \
+        bash -c "[ \"\$('$SPARK_BUILD/sparkctl' --master 'ipc://$tmp/master.sock' status --json | jq '.workers | length')\" = 2 ]"
+
+stop_daemon driver TERM
