@@ -76,6 +76,7 @@ Driver *driver_free(Driver *d) {
         sd_event_source_disable_unref(d->revive_timer);
         sd_event_source_disable_unref(d->heartbeat_timer);
         sd_event_source_disable_unref(d->register_timer);
+        sd_event_source_disable_unref(d->status_timer);
         sd_event_unref(d->event);
         config_done(&d->config);
         free(d->url);
@@ -98,6 +99,21 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
                 if (r < 0)
                         log_warning_errno(r, "Reload: the scheduler refused the new settings, ignoring: %m");
         }
+        return 0;
+}
+
+static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Driver *d = userdata;
+        size_t running = 0;
+        char status[256];
+
+        for (Job *j = scheduler_first_job(d->scheduler); j; j = scheduler_next_job(j))
+                running += scheduler_job_state(j) == JOB_RUNNING;
+        snprintf(status, sizeof(status), "%s %s: %zu executors, %zu jobs running, %zu tasks pending",
+                 d->registered ? "application" : "registering", d->registered ? d->app_id : d->config.driver.app_name,
+                 d->n_live_executors, running, scheduler_n_pending(d->scheduler));
+        daemon_notify_status(status);
+        (void) sd_event_source_set_time(s, usec + USEC_PER_SEC);
         return 0;
 }
 
@@ -140,6 +156,10 @@ int driver_start(Driver *d) {
         if (r < 0)
                 return log_error_errno(r, "Failed to start registration: %m");
         (void) sd_event_source_set_enabled(d->register_timer, SD_EVENT_ON);
+        r = sd_event_add_time_relative(d->event, &d->status_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_status_timer, d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the status timer: %m");
+        (void) sd_event_source_set_enabled(d->status_timer, SD_EVENT_ON);
 
         log_info("Driver for application '%s' listening on %s (advertised as %s), master %s",
                  d->config.driver.app_name, d->config.driver.listen, d->url, d->config.cluster.master);

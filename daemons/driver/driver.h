@@ -56,6 +56,7 @@ typedef struct Driver {
         sd_event_source *revive_timer;     /* delay scheduling */
         sd_event_source *heartbeat_timer;  /* frozen executors */
         sd_event_source *register_timer;   /* registration with the master */
+        sd_event_source *status_timer;     /* STATUS= for systemctl status */
         usec_t heartbeat_timeout;
         int poll_interval_ms;              /* how long a poll is parked at most */
         char status[256];
@@ -111,6 +112,9 @@ int driver_cancel_job(Driver *d, RpcRequest *req, const char *job_id);
 int driver_fetch_library(Driver *d, RpcRequest *req, const char *hash);
 /* Fills a TaskLaunch for an assignment; strings and bytes point into the job. */
 void driver_task_launch_fill(Driver *d, const TaskAssignment *a, Spark__TaskLaunch *tl);
+/* Why a result cannot be one of its job's (fills buf), or NULL: fine, or
+ * its job is gone.  A poll is refused whole if any of its results is bad. */
+const char *driver_task_result_check(Driver *d, const Spark__TaskResult *r, char *buf, size_t size);
 /* A result from an executor; the job's bookkeeping and the scheduler's. */
 void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *r, usec_t now);
 /* Handles jobs that ended: kills their leftover attempts, logs. */

@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
         r = worker_start(w);
         if (r < 0)
                 return EXIT_FAILURE;
+        /* a non-zero exit code comes from losing the bus: systemd restarts us */
         r = sd_event_loop(w->event);
-        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        return r == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

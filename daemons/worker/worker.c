@@ -126,6 +126,7 @@ WorkerManager *worker_free(WorkerManager *w) {
         hashmap_free(w->executors);
         sd_event_source_unref(w->heartbeat_timer);
         sd_event_source_unref(w->retry_timer);
+        sd_event_source_unref(w->status_timer);
         sd_event_unref(w->event);
         config_done(&w->config);
         free(w->endpoint);
@@ -163,6 +164,17 @@ static void on_units_listed(UnitManager *m, int error, const AdoptedUnit *units,
         if (adopted > 0)
                 log_info("Adopted %zu running executors", adopted);
         worker_register(w);
+}
+
+static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        WorkerManager *w = userdata;
+        char status[256];
+
+        snprintf(status, sizeof(status), "%s, %zu executors, %d cores", w->registered ? "registered" : "registering",
+                 unit_manager_watched(w->units), w->cores);
+        daemon_notify_status(status);
+        (void) sd_event_source_set_time(s, usec + USEC_PER_SEC);
+        return 0;
 }
 
 static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -204,6 +216,11 @@ int worker_start(WorkerManager *w) {
         r = worker_start_heartbeats(w);
         if (r < 0)
                 return log_error_errno(r, "Failed to start heartbeats: %m");
+
+        r = sd_event_add_time_relative(w->event, &w->status_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_status_timer, w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the status timer: %m");
+        (void) sd_event_source_set_enabled(w->status_timer, SD_EVENT_ON);
 
         /* Register only after adoption, so the master hears of every executor. */
         r = unit_manager_list(w->units, on_units_listed, w);

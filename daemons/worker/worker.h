@@ -39,6 +39,7 @@ typedef struct WorkerManager {
         bool heartbeat_in_flight;
         sd_event_source *heartbeat_timer;
         sd_event_source *retry_timer;   /* re-sends unacknowledged reports */
+        sd_event_source *status_timer;  /* STATUS= for systemctl status */
         char master_id[64];
 } WorkerManager;
 
