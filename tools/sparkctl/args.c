@@ -55,12 +55,16 @@ int args_parse(int argc, char **argv, Args *a) {
         enum {
                 ARG_VERSION = 0x100, ARG_MASTER, ARG_DRIVER, ARG_JSON, ARG_NAME,
                 ARG_COMMAND, ARG_FUNCTION, ARG_INPUTS, ARG_COUNT, ARG_ARG,
+                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "master", required_argument, NULL, ARG_MASTER },
                 { "driver", required_argument, NULL, ARG_DRIVER },
+                { "tls-ca", required_argument, NULL, ARG_TLS_CA },
+                { "tls-cert", required_argument, NULL, ARG_TLS_CERT },
+                { "tls-key", required_argument, NULL, ARG_TLS_KEY },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "name", required_argument, NULL, ARG_NAME },
                 { "command", required_argument, NULL, ARG_COMMAND },
@@ -80,6 +84,9 @@ int args_parse(int argc, char **argv, Args *a) {
                 case ARG_VERSION:  a->version = true; break;
                 case ARG_MASTER:   a->master_url = optarg; break;
                 case ARG_DRIVER:   a->driver_url = optarg; break;
+                case ARG_TLS_CA:   a->tls_ca = optarg; break;
+                case ARG_TLS_CERT: a->tls_cert = optarg; break;
+                case ARG_TLS_KEY:  a->tls_key = optarg; break;
                 case ARG_JSON:     a->json = true; break;
                 case ARG_NAME:     a->name = optarg; break;
                 case ARG_COMMAND:  a->command_template = optarg; break;
@@ -237,6 +244,13 @@ int args_validate(Args *a, char *err, size_t size) {
                 return fail(err, size, "--master needs a URL");
         if (a->driver_url && isempty(a->driver_url))
                 return fail(err, size, "--driver needs a URL");
+        if ((a->tls_ca && isempty(a->tls_ca)) || (a->tls_cert && isempty(a->tls_cert)) ||
+            (a->tls_key && isempty(a->tls_key)))
+                return fail(err, size, "--tls-ca, --tls-cert and --tls-key need a file");
+        if (!a->tls_cert != !a->tls_key)
+                return fail(err, size, "--tls-cert and --tls-key go together");
+        if (a->tls_cert && !a->tls_ca)
+                return fail(err, size, "--tls-cert needs --tls-ca too");
 
         r = validate_options_apply(a, err, size);
         if (r < 0)
@@ -277,6 +291,11 @@ void args_help(FILE *f) {
               "     --master URL        The master's request endpoint (tcp://HOST:PORT,\n"
               "                         ipc://PATH, tls+tcp://HOST:PORT)\n"
               "     --driver URL        The driver's request endpoint\n"
+              "     --tls-ca FILE       For tls+tcp:// URLs: the cluster CA's certificate,\n"
+              "     --tls-cert FILE     and the certificate (signed by it) and key to\n"
+              "     --tls-key FILE      present (PEM); default: $SPARK_TLS_CA_FILE,\n"
+              "                         $SPARK_TLS_CERT_FILE, $SPARK_TLS_KEY_FILE, else\n"
+              "                         cluster.tls_* in cluster.conf\n"
               "     --json              Machine-readable output: one object (status, jobs,\n"
               "                         job), one line per task (submit)\n"
               "\nsubmit:\n"
@@ -301,6 +320,7 @@ void args_help(FILE *f) {
               "(0.0.0.0 means this host), else tcp://127.0.0.1:7091.  The files are read\n"
               "from $SPARK_CONF_DIR, else /etc/spark.\n"
               "\nExit status: 0 success, 1 the job failed or was cancelled or a daemon\n"
-              "refused the request, 2 usage error, 3 the master or driver cannot be reached.\n",
+              "refused the request, 2 usage error, 3 the master or driver cannot be reached\n"
+              "(also: the TLS handshake failed).\n",
               f);
 }

@@ -31,6 +31,9 @@ typedef struct Args {
         bool version;
         const char *master_url; /* --master; NULL: the default (urls.h) */
         const char *driver_url; /* --driver */
+        const char *tls_ca;     /* --tls-ca FILE: the cluster CA, for tls+tcp:// */
+        const char *tls_cert;   /* --tls-cert FILE, with --tls-key FILE */
+        const char *tls_key;
         bool json;
 
         /* submit */

@@ -16,6 +16,7 @@ bool call_error_is_unreachable(int error) {
         case -ENETUNREACH:
         case -EADDRNOTAVAIL:
         case -EINVAL:
+        case -EKEYREJECTED:
                 return true;
         default:
                 return false;
@@ -28,7 +29,7 @@ int call_daemon_quiet(const Daemon *d, Envelope *req, Spark__Envelope__BodyCase 
         int r;
 
         *ret = NULL;
-        r = rpc_call_sync(d->url, req, timeout_ms, max_reply, &reply);
+        r = rpc_call_sync_tls(d->url, d->tls, req, timeout_ms, max_reply, &reply);
         if (r < 0) {
                 if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR)
                         *ret = TAKE_PTR(reply);
@@ -52,6 +53,14 @@ int call_report_error(const Daemon *d, int error, const Envelope *reply) {
                 const char *m = reply->error->message;
                 fprintf(stderr, "sparkctl: %s\n", isempty(m) ? strerror(-error) : m);
                 return SPARKCTL_EXIT_FAILED;
+        }
+        if (error == -EKEYREJECTED) {
+                fprintf(stderr,
+                        "sparkctl: cannot reach the %s at %s: the TLS handshake failed: the %s refused our "
+                        "certificate (none, or not signed by its CA), or its certificate is not signed by our CA "
+                        "or not for that host name\n",
+                        what, d->url, what);
+                return SPARKCTL_EXIT_UNREACHABLE;
         }
         if (call_error_is_unreachable(error)) {
                 /* the URL was checked before: nng's EINVAL here is a host it cannot resolve */

@@ -7,11 +7,13 @@
 #include <stddef.h>
 
 #include "codec.h"
+#include "tls.h"
 #include "urls.h"
 
 typedef struct Daemon {
         DaemonKind kind;
         const char *url;
+        const TlsSettings *tls; /* for a tls+tcp:// URL */
 } Daemon;
 
 /* rpc_call_sync() expecting a reply with body `expect` (0: any but Error).
@@ -31,5 +33,6 @@ int call_report_error(const Daemon *d, int error, const Envelope *reply);
 int call_daemon(const Daemon *d, Envelope *req, Spark__Envelope__BodyCase expect, Envelope **ret);
 
 /* -ECONNREFUSED, -ETIMEDOUT, -ENOENT (no ipc:// socket), -EINVAL (a host
- * that does not resolve), …: nobody answered. */
+ * that does not resolve), -EKEYREJECTED (the TLS handshake failed), …:
+ * nobody answered. */
 bool call_error_is_unreachable(int error);

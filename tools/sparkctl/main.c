@@ -11,7 +11,9 @@
 #include "kill.h"
 #include "sparkctl.h"
 #include "status.h"
+#include "nng-tls.h"
 #include "submit.h"
+#include "tls-settings.h"
 #include "urls.h"
 
 static int usage_error(const char *message) {
@@ -55,7 +57,37 @@ static int dispatch(const Args *a, const Daemon *d) {
         }
 }
 
+/* For a tls+tcp:// URL: the settings to dial with, checked.  Returns 0, or
+ * the exit status after saying what is wrong. */
+static int setup_tls(const Args *a, Daemon *d, SparkctlTls *tls) {
+        char why[512];
+        int r;
+
+        if (!tls_url(d->url))
+                return 0;
+        r = sparkctl_tls_resolve(a->tls_ca, a->tls_cert, a->tls_key, tls);
+        if (r < 0) {
+                fprintf(stderr, "sparkctl: %s\n", strerror(-r));
+                return SPARKCTL_EXIT_FAILED;
+        }
+        if (!tls_settings_can_dial(&tls->settings)) {
+                fprintf(stderr,
+                        "sparkctl: %s needs the cluster CA: give --tls-ca FILE (and --tls-cert, --tls-key), "
+                        "set $%s, or cluster.tls_ca_file in cluster.conf\n",
+                        d->url, TLS_CA_FILE_ENV);
+                return SPARKCTL_EXIT_USAGE;
+        }
+        r = nng_tls_check_settings(&tls->settings, false, why, sizeof(why));
+        if (r < 0) {
+                fprintf(stderr, "sparkctl: cannot use the TLS files (from %s): %s\n", tls->source, why);
+                return SPARKCTL_EXIT_USAGE;
+        }
+        d->tls = &tls->settings;
+        return 0;
+}
+
 int main(int argc, char **argv) {
+        _cleanup_(sparkctl_tls_done) SparkctlTls tls = {};
         _cleanup_free_ char *url = NULL;
         char err[512];
         Daemon d;
@@ -85,6 +117,10 @@ int main(int argc, char **argv) {
                 return SPARKCTL_EXIT_FAILED;
         }
         d.url = url;
+        d.tls = NULL;
+        r = setup_tls(&a, &d, &tls);
+        if (r != 0)
+                return r;
 
         r = dispatch(&a, &d);
         errno = 0;

@@ -166,6 +166,23 @@ START_TEST(test_help_flags) {
 }
 END_TEST
 
+START_TEST(test_tls_flags) {
+        char err[512];
+        Args a;
+
+        OK("--tls-ca", "/etc/spark/tls/ca.pem", "status");
+        ck_assert_str_eq(a.tls_ca, "/etc/spark/tls/ca.pem");
+        ck_assert_ptr_null(a.tls_cert);
+        OK("--tls-ca", "ca.pem", "--tls-cert", "h.pem", "--tls-key", "h.key", "jobs");
+        ck_assert_str_eq(a.tls_cert, "h.pem");
+        ck_assert_str_eq(a.tls_key, "h.key");
+        BAD("go together", "--tls-ca", "ca.pem", "--tls-cert", "h.pem", "status");
+        BAD("go together", "--tls-ca", "ca.pem", "--tls-key", "h.key", "status");
+        BAD("needs --tls-ca", "--tls-cert", "h.pem", "--tls-key", "h.key", "status");
+        BAD("need a file", "--tls-ca", "", "status");
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("sparkctl-args");
         TCase *tc = tcase_create("args");
@@ -177,6 +194,7 @@ int main(void) {
         tcase_add_test(tc, test_function_spec);
         tcase_add_test(tc, test_parse_int32);
         tcase_add_test(tc, test_help_flags);
+        tcase_add_test(tc, test_tls_flags);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Mutual TLS (SPEC §9): a master, two workers (executors on the user
+# manager) and a driver, every endpoint tls+tcp:// with certificates made by
+# tools/spark-tls.sh.  A job runs through sparkctl over TLS; then clients
+# without a certificate, with a self-signed one, with one from another CA,
+# trusting another CA, and speaking plain tcp:// are refused (sparkctl exit
+# 3, a clear message), the daemon that refused says so in its log, and a
+# worker whose certificate is not from the cluster CA never joins.
+# shellcheck source=tests/harness/lib.sh
+. "$(dirname "$0")/../harness/lib.sh"
+require_user_manager
+command -v openssl >/dev/null || die "openssl is not installed (.ci/run installs it)"
+
+tmp=$(harness_tmpdir)
+lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
+[ -f "$lib" ] || die "$lib is not built (make test-helpers)"
+tls=$tmp/tls
+other=$tmp/other
+
+# --- certificates ------------------------------------------------------------
+check "spark-tls.sh makes a CA" "$SPARK_SRC/tools/spark-tls.sh" ca "$tls"
+check "... and a host certificate signed by it" "$SPARK_SRC/tools/spark-tls.sh" host "$tls" 127.0.0.1
+check "... which openssl verifies against the CA" openssl verify -CAfile "$tls/ca.pem" "$tls/127.0.0.1.pem"
+check_eq "the host key is private" 600 "$(stat -c %a "$tls/127.0.0.1.key")"
+if ! { "$SPARK_SRC/tools/spark-tls.sh" ca "$other" && "$SPARK_SRC/tools/spark-tls.sh" host "$other" 127.0.0.1; } >/dev/null; then
+        die "cannot make the other CA's certificate"
+fi
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -keyout "$tmp/self.key" \
+        -out "$tmp/self.pem" -subj "/CN=127.0.0.1" -addext "subjectAltName=DNS:127.0.0.1,IP:127.0.0.1" 2>/dev/null ||
+        die "cannot make a self-signed certificate"
+
+# --- the cluster ---------------------------------------------------------------
+master_port=$(free_port) || die "no free port"
+events_port=$(free_port) || die "no free port"
+driver_port=$(free_port) || die "no free port"
+driver_events_port=$(free_port) || die "no free port"
+master_url=tls+tcp://127.0.0.1:$master_port
+driver_url=tls+tcp://127.0.0.1:$driver_port
+cat >"$tmp/cluster.conf" <<EOF
+cluster: { master = "$master_url"; master_events = "tls+tcp://127.0.0.1:$events_port";
+           tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$tls/127.0.0.1.pem"; tls_key_file = "$tls/127.0.0.1.key"; };
+master: { listen = "$master_url"; events_listen = "tls+tcp://127.0.0.1:$events_port";
+          state_dir = "$tmp/state"; worker_timeout_ms = 3000; };
+driver: { app_name = "tls-test"; listen = "$driver_url"; events_listen = "tls+tcp://127.0.0.1:$driver_events_port";
+          advertise_host = "127.0.0.1"; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0; };
+EOF
+# worker3: a host whose certificate comes from another CA.
+for i in 1 2 3; do
+        port=$(free_port) || die "no free port"
+        eport=$(free_port) || die "no free port"
+        {
+                [ $i = 3 ] || echo '@include "cluster.conf"'
+                [ $i != 3 ] || cat <<EOF
+cluster: { master = "$master_url"; master_events = "tls+tcp://127.0.0.1:$events_port";
+           tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$other/127.0.0.1.pem"; tls_key_file = "$other/127.0.0.1.key"; };
+EOF
+                cat <<EOF
+worker: { listen = "tls+tcp://127.0.0.1:$port"; events_listen = "tls+tcp://127.0.0.1:$eport";
+          advertise_host = "127.0.0.1"; cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i";
+          heartbeat_ms = 500; executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+EOF
+        } >"$tmp/worker$i.conf"
+done
+stop_user_units_on_exit 'spark-executor-*'
+
+for f in cluster worker1 worker3; do
+        check_eq "$f.conf passes --check-config" "configuration OK" \
+                "$("$SPARK_BUILD/spark-master" --config "$tmp/$f.conf" --check-config 2>&1)"
+done
+sed "s|tls_key_file = \"[^\"]*\"|tls_key_file = \"$tls/ca.pem\"|" "$tmp/cluster.conf" >"$tmp/badkey.conf"
+rc=0
+out=$("$SPARK_BUILD/spark-master" --config "$tmp/badkey.conf" --check-config 2>&1) || rc=$?
+check_eq "a certificate file given as the key fails --check-config (exit 78)" 78 "$rc"
+check_match "... naming the files" "cluster\.tls_\*: the certificate .*127\.0\.0\.1\.pem and the private key .*ca\.pem cannot be used together" "$out"
+
+# sparkctl finds cluster.conf's TLS files through $SPARK_CONF_DIR.
+export SPARK_CONF_DIR=$tmp
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "$master_url" --driver "$driver_url" "$@"; }
+n_workers() { sparkctl status --json 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["workers"]))'; }
+workers_are() { [ "$(n_workers)" = "$1" ]; }
+log_has() { grep -Eq -- "$2" "$(daemon_log "$1")"; }
+
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
+start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
+check "two workers register over TLS" wait_for workers_are 2
+start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+check "the executors register with the driver over TLS" wait_until 30 log_has driver 'Executor 4 registered'
+
+# --- a job over TLS -------------------------------------------------------------
+seq 0 199 >"$tmp/numbers"
+seq 0 199 | awk '{ print $1 * $1 }' >"$tmp/squares"
+rc=0
+sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out" 2>"$tmp/err" || rc=$?
+check_eq "a function job over TLS succeeds" 0 "$rc"
+check "... with every result, in order" cmp -s "$tmp/squares" "$tmp/out"
+rc=0
+sparkctl submit --command 'echo tls-{}' --count 3 --arg ok >"$tmp/out2" 2>&1 || rc=$?
+check_eq "a command job over TLS succeeds" 0 "$rc"
+check_eq "... with its output" "$(printf 'tls-ok\ntls-ok\ntls-ok')" "$(cat "$tmp/out2")"
+
+# --- a worker from another CA ----------------------------------------------------
+rx() { sed 's/[][\.*^$+?(){}|]/\\&/g' <<<"$1"; } # a string as an extended regex
+refusal_lines() { grep -Ec -- "Refused [0-9]+ connection\(s\) on $(rx "$1"): TLS handshake failed" "$(daemon_log "$2")"; }
+more_refusals() { [ "$(refusal_lines "$1" "$2")" -gt "$3" ]; }
+start_daemon worker3 "$SPARK_BUILD/spark-worker" --config "$tmp/worker3.conf"
+check "the master logs refusing a worker whose certificate is from another CA" \
+        wait_for more_refusals "$master_url" master 0
+check "... the worker logs that its handshakes fail" \
+        wait_for log_has worker3 "TLS handshake\(s\) with $(rx "$master_url") failed"
+check_eq "... and it never joins" 2 "$(n_workers)"
+stop_daemon worker3
+check "the cluster still answers its members" sparkctl status
+
+# --- refused clients ------------------------------------------------------------
+# refused NAME EXPECTED-REGEX SPARKCTL-ARG...: sparkctl exits 3 and says why.
+refused() {
+        local name=$1 pattern=$2 rc=0 out
+        shift 2
+        out=$("$SPARK_BUILD/sparkctl" "$@" 2>&1) || rc=$?
+        check_eq "$name: sparkctl exits 3" 3 "$rc"
+        check_match "$name: ... and says why" "$pattern" "$out"
+}
+handshake='cannot reach the (master|driver) at tls\+tcp://127\.0\.0\.1:[0-9]+: the TLS handshake failed'
+
+before=$(refusal_lines "$master_url" master)
+refused "no client certificate" "$handshake" --master "$master_url" --tls-ca "$tls/ca.pem" status
+# at most one report per endpoint every 10 s: the next one may wait that long
+check "the master logs the refusal" wait_until 20 more_refusals "$master_url" master "$before"
+refused "a self-signed certificate" "$handshake" \
+        --master "$master_url" --tls-ca "$tls/ca.pem" --tls-cert "$tmp/self.pem" --tls-key "$tmp/self.key" status
+refused "a certificate from another CA" "$handshake" \
+        --master "$master_url" --tls-ca "$tls/ca.pem" --tls-cert "$other/127.0.0.1.pem" --tls-key "$other/127.0.0.1.key" status
+refused "a server not signed by the CA we trust" "$handshake" \
+        --master "$master_url" --tls-ca "$other/ca.pem" --tls-cert "$other/127.0.0.1.pem" --tls-key "$other/127.0.0.1.key" status
+refused "the driver refuses a client without a certificate" "$handshake" \
+        --driver "$driver_url" --tls-ca "$tls/ca.pem" jobs
+check "the driver logs the refusal" wait_for more_refusals "$driver_url" driver 0
+refused "plain tcp:// to a TLS endpoint" "cannot reach the master at tcp://127\.0\.0\.1:$master_port" \
+        --master "tcp://127.0.0.1:$master_port" status
+rc=0
+out=$(SPARK_CONF_DIR=/nonexistent "$SPARK_BUILD/sparkctl" --master "$master_url" status 2>&1) || rc=$?
+check_eq "no TLS settings at all: a usage error (exit 2)" 2 "$rc"
+check_match "... naming what to give" "needs the cluster CA: give --tls-ca FILE" "$out"
+check "members still get answers" sparkctl status
+
+stop_daemon driver TERM
+check "the driver unregistered over TLS" grep -q "unregistered" "$(daemon_log driver)"
