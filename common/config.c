@@ -566,6 +566,69 @@ static int check_tls(Loader *l) {
         return 0;
 }
 
+/* libconfig 1.5's scanner calls exit() when it cannot read an included
+ * file — a directory, e.g. @include "" names the include directory itself —
+ * and blocks on a FIFO.  So look at what each @include line names before
+ * libconfig opens it, the way libconfig does (from the start of a line, the
+ * name up to the next quote, below the include directory), in every file
+ * once.  Names that do not exist are left to libconfig's own error. */
+typedef struct IncludeScan {
+        char *seen[64];
+        size_t n_seen;
+} IncludeScan;
+
+static int check_includes(Loader *l, IncludeScan *scan, const char *file) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        int line = 0, r;
+
+        for (size_t i = 0; i < scan->n_seen; i++)
+                if (streq(scan->seen[i], file))
+                        return 0;
+        if (scan->n_seen >= ELEMENTSOF(scan->seen))
+                return 0;
+        scan->seen[scan->n_seen] = strdup(file);
+        if (!scan->seen[scan->n_seen])
+                return -ENOMEM;
+        scan->n_seen++;
+
+        f = fopen(file, "re");
+        if (!f)
+                return 0;
+        while (getline(&text, &size, f) >= 0) {
+                _cleanup_free_ char *name = NULL, *inc = NULL, *shown = NULL;
+                const char *p = text + strspn(text, " \t"), *q;
+                struct stat st;
+
+                line++;
+                if (strncmp(p, "@include", 8) != 0 || (p[8] != ' ' && p[8] != '\t'))
+                        continue;
+                p += 8 + strspn(p + 8, " \t");
+                if (*p != '"' || !(q = strchr(p + 1, '"')))
+                        continue;
+                name = strndup(p + 1, (size_t) (q - p - 1));
+                if (!name || asprintf(&inc, "%s/%s", l->include_dir, name) < 0)
+                        return -ENOMEM;
+                if (stat(inc, &st) < 0)
+                        continue;
+                if (!S_ISREG(st.st_mode)) {
+                        r = add_error(l, file, line, "@include \"%s\": %s is not a regular file", name, inc);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                /* named as libconfig's messages name it */
+                shown = path_join(l->include_dir, name);
+                if (!shown)
+                        return -ENOMEM;
+                r = check_includes(l, scan, shown);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
         _cleanup_(loader_done) Loader l = {};
         int r;
@@ -590,6 +653,19 @@ int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
         config_init(&l.lc);
         l.lc_initialized = true;
         config_set_include_dir(&l.lc, l.include_dir);
+
+        {
+                IncludeScan scan = {};
+                r = check_includes(&l, &scan, path);
+                for (size_t i = 0; i < scan.n_seen; i++)
+                        free(scan.seen[i]);
+                if (r < 0)
+                        return r;
+                if (l.n_errors > 0) {
+                        r = -EINVAL;
+                        goto fail;
+                }
+        }
 
         if (!config_read_file(&l.lc, path)) {
                 if (loader_map_files(&l) < 0)
