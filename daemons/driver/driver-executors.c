@@ -324,6 +324,11 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
                 return reply_error_shutdown(req, ex->lost_reason);
         if (poll->n_results > MAX_RESULTS_PER_POLL)
                 return rpc_request_reply_error(req, -E2BIG, "too many results in one poll");
+        for (size_t i = 0; i < poll->n_results; i++) {
+                char why[200];
+                if (driver_task_result_check(d, poll->results[i], why, sizeof(why)))
+                        return rpc_request_reply_error(req, -EINVAL, "%s", why);
+        }
 
         ex->last_poll = now;
         if (pipe != ex->pipe_id) {

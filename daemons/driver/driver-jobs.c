@@ -347,6 +347,21 @@ void driver_task_launch_fill(Driver *d, const TaskAssignment *a, Spark__TaskLaun
         }
 }
 
+const char *driver_task_result_check(Driver *d, const Spark__TaskResult *r, char *buf, size_t size) {
+        DriverJob *j = isempty(r->job_id) ? NULL : hashmap_get(d->jobs, r->job_id);
+
+        if (!j)
+                return NULL;  /* a job that is gone: its late results are dropped */
+        if (r->index < 0 || (unsigned) r->index >= j->n_tasks)
+                snprintf(buf, size, "result for task %d of job %s, which has %u tasks", r->index, j->id,
+                         j->n_tasks);
+        else if (r->attempt < 1)
+                snprintf(buf, size, "result of attempt %d of task %d of job %s", r->attempt, r->index, j->id);
+        else
+                return NULL;
+        return buf;
+}
+
 void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *r, usec_t now) {
         DriverJob *j = isempty(r->job_id) ? NULL : hashmap_get(d->jobs, r->job_id);
         bool success = r->status == SPARK__TASK_STATUS__TASK_OK;
