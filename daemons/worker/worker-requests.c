@@ -43,9 +43,19 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 return -ENOMEM;
         for (; n_env < le->n_env && r >= 0; n_env++) {
                 const Spark__KeyValue *kv = le->env[n_env];
-                if (!config_env_name_is_valid(kv->key) || strpbrk(kv->value, "\n\r"))
+                if (!config_env_name_is_valid(kv->key) || strpbrk(kv->value, "\n\r")) {
+                        /* say which, without echoing control characters */
+                        char name[65];
+                        size_t k = 0;
+                        for (; kv->key[k] && k < sizeof(name) - 1; k++)
+                                name[k] = (unsigned char) kv->key[k] < 0x20 || kv->key[k] == 0x7f ? '?' : kv->key[k];
+                        name[k] = 0;
+                        snprintf(why, sizeof(why), config_env_name_is_valid(kv->key)
+                                                           ? "executor_env %s has a line break in its value"
+                                                           : "executor_env name \"%s\" is not a valid name",
+                                 name);
                         r = -EINVAL;
-                else if (asprintf(&env[n_env], "%s=%s", kv->key, kv->value) < 0)
+                } else if (asprintf(&env[n_env], "%s=%s", kv->key, kv->value) < 0)
                         r = -ENOMEM;
         }
         /* The executor dials its driver with this host's certificate; last,
