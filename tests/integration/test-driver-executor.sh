@@ -18,7 +18,7 @@ master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-
           state_dir = "$tmp/state"; worker_timeout_ms = 3000; };
 driver: { app_name = "driver-test"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
           cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 4;
-          executor_heartbeat_timeout_ms = 2000; locality_wait_ms = 0; };
+          executor_heartbeat_timeout_ms = 3000; locality_wait_ms = 0; };
 EOF
 for i in 1 2; do
         cat >"$tmp/worker$i.conf" <<EOF
