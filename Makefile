@@ -124,6 +124,100 @@ install: all
 demo: all
 	tools/demo.sh
 
+# --- fuzzing (libFuzzer) ------------------------------------------------------
+# Every fuzz-*.c in a module is a libFuzzer target (except the shared harness
+# code in FUZZ_HELPERS), built with clang into build-fuzz/ together with its
+# own copy of the module archives (-fsanitize=fuzzer-no-link,address,undefined).
+# Inputs: tests/fuzz/<target>/seeds/ (the seed corpus, regenerate with
+# `make fuzz-seeds`) and tests/fuzz/<target>/regressions/ (inputs that once
+# crashed: replayed by fuzz-smoke); what a run finds goes to
+# build-fuzz/corpus/<target>/, crashes to build-fuzz/artifacts/.
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="fuzz-master ..."]
+#   make fuzz-smoke            replay every regression and seed, then 15 s each
+FB            := build-fuzz
+FUZZ_CC       ?= clang
+FUZZ_SECONDS  ?= 60
+FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_FLAGS    ?=
+FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS   := -std=gnu11 $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP
+FUZZ_CPPFLAGS := $(subst -I$(B)/gen,-I$(FB)/gen,$(CPPFLAGS))
+FUZZ_HELPERS  := common/fuzz-util.c common/fuzz-messages.c common/fuzz-rpc.c
+FUZZ_SRCS     := $(filter-out $(FUZZ_HELPERS),$(wildcard $(addsuffix /fuzz-*.c,$(MODULES))))
+FUZZ_ALL      := $(notdir $(basename $(FUZZ_SRCS)))
+FUZZ_TARGETS  ?= $(FUZZ_ALL)
+FUZZ_BINS     := $(addprefix $(FB)/fuzz/,$(FUZZ_ALL))
+fuzz_src       = $(filter %/$(1).c,$(FUZZ_SRCS))
+fuzz_module    = $(patsubst %/,%,$(dir $(call fuzz_src,$(1))))
+FUZZ_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
+                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+$(FB)/gen/spark.pb-c.c $(FB)/gen/spark.pb-c.h &: proto/spark.proto
+	@mkdir -p $(FB)/gen
+	protoc-c --proto_path=proto --c_out=$(FB)/gen $<
+
+$(FB)/obj/gen/spark.pb-c.o: $(FB)/gen/spark.pb-c.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) -std=gnu11 -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FB)/obj/%.o: %.c | $(FB)/gen/spark.pb-c.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+
+define fuzz_module_rules
+$(FB)/lib/$(subst /,-,$(1)).a: $(patsubst %.c,$(FB)/obj/%.o,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(FB)/obj/gen/spark.pb-c.o)
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach m,$(MODULES),$(eval $(call fuzz_module_rules,$(m))))
+
+FUZZ_COMMON_A := $(FB)/lib/daemons-shared.a $(FB)/lib/common.a
+define fuzz_target_rule
+$(FB)/fuzz/$(1): $(FB)/obj/$(call fuzz_module,$(1))/$(1).o $(patsubst %.c,$(FB)/obj/%.o,$(FUZZ_HELPERS)) \
+                 $(if $(filter common,$(call fuzz_module,$(1))),,$(FB)/lib/$(subst /,-,$(call fuzz_module,$(1))).a) $(FUZZ_COMMON_A)
+	@mkdir -p $$(dir $$@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ $$^ $(LDLIBS)
+endef
+$(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_target_rule,$(t))))
+
+# fuzz_run TARGET SECONDS: one bounded libFuzzer run over the committed
+# corpora; new inputs are kept in build-fuzz/corpus/TARGET.
+fuzz_run = mkdir -p $(FB)/corpus/$(1) $(FB)/artifacts tests/fuzz/$(1)/seeds tests/fuzz/$(1)/regressions && \
+	$(FUZZ_ENV) $(FB)/fuzz/$(1) -max_total_time=$(2) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix=$(FB)/artifacts/$(1)- $$([ -f tests/fuzz/$(1).dict ] && echo -dict=tests/fuzz/$(1).dict) \
+		$(FUZZ_FLAGS) $(FB)/corpus/$(1) tests/fuzz/$(1)/seeds tests/fuzz/$(1)/regressions
+# fuzz_replay TARGET: every committed input once (regressions must not crash).
+fuzz_replay = files=$$(find tests/fuzz/$(1)/regressions tests/fuzz/$(1)/seeds -type f 2>/dev/null | LC_ALL=C sort); \
+	if [ -n "$$files" ]; then $(FUZZ_ENV) $(FB)/fuzz/$(1) -timeout=10 -rss_limit_mb=2048 $$files >$(FB)/replay-$(1).log 2>&1 \
+		|| { tail -n 60 $(FB)/replay-$(1).log; echo "fuzz-smoke: $(1): a committed input fails"; exit 1; }; \
+	echo "fuzz-smoke: $(1): $$(echo "$$files" | wc -l) committed inputs replayed"; fi
+
+.PHONY: fuzz fuzz-build fuzz-smoke fuzz-seeds clean-fuzz
+clean: clean-fuzz
+clean-fuzz:
+	rm -rf $(FB)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do echo "=== $$t: $(FUZZ_SECONDS) s"; $(call fuzz_run,$$t,$(FUZZ_SECONDS)); done
+
+fuzz-smoke: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do $(call fuzz_replay,$$t); done
+	@set -e; for t in $(FUZZ_TARGETS); do echo "=== $$t: $(FUZZ_SMOKE_SECONDS) s"; \
+		$(call fuzz_run,$$t,$(FUZZ_SMOKE_SECONDS)) >$(FB)/smoke-$$t.log 2>&1 \
+		|| { tail -n 80 $(FB)/smoke-$$t.log; echo "fuzz-smoke: $$t FAILED"; exit 1; }; \
+		grep -E '^stat::number_of_executed_units' $(FB)/smoke-$$t.log | sed "s/^/$$t: /"; done
+	@echo "fuzz-smoke: $(words $(FUZZ_TARGETS)) targets passed"
+
+# Rewrites tests/fuzz/<target>/seeds/ from the encoders (each target's
+# LLVMFuzzerInitialize writes its seeds when SPARK_FUZZ_WRITE_SEEDS is set).
+fuzz-seeds: fuzz-build
+	@set -e; for t in $(FUZZ_ALL); do rm -rf tests/fuzz/$$t/seeds && mkdir -p tests/fuzz/$$t/seeds && \
+		SPARK_FUZZ_WRITE_SEEDS=tests/fuzz/$$t/seeds $(FB)/fuzz/$$t && echo "$$t: $$(ls tests/fuzz/$$t/seeds | wc -l) seeds"; done
+
+-include $(shell find $(FB)/obj -name '*.d' 2>/dev/null)
+
 clean:
 	rm -rf build build-san
 
