@@ -1,0 +1,254 @@
+/* bench-client: a driver's client for the throughput and latency rows,
+ * speaking the wire protocol on one long-lived nng req socket (sparkctl
+ * opens a socket per call and paces its polls, which is right for a person
+ * and wrong for a measurement).
+ *
+ *   bench-client throughput URL LIB.so SYMBOL ARG COUNT
+ *       One job of COUNT tasks (input ARG each).  Timed from SubmitJob to
+ *       the last result fetched; job status is polled every 1 ms.  Prints
+ *       tasks_per_s, elapsed_ms, driver_elapsed_ms (the job's own clock),
+ *       ok (tasks that succeeded).
+ *   bench-client latency URL LIB.so SYMBOL ARG COUNT
+ *       COUNT sequential one-task jobs: SubmitJob, then FetchResults in a
+ *       loop without sleeping until the outcome is there.  Prints
+ *       latency_us_p50, latency_us_p99, latency_us_mean.
+ *
+ * Exits 1 when a call fails or a task does not succeed. */
+#include <inttypes.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "bench-util.h"
+#include "codec.h"
+#include "macro.h"
+
+#define CALL_TIMEOUT_MS 60000
+
+typedef struct Client {
+        nng_socket sock;
+        ProtobufCBinaryData library;
+        const char *symbol;
+        ProtobufCBinaryData arg;
+        unsigned long job_counter;
+} Client;
+
+/* One round trip; *ret gets the reply (an Error reply is a failure). */
+static int call(Client *c, Envelope *req, Spark__Envelope__BodyCase expect, Envelope **ret) {
+        _cleanup_free_ void *buf = NULL;
+        void *in = NULL;
+        size_t len, in_len = 0;
+        Envelope *reply = NULL;
+        int r;
+
+        r = envelope_encode(req, &buf, &len);
+        if (r < 0)
+                return r;
+        r = nng_send(c->sock, buf, len, 0);
+        if (r == 0)
+                r = nng_recv(c->sock, &in, &in_len, NNG_FLAG_ALLOC);
+        if (r != 0) {
+                fprintf(stderr, "bench-client: %s: %s\n", envelope_body_name(req), nng_strerror(r));
+                return -EIO;
+        }
+        r = envelope_decode(in, in_len, SIZE_MAX, &reply);
+        nng_free(in, in_len);
+        if (r < 0)
+                return r;
+        if (reply->body_case != expect) {
+                fprintf(stderr, "bench-client: %s answered with %s%s%s\n", envelope_body_name(req),
+                        envelope_body_name(reply), reply->body_case == SPARK__ENVELOPE__BODY_ERROR ? ": " : "",
+                        reply->body_case == SPARK__ENVELOPE__BODY_ERROR ? reply->error->message : "");
+                envelope_free(reply);
+                return -EBADMSG;
+        }
+        *ret = reply;
+        return 0;
+}
+
+static int submit(Client *c, int count, char job_id[static 64]) {
+        Spark__SubmitJob sj = SPARK__SUBMIT_JOB__INIT;
+        Envelope env = ENVELOPE_INIT, *reply = NULL;
+        char request_id[64];
+        int r;
+
+        snprintf(request_id, sizeof(request_id), "bench-%d-%lu", (int) getpid(), c->job_counter++);
+        sj.name = (char *) "bench";
+        sj.kind = SPARK__TASK_KIND__TASK_FUNCTION;
+        sj.library = c->library;
+        sj.symbol = (char *) c->symbol;
+        sj.count = count;
+        sj.arg = c->arg;
+        sj.request_id = request_id;
+        ENVELOPE_SET(&env, SUBMIT_JOB, submit_job, &sj);
+        r = call(c, &env, SPARK__ENVELOPE__BODY_SUBMIT_JOB_REPLY, &reply);
+        if (r < 0)
+                return r;
+        snprintf(job_id, 64, "%s", reply->submit_job_reply->job_id);
+        envelope_free(reply);
+        return 0;
+}
+
+static int job_status(Client *c, const char *job_id, Spark__JobState *ret_state, int64_t *ret_elapsed_ms) {
+        Spark__JobStatusRequest js = SPARK__JOB_STATUS_REQUEST__INIT;
+        Envelope env = ENVELOPE_INIT, *reply = NULL;
+        int r;
+
+        js.job_id = (char *) job_id;
+        ENVELOPE_SET(&env, JOB_STATUS, job_status, &js);
+        r = call(c, &env, SPARK__ENVELOPE__BODY_JOB_INFO, &reply);
+        if (r < 0)
+                return r;
+        *ret_state = reply->job_info->state;
+        *ret_elapsed_ms = reply->job_info->elapsed_ms;
+        envelope_free(reply);
+        return 0;
+}
+
+/* Fetches outcomes from *next on; advances *next, counts successes. */
+static int fetch(Client *c, const char *job_id, int *next, int max, int *ok) {
+        Spark__FetchResults fr = SPARK__FETCH_RESULTS__INIT;
+        Envelope env = ENVELOPE_INIT, *reply = NULL;
+        int r;
+
+        fr.job_id = (char *) job_id;
+        fr.from_index = *next;
+        fr.max = max;
+        ENVELOPE_SET(&env, FETCH_RESULTS, fetch_results, &fr);
+        r = call(c, &env, SPARK__ENVELOPE__BODY_FETCH_RESULTS_REPLY, &reply);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < reply->fetch_results_reply->n_outcomes; i++) {
+                const Spark__TaskOutcome *o = reply->fetch_results_reply->outcomes[i];
+                if (o->index != *next)
+                        break;
+                *ok += o->status == SPARK__TASK_STATUS__TASK_OK;
+                (*next)++;
+        }
+        envelope_free(reply);
+        return 0;
+}
+
+static bool job_state_final(Spark__JobState s) {
+        return s == SPARK__JOB_STATE__JOB_SUCCEEDED || s == SPARK__JOB_STATE__JOB_FAILED ||
+               s == SPARK__JOB_STATE__JOB_CANCELLED;
+}
+
+static int run_throughput(Client *c, int count) {
+        Spark__JobState state = SPARK__JOB_STATE__JOB_RUNNING;
+        int64_t elapsed_ms = 0;
+        char job_id[64];
+        int next = 0, ok = 0, r;
+        uint64_t t0, t1;
+
+        t0 = bench_now_usec();
+        r = submit(c, count, job_id);
+        if (r < 0)
+                return 1;
+        while (!job_state_final(state)) {
+                struct timespec ts = { 0, 1000000 };
+
+                nanosleep(&ts, NULL);
+                r = job_status(c, job_id, &state, &elapsed_ms);
+                if (r < 0)
+                        return 1;
+        }
+        while (next < count) {
+                int before = next;
+
+                r = fetch(c, job_id, &next, 100000, &ok);
+                if (r < 0)
+                        return 1;
+                if (next == before)
+                        break;
+        }
+        t1 = bench_now_usec();
+        printf("tasks_per_s %.0f\n", (double) count * 1e6 / (double) (t1 - t0));
+        printf("elapsed_ms %.1f\n", (double) (t1 - t0) / 1000.0);
+        printf("driver_elapsed_ms %" PRIi64 "\n", elapsed_ms);
+        printf("ok %d\n", ok);
+        if (ok != count)
+                fprintf(stderr, "bench-client: %s: %d of %d tasks succeeded\n", job_id, ok, count);
+        return ok == count ? 0 : 1;
+}
+
+static int run_latency(Client *c, int count) {
+        _cleanup_free_ uint64_t *samples = calloc((size_t) count, sizeof(uint64_t));
+        int warmup = MAX(count / 20, 5);
+
+        if (!samples)
+                return 1;
+        for (int i = -warmup; i < count; i++) {
+                char job_id[64];
+                int next = 0, ok = 0;
+                uint64_t t0 = bench_now_usec();
+
+                if (submit(c, 1, job_id) < 0)
+                        return 1;
+                while (next < 1)
+                        if (fetch(c, job_id, &next, 1, &ok) < 0)
+                                return 1;
+                if (ok != 1) {
+                        fprintf(stderr, "bench-client: %s: the task failed\n", job_id);
+                        return 1;
+                }
+                if (i >= 0)
+                        samples[i] = bench_now_usec() - t0;
+        }
+        bench_sort_u64(samples, (size_t) count);
+        printf("latency_us_p50 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 50));
+        printf("latency_us_p99 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 99));
+        printf("latency_us_mean %.0f\n", bench_mean_u64(samples, (size_t) count));
+        return 0;
+}
+
+static int read_file(const char *path, ProtobufCBinaryData *ret) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        long size;
+
+        if (!f || fseek(f, 0, SEEK_END) < 0 || (size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) < 0)
+                return -errno;
+        ret->data = malloc((size_t) size);
+        if (!ret->data)
+                return -ENOMEM;
+        if (fread(ret->data, 1, (size_t) size, f) != (size_t) size)
+                return -EIO;
+        ret->len = (size_t) size;
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        Client c = {};
+        int count, r;
+
+        if (argc != 7 || (!streq(argv[1], "throughput") && !streq(argv[1], "latency")) ||
+            (count = atoi(argv[6])) < 1) {
+                fprintf(stderr, "usage: bench-client throughput|latency URL LIB.so SYMBOL ARG COUNT\n");
+                return 2;
+        }
+        r = read_file(argv[3], &c.library);
+        if (r < 0) {
+                fprintf(stderr, "bench-client: cannot read %s: %s\n", argv[3], strerror(-r));
+                return 1;
+        }
+        c.symbol = argv[4];
+        c.arg = (ProtobufCBinaryData) { .len = strlen(argv[5]), .data = (uint8_t *) argv[5] };
+        r = nng_req0_open(&c.sock);
+        if (r == 0)
+                r = nng_socket_set_size(c.sock, NNG_OPT_RECVMAXSZ, 0);
+        if (r == 0)
+                r = nng_socket_set_ms(c.sock, NNG_OPT_RECVTIMEO, CALL_TIMEOUT_MS);
+        if (r == 0)
+                r = nng_socket_set_ms(c.sock, NNG_OPT_SENDTIMEO, CALL_TIMEOUT_MS);
+        if (r == 0)
+                r = nng_dial(c.sock, argv[2], NULL, 0);
+        if (r != 0) {
+                fprintf(stderr, "bench-client: cannot reach the driver at %s: %s\n", argv[2], nng_strerror(r));
+                return 1;
+        }
+        r = streq(argv[1], "throughput") ? run_throughput(&c, count) : run_latency(&c, count);
+        fflush(stdout);
+        free(c.library.data);
+        _exit(r); /* no nng_close(): see common/rpc-server.h on nng 1.5.2 */
+}

@@ -1,0 +1,99 @@
+/* bench-tool: the small clock-keeping jobs of bench/run.sh, all on
+ * CLOCK_MONOTONIC (µs) so that a time taken here compares with any other
+ * bench program's.
+ *
+ *   bench-tool now                 prints the time
+ *   bench-tool kill SIGNAL PID     prints the time, then sends SIGNAL (a
+ *                                  number) to PID at once
+ *   bench-tool tslog               copies standard input to standard output,
+ *                                  each line prefixed with the time it was
+ *                                  read ("T line"); for daemons' stderr,
+ *                                  whose lines carry no time of their own
+ *   bench-tool rss PID             prints "VmRSS_kB VmHWM_kB" of PID */
+#include <inttypes.h>
+#include <signal.h>
+
+#include "bench-util.h"
+#include "macro.h"
+
+static int tslog(void) {
+        char buf[65536], line[8192];
+        size_t used = 0;
+
+        for (;;) {
+                ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+                uint64_t t;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                t = bench_now_usec();
+                for (ssize_t i = 0; i < n; i++) {
+                        if (buf[i] != '\n') {
+                                if (used < sizeof(line) - 1)
+                                        line[used++] = buf[i];
+                                continue;
+                        }
+                        line[used] = 0;
+                        printf("%" PRIu64 " %s\n", t, line);
+                        used = 0;
+                }
+                fflush(stdout);
+        }
+        if (used > 0) {
+                line[used] = 0;
+                printf("%" PRIu64 " %s\n", bench_now_usec(), line);
+        }
+        return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int rss(const char *pid) {
+        char path[64], l[256];
+        long rss_kb = -1, hwm_kb = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%s/status", pid);
+        f = fopen(path, "re");
+        if (!f)
+                return 1;
+        while (fgets(l, sizeof(l), f)) {
+                if (strncmp(l, "VmRSS:", 6) == 0)
+                        rss_kb = atol(l + 6);
+                else if (strncmp(l, "VmHWM:", 6) == 0)
+                        hwm_kb = atol(l + 6);
+        }
+        fclose(f);
+        if (rss_kb < 0)
+                return 1;
+        printf("%ld %ld\n", rss_kb, hwm_kb);
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        if (argc == 2 && streq(argv[1], "now")) {
+                printf("%" PRIu64 "\n", bench_now_usec());
+                return 0;
+        }
+        if (argc == 4 && streq(argv[1], "kill")) {
+                int sig = atoi(argv[2]);
+                pid_t pid = (pid_t) atol(argv[3]);
+                uint64_t t;
+
+                if (sig <= 0 || pid <= 1)
+                        return 2;
+                t = bench_now_usec();
+                if (kill(pid, sig) < 0) {
+                        fprintf(stderr, "bench-tool: kill %d %d: %s\n", sig, (int) pid, strerror(errno));
+                        return 1;
+                }
+                printf("%" PRIu64 "\n", t);
+                return 0;
+        }
+        if (argc == 2 && streq(argv[1], "tslog"))
+                return tslog();
+        if (argc == 3 && streq(argv[1], "rss"))
+                return rss(argv[2]);
+        fprintf(stderr, "usage: bench-tool now | kill SIGNAL PID | tslog | rss PID\n");
+        return 2;
+}

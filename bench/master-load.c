@@ -1,0 +1,600 @@
+/* master-load: the master at scale (SPEC §10), over its real sockets.
+ *
+ *   master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS CORES APPS EXECUTORS_PER_APP
+ *
+ * 1. Serves the simulated workers' request endpoint: one nng rep socket with
+ *    many contexts, listening on tcp://HOST:FIRST_PORT .. FIRST_PORT+PORTS-1;
+ *    worker i advertises port FIRST_PORT + i % PORTS (the master keys
+ *    workers by id, not by endpoint, so they may share one; several
+ *    listeners spread the master's connection storm — one tcp connection
+ *    per worker — over several accept backlogs, as separate hosts would).
+ *    It answers LaunchExecutor/KillExecutor with an Ack, noting when each
+ *    executor's launch arrived.
+ * 2. Subscribes to the master's events and counts ExecutorAdded.
+ * 3. Registers WORKERS workers of CORES cores one at a time
+ *    (RegisterWorker round trip = registration latency), then sends one
+ *    heartbeat for each with 64 in flight.
+ * 4. Registers APPS applications one after another, each asking for
+ *    EXECUTORS_PER_APP executors of one core, and waits until every one of
+ *    them has been launched (LaunchExecutor arrived here) and announced
+ *    (ExecutorAdded).  Placement latency of an executor = its app's
+ *    RegisterApplication sent → its LaunchExecutor arrived.
+ * 5. Reads the master's VmRSS/VmHWM and CPU time after each phase.
+ *
+ * Prints "key value" lines; exits 1 if a phase could not finish. */
+#include <dirent.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <nng/nng.h>
+#include <nng/supplemental/util/platform.h>
+#include <nng/protocol/pubsub0/sub.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "bench-util.h"
+#include "codec.h"
+#include "macro.h"
+
+#define SERVER_CONTEXTS 256
+#define HEARTBEAT_CONTEXTS 64
+#define MAX_APPS 64
+#define APP_WAIT_USEC (60 * 1000000ull)     /* an app not placed by then: give up */
+#define APP_STALL_USEC (3 * 1000000ull)     /* ... or when no launch came for this long */
+#define EVENTS_GRACE_USEC (1 * 1000000ull)  /* ExecutorAdded may be dropped by pub/sub */
+
+typedef struct AppTrack {
+        char id[64];
+        uint64_t registered_at;
+        _Atomic uint64_t *launch_at;  /* by executor id, 1..per_app */
+        atomic_uint launches, duplicates, added;
+        _Atomic uint64_t last_launch;
+} AppTrack;
+
+typedef struct Load {
+        const char *master_url, *events_url, *host;
+        int first_port, n_ports;
+        int master_pid, n_workers, cores, n_apps, per_app;
+        pthread_mutex_t lock;
+        AppTrack apps[MAX_APPS];
+        int n_apps_seen;
+        _Atomic uint64_t current_registered_at;
+        atomic_uint kills, other_requests, unknown_executors;
+        atomic_bool stop;
+        void *ack;
+        size_t ack_len;
+} Load;
+
+static Load L = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ------------------------------------------------------------ helpers */
+
+static void master_usage(long *ret_rss_kb, long *ret_hwm_kb, double *ret_cpu_s) {
+        char path[64], l[512];
+        FILE *f;
+
+        *ret_rss_kb = *ret_hwm_kb = -1;
+        *ret_cpu_s = -1;
+        snprintf(path, sizeof(path), "/proc/%d/status", L.master_pid);
+        f = fopen(path, "re");
+        if (f) {
+                while (fgets(l, sizeof(l), f)) {
+                        if (strncmp(l, "VmRSS:", 6) == 0)
+                                *ret_rss_kb = atol(l + 6);
+                        else if (strncmp(l, "VmHWM:", 6) == 0)
+                                *ret_hwm_kb = atol(l + 6);
+                }
+                fclose(f);
+        }
+        snprintf(path, sizeof(path), "/proc/%d/stat", L.master_pid);
+        f = fopen(path, "re");
+        if (f) {
+                if (fgets(l, sizeof(l), f)) {
+                        const char *p = strrchr(l, ')');
+                        unsigned long utime, stime;
+                        /* after ") ": state is field 3; utime and stime are 14 and 15 */
+                        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                                        &stime) == 2)
+                                *ret_cpu_s = (double) (utime + stime) / (double) sysconf(_SC_CLK_TCK);
+                }
+                fclose(f);
+        }
+}
+
+/* Open fds of the master: one socket per worker link, and whatever else each
+ * link costs. */
+static long master_fds(void) {
+        char path[64];
+        struct dirent *de;
+        long n = 0;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", L.master_pid);
+        d = opendir(path);
+        if (!d)
+                return -1;
+        while ((de = readdir(d)))
+                n += de->d_name[0] != '.';
+        closedir(d);
+        return n;
+}
+
+static void report_master(const char *phase) {
+        long rss, hwm;
+        double cpu;
+
+        master_usage(&rss, &hwm, &cpu);
+        printf("%s_rss_kB %ld\n%s_hwm_kB %ld\n%s_cpu_s %.2f\n%s_fds %ld\n", phase, rss, phase, hwm, phase, cpu, phase,
+               master_fds());
+        fflush(stdout);
+}
+
+static void print_latencies(const char *key, uint64_t *v, size_t n) {
+        bench_sort_u64(v, n);
+        printf("%s_us_p50 %" PRIu64 "\n%s_us_p99 %" PRIu64 "\n%s_us_max %" PRIu64 "\n%s_us_mean %.0f\n", key,
+               bench_percentile_u64(v, n, 50), key, bench_percentile_u64(v, n, 99), key, n ? v[n - 1] : 0, key,
+               bench_mean_u64(v, n));
+        fflush(stdout);
+}
+
+/* The track of app_id, created on first sight: a launch may arrive before
+ * the RegisterApplication reply that names the app. */
+static AppTrack *app_track(const char *app_id, bool create) {
+        AppTrack *t = NULL;
+
+        pthread_mutex_lock(&L.lock);
+        for (int i = 0; i < L.n_apps_seen && !t; i++)
+                if (streq(L.apps[i].id, app_id))
+                        t = &L.apps[i];
+        if (!t && create && L.n_apps_seen < MAX_APPS) {
+                t = &L.apps[L.n_apps_seen];
+                t->launch_at = calloc((size_t) L.per_app + 1, sizeof(*t->launch_at));
+                if (t->launch_at) {
+                        snprintf(t->id, sizeof(t->id), "%s", app_id);
+                        t->registered_at = atomic_load(&L.current_registered_at);
+                        L.n_apps_seen++;
+                } else
+                        t = NULL;
+        }
+        pthread_mutex_unlock(&L.lock);
+        return t;
+}
+
+/* ------------------------------------------------- the workers' endpoint */
+
+typedef enum CtxState { CTX_RECV, CTX_SEND } CtxState;
+
+typedef struct ServerCtx {
+        nng_ctx ctx;
+        nng_aio *aio;
+        CtxState state;
+} ServerCtx;
+
+static void note_request(const void *buf, size_t len) {
+        _cleanup_envelope_ Envelope *env = NULL;
+        uint64_t now = bench_now_usec();
+
+        if (envelope_decode(buf, len, SIZE_MAX, &env) < 0) {
+                atomic_fetch_add(&L.other_requests, 1);
+                return;
+        }
+        if (env->body_case == SPARK__ENVELOPE__BODY_LAUNCH_EXECUTOR) {
+                const Spark__LaunchExecutor *le = env->launch_executor;
+                AppTrack *t = app_track(le->app_id, true);
+                uint64_t zero = 0;
+
+                if (!t || le->executor_id < 1 || le->executor_id > L.per_app) {
+                        atomic_fetch_add(&L.unknown_executors, 1);
+                        return;
+                }
+                if (atomic_compare_exchange_strong(&t->launch_at[le->executor_id], &zero, now)) {
+                        atomic_fetch_add(&t->launches, 1);
+                        atomic_store(&t->last_launch, now);
+                } else
+                        atomic_fetch_add(&t->duplicates, 1);
+        } else if (env->body_case == SPARK__ENVELOPE__BODY_KILL_EXECUTOR)
+                atomic_fetch_add(&L.kills, 1);
+        else
+                atomic_fetch_add(&L.other_requests, 1);
+}
+
+static void server_cb(void *arg) {
+        ServerCtx *c = arg;
+        int rv = nng_aio_result(c->aio);
+        nng_msg *m;
+
+        if (rv != 0) {
+                if (c->state == CTX_SEND)
+                        nng_msg_free(nng_aio_get_msg(c->aio));
+                if (rv == NNG_ECLOSED)
+                        return;
+                c->state = CTX_RECV;
+                nng_ctx_recv(c->ctx, c->aio);
+                return;
+        }
+        if (c->state == CTX_SEND) {
+                c->state = CTX_RECV;
+                nng_ctx_recv(c->ctx, c->aio);
+                return;
+        }
+        m = nng_aio_get_msg(c->aio);
+        note_request(nng_msg_body(m), nng_msg_len(m));
+        nng_msg_clear(m);
+        (void) nng_msg_append(m, L.ack, L.ack_len);
+        nng_aio_set_msg(c->aio, m);
+        c->state = CTX_SEND;
+        nng_ctx_send(c->ctx, c->aio);
+}
+
+static int serve_workers(void) {
+        static ServerCtx ctxs[SERVER_CONTEXTS];
+        Spark__Ack ack = SPARK__ACK__INIT;
+        Envelope env = ENVELOPE_INIT;
+        nng_socket s;
+        int rv;
+
+        ENVELOPE_SET(&env, ACK, ack, &ack);
+        if (envelope_encode(&env, &L.ack, &L.ack_len) < 0)
+                return -ENOMEM;
+        rv = nng_rep0_open(&s);
+        if (rv != 0)
+                return -EIO;
+        (void) nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0);
+        for (int i = 0; i < L.n_ports; i++) {
+                char url[128];
+
+                snprintf(url, sizeof(url), "tcp://%s:%d", L.host, L.first_port + i);
+                rv = nng_listen(s, url, NULL, 0);
+                if (rv != 0) {
+                        fprintf(stderr, "master-load: cannot listen on %s: %s\n", url, nng_strerror(rv));
+                        return -EIO;
+                }
+        }
+        for (int i = 0; i < SERVER_CONTEXTS; i++) {
+                if (nng_ctx_open(&ctxs[i].ctx, s) != 0 || nng_aio_alloc(&ctxs[i].aio, server_cb, &ctxs[i]) != 0)
+                        return -ENOMEM;
+                ctxs[i].state = CTX_RECV;
+                nng_ctx_recv(ctxs[i].ctx, ctxs[i].aio);
+        }
+        return 0;
+}
+
+/* --------------------------------------------------------------- events */
+
+static void *events_thread(void *arg) {
+        nng_socket s;
+        (void) arg;
+
+        if (nng_sub0_open(&s) != 0)
+                return NULL;
+        (void) nng_socket_set(s, NNG_OPT_SUB_SUBSCRIBE, "", 0);
+        (void) nng_socket_set_int(s, NNG_OPT_RECVBUF, 8192);
+        (void) nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 100);
+        (void) nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0);
+        if (nng_dial(s, L.events_url, NULL, NNG_FLAG_NONBLOCK) != 0) {
+                fprintf(stderr, "master-load: cannot subscribe to %s\n", L.events_url);
+                return NULL;
+        }
+        while (!atomic_load(&L.stop)) {
+                _cleanup_envelope_ Envelope *env = NULL;
+                nng_msg *m;
+
+                if (nng_recvmsg(s, &m, 0) != 0)
+                        continue;
+                if (envelope_decode(nng_msg_body(m), nng_msg_len(m), SIZE_MAX, &env) == 0 &&
+                    env->body_case == SPARK__ENVELOPE__BODY_EXECUTOR_ADDED && env->executor_added->executor) {
+                        AppTrack *t = app_track(env->executor_added->executor->app_id, true);
+                        if (t)
+                                atomic_fetch_add(&t->added, 1);
+                }
+                nng_msg_free(m);
+        }
+        return NULL;
+}
+
+/* ----------------------------------------------------- calls to the master */
+
+static int call(nng_socket s, Envelope *req, Spark__Envelope__BodyCase expect, Envelope **ret) {
+        _cleanup_free_ void *buf = NULL;
+        void *in = NULL;
+        size_t len, in_len = 0;
+        Envelope *reply = NULL;
+        int r;
+
+        r = envelope_encode(req, &buf, &len);
+        if (r < 0)
+                return r;
+        r = nng_send(s, buf, len, 0);
+        if (r == 0)
+                r = nng_recv(s, &in, &in_len, NNG_FLAG_ALLOC);
+        if (r != 0) {
+                fprintf(stderr, "master-load: %s: %s\n", envelope_body_name(req), nng_strerror(r));
+                return -EIO;
+        }
+        r = envelope_decode(in, in_len, SIZE_MAX, &reply);
+        nng_free(in, in_len);
+        if (r < 0)
+                return r;
+        if (reply->body_case != expect) {
+                fprintf(stderr, "master-load: %s answered with %s: %s\n", envelope_body_name(req),
+                        envelope_body_name(reply),
+                        reply->body_case == SPARK__ENVELOPE__BODY_ERROR ? reply->error->message : "");
+                envelope_free(reply);
+                return -EBADMSG;
+        }
+        if (ret)
+                *ret = reply;
+        else
+                envelope_free(reply);
+        return 0;
+}
+
+static void worker_id(int i, char *buf, size_t size) {
+        snprintf(buf, size, "worker-bench-sim%05d", i);
+}
+
+static int register_workers(nng_socket s) {
+        _cleanup_free_ uint64_t *lat = calloc((size_t) L.n_workers, sizeof(uint64_t));
+        uint64_t t0 = bench_now_usec();
+
+        if (!lat)
+                return -ENOMEM;
+        for (int i = 0; i < L.n_workers; i++) {
+                Spark__RegisterWorker rw = SPARK__REGISTER_WORKER__INIT;
+                Envelope env = ENVELOPE_INIT;
+                char id[64], host[64], endpoint[128];
+                uint64_t t;
+                int r;
+
+                worker_id(i, id, sizeof(id));
+                snprintf(host, sizeof(host), "simhost%05d", i);
+                snprintf(endpoint, sizeof(endpoint), "tcp://%s:%d", L.host, L.first_port + i % L.n_ports);
+                rw.worker_id = id;
+                rw.host = host;
+                rw.endpoint = endpoint;
+                rw.events_endpoint = (char *) "";
+                rw.cores = L.cores;
+                rw.memory_mb = (int64_t) L.cores * 1024;
+                ENVELOPE_SET(&env, REGISTER_WORKER, register_worker, &rw);
+                t = bench_now_usec();
+                r = call(s, &env, SPARK__ENVELOPE__BODY_REGISTER_WORKER_REPLY, NULL);
+                if (r < 0)
+                        return r;
+                lat[i] = bench_now_usec() - t;
+        }
+        printf("workers %d\nregister_total_s %.2f\n", L.n_workers, (double) (bench_now_usec() - t0) / 1e6);
+        print_latencies("register", lat, (size_t) L.n_workers);
+        return 0;
+}
+
+/* One heartbeat for every worker, HEARTBEAT_CONTEXTS of them in flight. */
+typedef struct HbCtx {
+        nng_ctx ctx;
+        nng_aio *aio;
+        CtxState state;
+        int item;
+        uint64_t sent;
+} HbCtx;
+
+static atomic_int hb_next, hb_done, hb_failed;
+static uint64_t *hb_lat;
+
+static void hb_send(HbCtx *c) {
+        Spark__Heartbeat hb = SPARK__HEARTBEAT__INIT;
+        Envelope env = ENVELOPE_INIT;
+        char id[64];
+        nng_msg *m;
+        void *buf;
+        size_t len;
+
+        c->item = atomic_fetch_add(&hb_next, 1);
+        if (c->item >= L.n_workers)
+                return;
+        worker_id(c->item, id, sizeof(id));
+        hb.worker_id = id;
+        ENVELOPE_SET(&env, HEARTBEAT, heartbeat, &hb);
+        if (envelope_encode(&env, &buf, &len) < 0 || nng_msg_alloc(&m, 0) != 0) {
+                atomic_fetch_add(&hb_failed, 1);
+                atomic_fetch_add(&hb_done, 1);
+                return;
+        }
+        (void) nng_msg_append(m, buf, len);
+        free(buf);
+        nng_aio_set_msg(c->aio, m);
+        c->state = CTX_SEND;
+        c->sent = bench_now_usec();
+        nng_ctx_send(c->ctx, c->aio);
+}
+
+static void hb_cb(void *arg) {
+        HbCtx *c = arg;
+        int rv = nng_aio_result(c->aio);
+
+        if (rv != 0) {
+                if (c->state == CTX_SEND)
+                        nng_msg_free(nng_aio_get_msg(c->aio));
+                atomic_fetch_add(&hb_failed, 1);
+                atomic_fetch_add(&hb_done, 1);
+                if (rv != NNG_ECLOSED)
+                        hb_send(c);
+                return;
+        }
+        if (c->state == CTX_SEND) {
+                c->state = CTX_RECV;
+                nng_ctx_recv(c->ctx, c->aio);
+                return;
+        }
+        nng_msg_free(nng_aio_get_msg(c->aio));
+        hb_lat[c->item] = bench_now_usec() - c->sent;
+        atomic_fetch_add(&hb_done, 1);
+        hb_send(c);
+}
+
+static int heartbeat_all(nng_socket s) {
+        static HbCtx ctxs[HEARTBEAT_CONTEXTS];
+        uint64_t t0, deadline;
+
+        hb_lat = calloc((size_t) L.n_workers, sizeof(uint64_t));
+        if (!hb_lat)
+                return -ENOMEM;
+        t0 = bench_now_usec();
+        for (int i = 0; i < HEARTBEAT_CONTEXTS; i++) {
+                if (nng_ctx_open(&ctxs[i].ctx, s) != 0 || nng_aio_alloc(&ctxs[i].aio, hb_cb, &ctxs[i]) != 0)
+                        return -ENOMEM;
+                nng_aio_set_timeout(ctxs[i].aio, 10000);
+                hb_send(&ctxs[i]);
+        }
+        deadline = t0 + 60 * 1000000ull;
+        while (atomic_load(&hb_done) < L.n_workers && bench_now_usec() < deadline)
+                nng_msleep(5);
+        printf("heartbeat_rate_per_s %.0f\nheartbeat_failed %d\n",
+               (double) L.n_workers * 1e6 / (double) (bench_now_usec() - t0), atomic_load(&hb_failed));
+        print_latencies("heartbeat", hb_lat, (size_t) L.n_workers);
+        for (int i = 0; i < HEARTBEAT_CONTEXTS; i++)
+                nng_aio_stop(ctxs[i].aio);
+        return atomic_load(&hb_done) >= L.n_workers ? 0 : -ETIMEDOUT;
+}
+
+static int place_apps(nng_socket s) {
+        size_t n_all = (size_t) L.n_apps * (size_t) L.per_app, n = 0;
+        _cleanup_free_ uint64_t *place = calloc(n_all + 1, sizeof(uint64_t));
+        _cleanup_free_ uint64_t *app_all = calloc((size_t) L.n_apps + 1, sizeof(uint64_t));
+        _cleanup_free_ uint64_t *app_reply = calloc((size_t) L.n_apps + 1, sizeof(uint64_t));
+        unsigned events_seen = 0, launches = 0, duplicates = 0, missing = 0;
+        int apps_done = 0, r = 0;
+
+        if (!place || !app_all || !app_reply)
+                return -ENOMEM;
+        for (int a = 0; a < L.n_apps; a++) {
+                Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
+                Envelope env = ENVELOPE_INIT, *reply = NULL;
+                AppTrack *t;
+                uint64_t t0, deadline, grace = 0, last_progress;
+                char name[32];
+
+                snprintf(name, sizeof(name), "bench-load-%d", a);
+                ra.name = name;
+                ra.driver_url = (char *) "tcp://127.0.0.1:9"; /* never dialled by the master */
+                ra.driver_events = (char *) "";
+                ra.max_cores = L.per_app;
+                ra.cores_per_executor = 1;
+                ra.executor_memory_mb = 1;
+                ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
+                t0 = bench_now_usec();
+                atomic_store(&L.current_registered_at, t0);
+                r = call(s, &env, SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY, &reply);
+                if (r < 0)
+                        return r;
+                app_reply[a] = bench_now_usec() - t0;
+                t = app_track(reply->register_application_reply->app_id, true);
+                envelope_free(reply);
+                if (!t)
+                        return -ENOMEM;
+                t->registered_at = t0; /* also if a launch created the track first */
+                last_progress = bench_now_usec();
+
+                deadline = t0 + APP_WAIT_USEC;
+                for (unsigned seen = 0;;) {
+                        uint64_t now = bench_now_usec();
+                        unsigned n_launched = atomic_load(&t->launches);
+                        bool launched = (int) n_launched >= L.per_app;
+
+                        if (launched && (int) atomic_load(&t->added) >= L.per_app)
+                                break;
+                        if (grace == 0 && (launched || (n_launched == seen && now > last_progress + APP_STALL_USEC)))
+                                grace = now + EVENTS_GRACE_USEC;
+                        if (n_launched != seen) {
+                                seen = n_launched;
+                                last_progress = now;
+                        }
+                        if ((grace && now > grace) || now > deadline)
+                                break;
+                        nng_msleep(1);
+                }
+                launches += atomic_load(&t->launches);
+                duplicates += atomic_load(&t->duplicates);
+                events_seen += atomic_load(&t->added);
+                if ((int) atomic_load(&t->launches) < L.per_app) {
+                        fprintf(stderr, "master-load: app %s: %u of %d executors launched after %.1f s\n", t->id,
+                                atomic_load(&t->launches), L.per_app, (double) (bench_now_usec() - t0) / 1e6);
+                        missing += (unsigned) L.per_app - atomic_load(&t->launches);
+                }
+                app_all[a] = atomic_load(&t->last_launch) - t0;
+                for (int i = 1; i <= L.per_app; i++) {
+                        uint64_t at = atomic_load(&t->launch_at[i]);
+                        if (at)
+                                place[n++] = at > t0 ? at - t0 : 0;
+                }
+                apps_done++;
+                fprintf(stderr, "master-load: app %d/%d: %u executors placed in %.1f ms\n", a + 1, L.n_apps,
+                        atomic_load(&t->launches), (double) app_all[a] / 1000.0);
+                /* the time budget: with launches lost, each app would wait out the stall */
+                if (missing > (unsigned) L.per_app) {
+                        fprintf(stderr, "master-load: %u launches lost, stopping after %d apps\n", missing, apps_done);
+                        break;
+                }
+        }
+        printf("apps %d\nexecutors_per_app %d\nexecutors_launched %u\nlaunches_missing %u\nlaunch_duplicates %u\n"
+               "executor_added_seen %u\n",
+               apps_done, L.per_app, launches, missing, duplicates, events_seen);
+        print_latencies("app_register_reply", app_reply, (size_t) apps_done);
+        print_latencies("app_all_placed", app_all, (size_t) apps_done);
+        print_latencies("place", place, n);
+        return r;
+}
+
+int main(int argc, char **argv) {
+        nng_socket s;
+        pthread_t events;
+        int r;
+
+        if (argc != 11) {
+                fprintf(stderr, "usage: master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS "
+                                "CORES APPS EXECUTORS_PER_APP\n");
+                return 2;
+        }
+        L.master_url = argv[1];
+        L.events_url = argv[2];
+        L.host = argv[3];
+        L.first_port = atoi(argv[4]);
+        L.n_ports = atoi(argv[5]);
+        L.master_pid = atoi(argv[6]);
+        L.n_workers = atoi(argv[7]);
+        L.cores = atoi(argv[8]);
+        L.n_apps = atoi(argv[9]);
+        L.per_app = atoi(argv[10]);
+        if (L.n_workers < 1 || L.cores < 1 || L.n_apps < 0 || L.n_apps > MAX_APPS || L.per_app < 1 ||
+            L.first_port < 1 || L.n_ports < 1 || L.first_port + L.n_ports > 65536)
+                return 2;
+
+        r = serve_workers();
+        if (r < 0)
+                return 1;
+        if (pthread_create(&events, NULL, events_thread, NULL) != 0)
+                return 1;
+        r = nng_req0_open(&s);
+        if (r == 0)
+                r = nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0);
+        if (r == 0)
+                r = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 120000);
+        if (r == 0)
+                r = nng_dial(s, L.master_url, NULL, 0);
+        if (r != 0) {
+                fprintf(stderr, "master-load: cannot reach the master at %s: %s\n", L.master_url, nng_strerror(r));
+                return 1;
+        }
+        report_master("master_start");
+        r = register_workers(s);
+        report_master("master_workers");
+        if (r >= 0)
+                r = heartbeat_all(s);
+        if (r >= 0)
+                r = place_apps(s);
+        report_master("master_apps");
+        printf("kills_seen %u\nother_requests %u\nunknown_executors %u\n", atomic_load(&L.kills),
+               atomic_load(&L.other_requests), atomic_load(&L.unknown_executors));
+        fflush(stdout);
+        atomic_store(&L.stop, true);
+        _exit(r < 0 ? 1 : 0); /* no nng_close(): see common/rpc-server.h on nng 1.5.2 */
+}

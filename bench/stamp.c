@@ -1,0 +1,28 @@
+/* stamp: the process a transient unit runs in the StartTransientUnit
+ * baseline.  Its first act is to read CLOCK_MONOTONIC; it writes that (in
+ * µs) to the FIFO or file named by its argument and exits.  Linked
+ * statically so that the dynamic loader's work is not counted as systemd's. */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+        struct timespec ts;
+        char buf[32];
+        int fd, n;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (argc != 2)
+                return 2;
+        n = snprintf(buf, sizeof(buf), "%llu\n",
+                     (unsigned long long) ts.tv_sec * 1000000ull + (unsigned long long) ts.tv_nsec / 1000u);
+        fd = open(argv[1], O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 1;
+        if (write(fd, buf, (size_t) n) != n)
+                return 1;
+        return close(fd) < 0;
+}

@@ -1,0 +1,139 @@
+# shellcheck shell=bash
+# The results table of bench/run.sh, from its figures in R[]: printed, and
+# written to bench/results/<date>.md with the run's conditions and every raw
+# figure.  See bench/README.md for what each row measures.
+
+ms() { awk -v v="${1:-}" 'BEGIN { if (v !~ /^[0-9.]+$/) print ""; else printf("%.3f\n", v / 1000) }'; }
+
+build_table() {
+        local e r dask_tag out date_tag commit
+        dask_tag="Dask ${R[dask_version]:-}"
+        [ "${R[dask_same_run]:-}" = yes ] || dask_tag="Dask (peers/README.md, **not same run**)"
+
+        # --- throughput
+        r=$(ratio "${R[tput_empty_2]:-}" "${R[nng_rate]:-}")
+        row "Empty function tasks/s, 1 driver, 2 executors" "$(fmt "${R[tput_empty_2]:-}") /s" \
+                "raw nng req/rep, 64 contexts, tcp: $(fmt "${R[nng_rate]:-}") msg/s" "$r" "≥ 2×" "$(verdict "$r" ge 2)"
+        r=$(ratio "${R[tput_empty_2]:-}" "${R[dask_tput]:-}")
+        row "Empty function tasks/s, 2 executors, vs the peer" "$(fmt "${R[tput_empty_2]:-}") /s" \
+                "$dask_tag: $(fmt "${R[dask_tput]:-}") tasks/s" "$r" "≥ 150×" "$(verdict "$r" ge 150)"
+        for e in 1 4 8; do
+                row "Empty function tasks/s, $e executor$([ "$e" = 1 ] || echo s)" "$(fmt "${R[tput_empty_$e]:-}") /s" \
+                        "raw nng rate: $(fmt "${R[nng_rate]:-}") msg/s" "$(ratio "${R[tput_empty_$e]:-}" "${R[nng_rate]:-}")" \
+                        "(≥ 2×)" "info"
+        done
+        for e in 1 2 4 8; do
+                row "1 ms tasks/s, $e executor$([ "$e" = 1 ] || echo s)" "$(fmt "${R[tput_1ms_$e]:-}") /s" \
+                        "ideal, $e × 1 core × 1000/s: $(fmt $((e * 1000))) /s" \
+                        "$(ratio "${R[tput_1ms_$e]:-}" $((e * 1000)))" "(→ 1×)" "info"
+        done
+
+        # --- latency
+        r=$(ratio "${R[lat_p50]:-}" "${R[nng_rtt_p50]:-}")
+        row "One task submit→result, p50" "$(fmt "${R[lat_p50]:-}") µs" \
+                "raw nng 64 B round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 2.5×" "$(verdict "$r" le 2.5)"
+        r=$(ratio "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}")
+        row "One task submit→result, p99" "$(fmt "${R[lat_p99]:-}") µs" \
+                "raw nng 64 B round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 10×" "$(verdict "$r" le 10)"
+        row "One task submit→result, p50, vs the peer" "$(fmt "${R[lat_p50]:-}") µs" \
+                "$dask_tag p50: $(fmt "${R[dask_lat_p50]:-}") µs" "$(ratio "${R[lat_p50]:-}" "${R[dask_lat_p50]:-}")" \
+                "—" "info"
+
+        # --- start-up
+        r=$(ratio "${R[startup_p50]:-}" "$(ms "${R[unit_p50]:-}")")
+        row "App registered → first executor registered with its driver (p50 of ${#STARTUP_MS[@]}; max $(fmt "${R[startup_max]:-}" 1) ms)" \
+                "$(fmt "${R[startup_p50]:-}" 1) ms" \
+                "raw StartTransientUnit → first instruction p50: $(fmt "$(ms "${R[unit_p50]:-}")" 2) ms" "$r" "≤ 2×" \
+                "$(verdict "$r" le 2)"
+
+        row "… of which (medians): master places it → the worker has LaunchExecutor → its unit is active → the executor registered with the driver" \
+                "$(fmt "${R[startup_step1]:-}" 2) + $(fmt "${R[startup_step2]:-}" 2) + $(fmt "${R[startup_step3]:-}" 2) + $(fmt "${R[startup_step4]:-}" 2) ms" \
+                "—" "—" "—" "info"
+
+        # --- loss
+        r=$(ratio "${R[kill_p50]:-}" "${R[dask_loss]:-}")
+        row "Executor SIGKILL → its tasks re-queued, p50 (${#KILL_MS[@]} trials)" "$(fmt "${R[kill_p50]:-}" 2) ms" \
+                "$dask_tag worker_loss_detect_ms: $(fmt "${R[dask_loss]:-}" 1) ms" "$r" "≤ 0.5×" "$(verdict "$r" le 0.5)"
+        r=$(ratio "${R[kill_p99]:-}" "${R[dask_loss]:-}")
+        row "Executor SIGKILL → its tasks re-queued, p99" "$(fmt "${R[kill_p99]:-}" 2) ms" \
+                "$dask_tag worker_loss_detect_ms: $(fmt "${R[dask_loss]:-}" 1) ms" "$r" "≤ 1×" "$(verdict "$r" le 1)"
+        r=$(ratio "${R[freeze_max]:-}" "$HB_TIMEOUT_MS")
+        row "Executor frozen (SIGSTOP) → declared lost, worst of ${#FREEZE_MS[@]} (median $(fmt "${R[freeze_p50]:-}") ms)" \
+                "$(fmt "${R[freeze_max]:-}") ms" "executor_heartbeat_timeout_ms: $(fmt "$HB_TIMEOUT_MS")" "$r" "≤ 1.1×" \
+                "$(verdict "$r" le 1.1)"
+        r=$(ratio "${R[worker_loss_max]:-}" "$WORKER_TIMEOUT_MS")
+        row "Worker SIGKILL (silent) → declared lost by the master, worst of ${#WORKER_LOSS_MS[@]} (median $(fmt "${R[worker_loss_p50]:-}") ms)" \
+                "$(fmt "${R[worker_loss_max]:-}") ms" "worker_timeout_ms: $(fmt "$WORKER_TIMEOUT_MS")" "$r" "≤ 1.1×" \
+                "$(verdict "$r" le 1.1)"
+
+        # --- master scale
+        local nw=${R[scale_workers]:-$WORKERS} ne=${R[scale_executors_launched]:-}
+        row "Master: RegisterWorker round trip, p99 ($(fmt "$nw") workers, one at a time; p50 $(fmt "${R[scale_register_us_p50]:-}") µs)" \
+                "$(fmt "${R[scale_register_us_p99]:-}") µs" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
+                "$(ratio "${R[scale_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" "≤ 1 ms p99" \
+                "$(verdict "${R[scale_register_us_p99]:-}" le 1000)"
+        local place_p99=${R[scale_place_us_p99]:-} lost=${R[scale_launches_missing]:-0} place_text
+        place_text="$(fmt "$(ms "$place_p99")" 1) ms"
+        [ "$lost" = 0 ] || place_text="$place_text of those that arrived; $(fmt "$lost") never did"
+        row "Master: placement, app registered → each executor's LaunchExecutor at its worker, p99 ($(fmt "$ne") executors; p50 $(fmt "$(ms "${R[scale_place_us_p50]:-}")" 1) ms)" \
+                "$place_text" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
+                "$(ratio "$place_p99" "${R[nng_rtt_p50]:-}")" "≤ 1 ms p99" \
+                "$([ "$lost" = 0 ] && verdict "$place_p99" le 1000 || echo '**FAIL**')"
+        row "Master: app of $(fmt "$APP_EXECUTORS") executors registered → all launched (median of ${R[scale_apps]:-0} apps; worst $(fmt "$(ms "${R[scale_app_all_placed_us_max]:-}")") ms)" \
+                "$(fmt "$(ms "${R[scale_app_all_placed_us_p50]:-}")") ms" "—" \
+                "$(fmt "$(awk -v t="${R[scale_app_all_placed_us_p50]:-}" -v n="$APP_EXECUTORS" 'BEGIN { if (t != "") printf("%.1f", t / n) }')" 1) µs/executor" \
+                "(≤ 1 ms/executor)" "info"
+        row "Master: RegisterApplication reply (placement runs before it)" "$(fmt "$(ms "${R[scale_app_register_reply_us_p50]:-}")") ms" \
+                "—" "—" "—" "info"
+        row "Master: one heartbeat from each of $(fmt "$nw") workers, 64 in flight, p99" \
+                "$(fmt "${R[scale_heartbeat_us_p99]:-}") µs" "$(fmt "${R[scale_heartbeat_rate_per_s]:-}") heartbeats/s" \
+                "—" "—" "info"
+        row "Master: open fds with $(fmt "$nw") worker links" "$(fmt "${R[scale_master_apps_fds]:-}")" \
+                "RLIMIT_NOFILE here: $(fmt "${R[scale_fd_limit]:-}")" "$(ratio "${R[scale_master_apps_fds]:-}" "$nw") per worker" \
+                "—" "info"
+        r=$(awk -v k="${R[scale_master_apps_hwm_kB]:-}" 'BEGIN { if (k ~ /^[0-9]+$/) printf("%.0f\n", k / 1024) }')
+        row "Master RSS (peak) with $(fmt "$nw") workers and $(fmt "$ne") executors" "$(fmt "$r") MiB" \
+                "after the workers alone: $(fmt "$(awk -v k="${R[scale_master_workers_rss_kB]:-}" 'BEGIN { if (k ~ /^[0-9]+$/) printf("%.0f\n", k / 1024) }')") MiB" \
+                "—" "≤ 200 MiB" "$(verdict "$r" le 200)"
+
+        # --- memory of each daemon
+        local d
+        for d in master worker driver executor; do
+                row "RSS of the $d: at rest → peak under load" \
+                        "$(fmt "$(awk -v k="${R[rss_${d}_rest]:-}" 'BEGIN { if (k ~ /^[0-9]+$/) printf("%.1f\n", k / 1024) }')" 1) → $(fmt "$(awk -v k="${R[rss_${d}_load]:-}" 'BEGIN { if (k ~ /^[0-9]+$/) printf("%.1f\n", k / 1024) }')" 1) MiB" \
+                        "—" "—" "—" "info"
+        done
+
+        date_tag=$(date -u +%Y-%m-%d)
+        out=${BENCH_RESULTS:-bench/results/$date_tag.md}
+        [ -z "${BENCH_RESULTS:-}" ] && [ -e "$out" ] && out=bench/results/$date_tag-$(date -u +%H%M).md
+        mkdir -p "$(dirname "$out")"
+        commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+        git diff --quiet HEAD -- daemons common proto 2>/dev/null || commit="$commit + uncommitted changes in the tree"
+        {
+                echo "# spark-deploy benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')"
+                echo
+                echo "\`make bench\` (bench/run.sh) on $(nproc) cores, $(uname -r); tree at $commit."
+                echo "Machine ${BUSY_BEFORE}% busy in the second before the run; the run took ${R[run_seconds]} s."
+                echo "Every baseline was measured in this run; the goals are SPEC §10's. How to read this: bench/README.md."
+                echo
+                echo "| figure | ours | baseline (same run) | ratio | goal | pass/fail |"
+                echo "|---|---|---|---|---|---|"
+                printf '%s\n' "${TABLE[@]}"
+                if [ ${#NOTES[@]} -gt 0 ]; then
+                        echo
+                        echo "Notes:"
+                        printf -- '- %s\n' "${NOTES[@]}"
+                fi
+                echo
+                echo "<details><summary>Every raw figure of this run</summary>"
+                echo
+                echo '```'
+                for k in "${!R[@]}"; do printf '%s %s\n' "$k" "${R[$k]}"; done | sort
+                echo '```'
+                echo "</details>"
+        } >"$out"
+        echo
+        sed -n '1,/^<details>/p' "$out" | sed '$d'
+        say "results written to $out"
+}
