@@ -285,6 +285,25 @@ static bool pipe_was_removed(const RpcServer *s, uint32_t pipe_id) {
         return false;
 }
 
+#define SPARK_PROTOCOL_VERSION_STRING "1"
+_Static_assert(SPARK_PROTOCOL_VERSION == 1u, "update SPARK_PROTOCOL_VERSION_STRING");
+
+/* What envelope_decode()'s codes mean to the peer that sent the request. */
+static const char *decode_error_message(int k) {
+        switch (k) {
+        case -EBADMSG:
+                return "not a well-formed message (malformed or truncated)";
+        case -EPROTONOSUPPORT:
+                return "unsupported protocol version (this daemon speaks version " SPARK_PROTOCOL_VERSION_STRING ")";
+        case -ENOMSG:
+                return "no message body, or a message type this daemon does not know";
+        case -EMSGSIZE:
+                return "message too large";
+        default:
+                return strerror(-k);
+        }
+}
+
 /* Loop thread. */
 static void request_dispatch(void *userdata, bool discard) {
         RpcRequest *r = userdata;
@@ -312,7 +331,7 @@ static void request_dispatch(void *userdata, bool discard) {
                 k = envelope_decode(data, len, s->max_request_bytes, &r->env);
                 if (k < 0) {
                         s->stats.decode_errors++;
-                        (void) request_reply_error_internal(r, k, "invalid request: %s", strerror(-k));
+                        (void) request_reply_error_internal(r, k, "invalid request: %s", decode_error_message(k));
                         goto out;
                 }
                 k = s->envelope_handler(s, r, r->env, s->userdata);

@@ -129,17 +129,19 @@ baseline=$(cluster_state)
 # malformed NAME URL FOREIGN-BODY LIMIT PLAIN-BODY PLAIN-REPLY
 malformed() {
         local name=$1 url=$2 foreign=$3 limit=$4 body=$5 reply=$6
-        hostile "$name: garbage bytes" '^error -74 .*Bad message' "$url" garbage 100
-        hostile "$name: an empty message (no version, no body)" '^error -93 ' "$url" raw ''
-        hostile "$name: a truncated message" '^error -74 .*Bad message' \
+        hostile "$name: garbage bytes" '^error -74 invalid request: not a well-formed message' "$url" garbage 100
+        hostile "$name: an empty message (no version, no body)" '^error -93 invalid request: unsupported protocol version' \
+                "$url" raw ''
+        hostile "$name: a truncated message" '^error -74 invalid request: not a well-formed message' \
                 --truncate -2 "$url" send register_application name=x driver_url=ipc:///tmp/x.sock \
                 cores_per_executor=1 executor_memory_mb=64
-        hostile "$name: a message cut in its length prefix" '^error -74 ' --truncate 3 "$url" \
+        hostile "$name: a message cut in its length prefix" '^error -74 .*malformed or truncated' --truncate 3 "$url" \
                 send cluster_state_request app_id=app-20261129172233-0001
-        hostile "$name: protocol version 2" '^error -93 .*Protocol not supported' \
+        hostile "$name: protocol version 2" '^error -93 .*unsupported protocol version \(this daemon speaks version 1\)' \
                 --version 2 "$url" send cluster_state_request
-        hostile "$name: protocol version 0" '^error -93 ' --version 0 "$url" send cluster_state_request
-        hostile "$name: an unknown body type" '^error -42 ' "$url" unknown-body
+        hostile "$name: protocol version 0" '^error -93 .*unsupported protocol version' --version 0 "$url" \
+                send cluster_state_request
+        hostile "$name: an unknown body type" '^error -42 .*message type this daemon does not know' "$url" unknown-body
         hostile "$name: a request for another daemon" "^error -95 .*does not handle $foreign" \
                 "$url" send "$foreign"
         hostile "$name: a reply sent as a request" '^error -95 .*does not handle ack' "$url" send ack
