@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# One host, as an operator meets the project: a booted systemd container
+# (private network), the four .debs installed with dpkg, the daemons started
+# with systemctl, a job submitted with sparkctl; then the journal, reload,
+# a worker restart under a running job, a second driver instance, an
+# upgrade, stopping the driver, and purge.
+. "$(dirname "$0")/lib.sh"
+require_system_test_host
+
+H=spark-single
+V=$(package_version)
+APP=
+
+ct_boot $H --private-network
+
+# --- install ----------------------------------------------------------------------
+check "dpkg -i installs spark-common, spark-master, spark-worker, spark-driver" \
+        ct_install_debs $H spark-common spark-master spark-worker spark-driver
+check "sysusers created the spark user" eval "ct $H id spark >/dev/null"
+check_eq "the units are installed disabled" "disabled disabled disabled" \
+        "$(ct $H systemctl is-enabled spark-master spark-worker spark-driver 2>/dev/null | xargs)"
+check_eq "and not started" "inactive inactive inactive" \
+        "$(ct $H systemctl is-active spark-master spark-worker spark-driver 2>/dev/null | xargs)"
+# --man=no: the manual pages that Documentation= names are not all written
+# yet (lintian reports each missing one).
+check "systemd-analyze verify accepts the units" ct $H systemd-analyze verify --man=no \
+        /lib/systemd/system/spark-master.service /lib/systemd/system/spark-worker.service \
+        /lib/systemd/system/spark-driver.service /lib/systemd/system/spark-driver@test.service \
+        /lib/systemd/system/spark-executors.slice
+check_eq "tmpfiles made /var/lib/spark/work" "root 755" "$(ct $H stat -c '%U %a' /var/lib/spark/work)"
+for d in master worker driver; do
+        check_match "spark-$d --check-config accepts the shipped /etc/spark/$d.conf" "configuration OK" \
+                "$(ct $H spark-$d --check-config 2>&1)"
+done
+check_match "the conf files are conffiles" "/etc/spark/worker.conf" "$(ct $H dpkg-query -W -f='${Conffiles}' spark-worker)"
+
+# --- configure and start ----------------------------------------------------------
+ct_set $H /etc/spark/worker.conf worker cores 3
+ct_set $H /etc/spark/worker.conf worker memory_mb 4096
+ct_set $H /etc/spark/driver.conf driver app_name '"system-test"'
+ct_set $H /etc/spark/driver.conf driver executor_memory_mb 256
+# A short watchdog, to see the daemons feed it (the shipped units say 30s).
+for d in master worker driver; do
+        mkdir -p "$(ct_root $H)/etc/systemd/system/spark-$d.service.d"
+        printf '[Service]\nWatchdogSec=2s\n' >"$(ct_root $H)/etc/systemd/system/spark-$d.service.d/watchdog.conf"
+done
+ct $H systemctl daemon-reload
+check "systemctl start spark-master spark-worker spark-driver" \
+        ct $H systemctl start spark-master spark-worker spark-driver
+for d in master worker driver; do
+        check "spark-$d is active (Type=notify: READY=1 came)" wait_until 20 ct_is_active $H spark-$d
+done
+check_match "spark-master's STATUS= counts workers, apps and executors" '^[0-9]+ workers, [0-9]+ apps, [0-9]+ executors$' \
+        "$(ct_prop $H spark-master StatusText)"
+check_eq "spark-master runs as spark" spark "$(ct $H ps -o user= -p "$(ct_prop $H spark-master MainPID)")"
+check_eq "spark-driver runs as spark" spark "$(ct $H ps -o user= -p "$(ct_prop $H spark-driver MainPID)")"
+for d in master worker driver; do
+        echo "#   systemd-analyze security spark-$d: $(ct $H systemd-analyze security --no-pager spark-$d 2>/dev/null | tail -n 1)"
+done
+check_eq "StateDirectory= made /var/lib/spark/master for spark" "spark 750" \
+        "$(ct $H stat -c '%U %a' /var/lib/spark/master)"
+
+watchdog_fed() {
+        local unit=$1 t0=$2
+        [ "$(ct_prop $H "$unit" WatchdogTimestampMonotonic)" -gt "$t0" ] 2>/dev/null
+}
+for d in master worker driver; do
+        t0=$(ct_prop $H spark-$d WatchdogTimestampMonotonic)
+        check "spark-$d feeds its watchdog (WATCHDOG=1 within 2 s)" wait_until 3 watchdog_fed spark-$d "$t0"
+done
+
+app_known() { APP=$(ct_app_id $H system-test) && [ -n "$APP" ]; }
+check "the driver registered its application" wait_until 20 app_known
+check "the worker's 3 configured cores became 3 running executors" wait_until 30 ct_executors_at_least $H running 3
+echo "# application $APP"
+check_eq "the executors are units in spark-executors.slice" "spark-executors.slice" \
+        "$(for u in $(ct_executor_units $H); do ct_prop $H "$u" Slice; done | sort -u | xargs)"
+check_eq "executors run as spark" spark "$(for u in $(ct_executor_units $H); do
+        ct $H ps -o user= -p "$(ct_prop $H "$u" MainPID)"; done | sort -u | xargs)"
+
+# --- a job --------------------------------------------------------------------------
+out=$(ct $H timeout $SUBMIT_TIMEOUT sparkctl submit --name hello --command 'echo task {#}: {}' --inputs - <<<"$(seq 100 129)" 2>&1)
+check_eq "sparkctl submit: 30 command tasks, outputs in task order" \
+        "$(for i in $(seq 0 29); do echo "task $i: $((100 + i))"; done)" "$out"
+PI_LIB=$(ls "$SYSTEM_PACKAGES"/deb/spark-deploy-*/build/examples/sparkpi.so 2>/dev/null | head -n 1)
+if [ -n "$PI_LIB" ]; then
+        cp "$PI_LIB" "$(ct_root $H)/var/tmp/sparkpi.so"
+        out=$(ct $H timeout $SUBMIT_TIMEOUT sparkctl submit --name sparkpi --function /var/tmp/sparkpi.so:sparkpi --count 6 --arg 200000 2>&1)
+        check_match "a function job (SparkPi, the .so shipped with the job) runs in the executor units" \
+                '^[0-9]+ [0-9]+' "$out"
+fi
+
+# --- the journal ----------------------------------------------------------------------
+check "journalctl -u 'spark-executor-*' shows the executors' own lines" \
+        wait_until 10 ct_journal_grep $H 'spark-executor-*' "Registered with driver .* as executor [0-9]+ of $APP"
+story_units() {
+        ct $H journalctl --no-pager -q -o json "SPARK_APP_ID=$APP" |
+                python3 -c '
+import json, re, sys
+units = set()
+for line in sys.stdin:
+    u = json.loads(line).get("_SYSTEMD_UNIT", "")
+    units.add(re.sub(r"^spark-executor-.*\.service$", "spark-executor-*", u))
+print(" ".join(sorted(units)))'
+}
+story_complete() {
+        [ "$(story_units)" = "spark-driver.service spark-executor-* spark-master.service spark-worker.service" ]
+}
+check "journalctl SPARK_APP_ID=$APP: master, worker, driver and executor units (LogExtraFields)" \
+        wait_until 10 story_complete
+echo "#   units in the app's story: $(story_units)"
+check_match "the story has the key events' MESSAGE_IDs" "3a8034a69c924a579c59dedf5e8d2088" \
+        "$(ct $H journalctl --no-pager -q -o verbose "SPARK_APP_ID=$APP" | grep -o 'MESSAGE_ID=.*' | sort -u)"
+
+# --- reload ---------------------------------------------------------------------------
+ct_set $H /etc/spark/master.conf master worker_timeout_ms 15000
+ct $H systemctl reload spark-master
+check "systemctl reload spark-master applies a changed key" wait_until 10 ct_journal_grep $H spark-master \
+        "Reload: .*worker_timeout_ms changed from 10000 to 15000"
+cp "$(ct_root $H)/etc/spark/master.conf" "$TEST_TMPDIR/master.conf.good"
+echo 'master: { worker_timeout_ms = "soon"; };' >>"$(ct_root $H)/etc/spark/master.conf"
+pid=$(ct_prop $H spark-master MainPID)
+ct $H systemctl reload spark-master
+check "a bad file on reload is reported and the old settings kept" wait_until 10 ct_journal_grep $H spark-master \
+        "Reload of .*master.conf failed, keeping the current settings"
+check_eq "and the master goes on (same MainPID)" "$pid active" \
+        "$(ct_prop $H spark-master MainPID) $(ct $H systemctl is-active spark-master)"
+cp "$TEST_TMPDIR/master.conf.good" "$(ct_root $H)/etc/spark/master.conf"
+
+# --- worker restart under a running job -------------------------------------------------
+before=$(ct_executor_pids $H)
+ct $H timeout $SUBMIT_TIMEOUT sparkctl submit --name during-restart --command 'sleep 0.2; echo {#}' --count 45 \
+        >"$TEST_TMPDIR/restart.out" 2>"$TEST_TMPDIR/restart.err" &
+job=$!
+sleep 1
+worker_pid=$(ct_prop $H spark-worker MainPID)
+check "systemctl restart spark-worker" ct $H systemctl restart spark-worker
+check "spark-worker is active again with a new MainPID" \
+        test "$(ct $H systemctl is-active spark-worker)/$(ct_prop $H spark-worker MainPID)" != "active/$worker_pid"
+check_eq "its executors kept running: same units, same MainPIDs" "$before" "$(ct_executor_pids $H)"
+check "the new worker re-adopted them" wait_until 10 ct_journal_grep $H spark-worker "Adopted 3 running executors"
+wait $job
+check_eq "the job running across the restart completed, every result once" "$(seq 0 44)" \
+        "$(cat "$TEST_TMPDIR/restart.out")"
+check "the master still counts 3 running executors" wait_until 10 ct_executors_at_least $H running 3
+
+# --- spark-driver@NAME -----------------------------------------------------------------
+sed -e 's/app_name = "system-test"/app_name = "second"/' -e 's/:7091"/:7093"/' -e 's/:7092"/:7094"/' \
+        "$(ct_root $H)/etc/spark/driver.conf" >"$(ct_root $H)/etc/spark/driver-second.conf"
+check "systemctl start spark-driver@second (reads driver-second.conf)" ct $H systemctl start spark-driver@second
+second_known() { [ -n "$(ct_app_id $H second)" ]; }
+check "its application 'second' registered" wait_until 20 second_known
+check_match "its command line names the instance's configuration" "--config-name driver-second" \
+        "$(ct_prop $H spark-driver@second ExecStart)"
+ct $H systemctl stop spark-driver@second
+rm -f "$(ct_root $H)/etc/spark/driver-second.conf"
+
+# --- upgrade ----------------------------------------------------------------------------
+# A bumped version of the same packages: same files, new version.
+V2="$V+systest1"
+mkdir -p "$(ct_root $H)/var/tmp/spark-debs2"
+for p in spark-common spark-master spark-worker spark-driver; do
+        x=$TEST_TMPDIR/repack-$p
+        rm -rf "$x" && dpkg-deb -R "$SYSTEM_PACKAGES/${p}_${V}_"*.deb "$x"
+        sed -i -e "s/^Version: .*/Version: $V2/" -e "s/(= $V)/(= $V2)/g" "$x/DEBIAN/control"
+        dpkg-deb -b "$x" "$(ct_root $H)/var/tmp/spark-debs2/${p}_${V2}_amd64.deb" >/dev/null
+done
+grep -Eq '^[[:space:]]*cores = 3;' "$(ct_root $H)/etc/spark/worker.conf" || fail "setup: worker.conf lost its edit before the upgrade"
+master_pid=$(ct_prop $H spark-master MainPID)
+worker_pid=$(ct_prop $H spark-worker MainPID)
+driver_pid=$(ct_prop $H spark-driver MainPID)
+before=$(ct_executor_pids $H)
+check "dpkg -i upgrades all four packages to $V2" ct_dpkg $H -i $(cd "$(ct_root $H)" && ls var/tmp/spark-debs2/*.deb | sed "s,^,/,")
+check_eq "dpkg knows them at $V2" "$V2 $V2 $V2 $V2" \
+        "$(ct $H dpkg-query -W -f='${Version} ' spark-common spark-master spark-worker spark-driver | xargs)"
+check "the edited worker.conf was kept" grep -Eq '^[[:space:]]*cores = 3;' "$(ct_root $H)/etc/spark/worker.conf"
+check_eq "no .dpkg-new or .dpkg-dist files beside it" "" "$(ls "$(ct_root $H)/etc/spark" | grep dpkg)"
+check "the running master was restarted" test "$(ct_prop $H spark-master MainPID)" != "$master_pid"
+check "the running worker was restarted" test "$(ct_prop $H spark-worker MainPID)" != "$worker_pid"
+check_eq "the driver was left running (its jobs would end)" "$driver_pid" "$(ct_prop $H spark-driver MainPID)"
+# The worker's restart keeps executors (checked above), but the master's
+# does not yet: it keeps no state across a restart (SPEC §9, master
+# recovery, is not done), so the application gets new executors.  When it
+# is, this becomes a check that the executors survived the upgrade.
+if [ "$before" = "$(ct_executor_pids $H)" ]; then
+        echo "# note: the executors survived the upgrade (master restart included)"
+else
+        echo "# note: the master's restart replaced the executors (no master recovery yet, SPEC §9)"
+fi
+for d in master worker driver; do
+        check "spark-$d is active after the upgrade" wait_until 20 ct_is_active $H spark-$d
+done
+job_after_upgrade() {
+        [ "$(ct $H timeout $SUBMIT_TIMEOUT sparkctl submit --command 'echo {#}' --count 10 2>/dev/null)" = "$(seq 0 9)" ]
+}
+check "a job runs after the upgrade" wait_until 30 job_after_upgrade
+
+# --- stopping the driver --------------------------------------------------------------
+no_executor_units() { [ -z "$(ct_executor_units $H)" ]; }
+check "systemctl stop spark-driver" ct $H systemctl stop spark-driver
+check "then no executor unit is left" wait_until 20 no_executor_units
+check "the master logged the application's removal" wait_until 10 ct_journal_grep $H spark-master "$APP"
+
+# --- purge -------------------------------------------------------------------------------
+rm -rf "$(ct_root $H)"/etc/systemd/system/spark-*.service.d    # the test's own drop-ins
+check "dpkg --purge removes the four packages" \
+        ct_dpkg $H --purge spark-driver spark-worker spark-master spark-common
+check_eq "dpkg knows none of them" "" \
+        "$(ct $H dpkg-query -W -f='${db:Status-Abbrev}${Package}\n' 'spark-*' 2>/dev/null | grep -v '^un' || true)"
+left=$(cd "$(ct_root $H)" && ls -d etc/spark var/lib/spark usr/sbin/spark-* usr/bin/sparkctl usr/lib/spark \
+        lib/systemd/system/spark-* usr/lib/sysusers.d/spark.conf usr/lib/tmpfiles.d/spark*.conf \
+        etc/systemd/system/multi-user.target.wants/spark-* 2>/dev/null || true)
+check_eq "nothing of them is left on disk (/etc/spark, /var/lib/spark, programs, units)" "" "$left"
+check_eq "no spark unit is loaded" "" \
+        "$(ct $H systemctl list-units --all --plain --no-legend 'spark-*' 2>/dev/null | grep -v not-found || true)"
