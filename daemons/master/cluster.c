@@ -379,6 +379,9 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
         w->memory_mb = reg->memory_mb;
         w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
         w->last_heartbeat = now;
+        /* restarted, perhaps mended: it may have launches again */
+        w->start_failures = 0;
+        w->launch_backoff_until = 0;
 
         /* Reconcile with what the worker holds: executors we know stay (or
          * move here), the rest are killed; executors we placed here that it
@@ -426,6 +429,11 @@ int cluster_heartbeat(Cluster *c, const char *worker_id, usec_t now) {
         if (!w || w->state != SPARK__WORKER_STATE__WORKER_ALIVE)
                 return -ENOENT;
         w->last_heartbeat = now;
+        /* heartbeats are the clock that ends a launch backoff */
+        if (w->launch_backoff_until != 0 && now >= w->launch_backoff_until) {
+                w->launch_backoff_until = 0;
+                cluster_schedule(c);
+        }
         return 0;
 }
 
@@ -690,6 +698,26 @@ int cluster_request_executors(Cluster *c, const char *app_id, int total) {
 
 /* -------------------------------------------------------------- executors */
 
+/* The worker could not start it at all: it refused the launch or systemd
+ * the unit (no exit status), or systemd failed before exec (its own
+ * statuses 200-255: CHDIR, EXEC, USER, ...).  That is the worker's trouble;
+ * an executor that ran and crashed says nothing about its worker. */
+static bool executor_start_failed(const Executor *e, ExecutorState state, int exit_code) {
+        return state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED &&
+               e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING &&
+               (exit_code == 0 || (exit_code >= 200 && exit_code <= 255));
+}
+
+static void worker_start_failed(Worker *w, usec_t now) {
+        usec_t backoff = MIN(LAUNCH_BACKOFF_MIN_USEC << MIN(w->start_failures, 8), LAUNCH_BACKOFF_MAX_USEC);
+
+        w->start_failures++;
+        w->launch_backoff_until = now + backoff;
+        log_struct(LOG_WARNING, LOG_FIELDS(.worker_id = w->id),
+                   "Worker %s could not start %d executors in a row; no launches there for %llu ms", w->id,
+                   w->start_failures, (unsigned long long) (backoff / USEC_PER_MSEC));
+}
+
 int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char *app_id, int executor_id,
                                    ExecutorState state, const char *reason, int exit_code, usec_t now) {
         Executor *e = cluster_executor(c, app_id, executor_id);
@@ -710,6 +738,11 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
         }
         if (worker_id && e->worker && !streq(e->worker->id, worker_id))
                 return -ESTALE;
+
+        if (e->worker && executor_start_failed(e, state, exit_code))
+                worker_start_failed(e->worker, now);
+        else if (e->worker && state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING)
+                e->worker->start_failures = 0;
 
         if (state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING && e->state != state)
                 e->running_since = now;
@@ -870,7 +903,7 @@ static void schedule_app(Cluster *c, App *a, size_t n_workers) {
                 c->pw[i] = (PlacementWorker) {
                         .cores_free = w->cores - w->cores_used,
                         .memory_free_mb = w->memory_mb - w->memory_used_mb,
-                        .usable = w->state == SPARK__WORKER_STATE__WORKER_ALIVE,
+                        .usable = w->state == SPARK__WORKER_STATE__WORKER_ALIVE && w->launch_backoff_until == 0,
                 };
         }
         placed = placement_schedule(&req, c->pw, n_workers, c->pw_order, c->pw_result);

@@ -27,6 +27,15 @@ typedef Spark__AppState AppState;
  * nothing about the executor's health.) */
 #define EXECUTOR_STABLE_USEC (10 * USEC_PER_SEC)
 
+/* A worker that could not start an executor at all (it refused the launch,
+ * or systemd failed before exec) is given no launch for a while, doubling
+ * from the minimum to the maximum with each such failure in a row.  Else
+ * the next placement picks it again at once — it has the most free cores —
+ * and a full work_dir or a missing binary becomes thousands of launches a
+ * second, while other workers could run the app. */
+#define LAUNCH_BACKOFF_MIN_USEC (1 * USEC_PER_SEC)
+#define LAUNCH_BACKOFF_MAX_USEC (10 * USEC_PER_SEC)
+
 struct Executor {
         App *app;
         int id;
@@ -50,6 +59,8 @@ struct Worker {
         int64_t memory_mb, memory_used_mb;
         WorkerState state;
         usec_t last_heartbeat;
+        int start_failures;      /* executors in a row it could not start */
+        usec_t launch_backoff_until; /* no launch here before this; 0: none */
         Executor *executors;     /* live executors placed here */
         size_t n_executors;
         void *link;              /* the I/O layer's connection to it */

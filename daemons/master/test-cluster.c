@@ -156,6 +156,67 @@ START_TEST(test_failed_executor_replaced_then_app_fails) {
 }
 END_TEST
 
+/* A worker that cannot start executors (a full work_dir: launches refused;
+ * systemd failing before exec) is left alone for a while, so the others
+ * take the app's executors instead of a launch storm on it. */
+START_TEST(test_start_failure_backs_off) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        Executor *on_w1 = NULL;
+        App *a;
+        int launches, id;
+
+        add_worker(c, W1, "tcp://h1:7081", 4, 0);
+        add_worker(c, W2, "tcp://h2:7081", 4, 0);
+        a = add_app(c, 4);
+        for (id = 1; id <= 4; id++) {
+                Executor *e = cluster_executor(c, a->id, id);
+                cluster_executor_state_changed(c, e->worker->id, a->id, id, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING,
+                                               "", 0, 0);
+                if (streq(e->worker->id, W1))
+                        on_w1 = e;
+        }
+        ck_assert_ptr_nonnull(on_w1);
+
+        /* an executor that ran and crashed: replaced on the same worker, no backoff */
+        cluster_executor_state_changed(c, W1, a->id, on_w1->id, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "signal KILL",
+                                       137, USEC_PER_SEC);
+        ck_assert_int_eq(rec.launches, 5);
+        ck_assert_str_eq(rec.last_launch_worker, W1);
+        ck_assert_int_eq(cluster_worker(c, W1)->launch_backoff_until, 0);
+
+        /* its replacement is refused: the next one goes to W2 */
+        cluster_executor_state_changed(c, W1, a->id, 5, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
+                                       "launch refused by worker: No space left on device", 0, USEC_PER_SEC);
+        ck_assert_int_eq(rec.launches, 6);
+        ck_assert_str_eq(rec.last_launch_worker, W2);
+        ck_assert_int_eq(cluster_worker(c, W1)->start_failures, 1);
+
+        /* W2 fails before exec too: nowhere to launch until a backoff ends */
+        cluster_executor_state_changed(c, W2, a->id, 6, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
+                                       "start failed: exit-code 200/CHDIR", 200, USEC_PER_SEC);
+        launches = rec.launches;
+        ck_assert_int_eq(launches, 6);
+        ck_assert_int_eq(cluster_heartbeat(c, W1, USEC_PER_SEC + LAUNCH_BACKOFF_MIN_USEC / 2), 0);
+        ck_assert_int_eq(rec.launches, launches);
+        ck_assert_int_eq(cluster_heartbeat(c, W1, USEC_PER_SEC + LAUNCH_BACKOFF_MIN_USEC), 0);
+        ck_assert_int_eq(rec.launches, launches + 1);
+        ck_assert_str_eq(rec.last_launch_worker, W1);
+
+        /* failing again doubles the backoff; starting one resets the count */
+        cluster_executor_state_changed(c, W1, a->id, 7, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "start failed: x", 0,
+                                       3 * USEC_PER_SEC);
+        ck_assert_int_eq(cluster_worker(c, W1)->start_failures, 2);
+        ck_assert_int_eq(cluster_worker(c, W1)->launch_backoff_until, 3 * USEC_PER_SEC + 2 * LAUNCH_BACKOFF_MIN_USEC);
+        ck_assert_int_eq(cluster_heartbeat(c, W1, 6 * USEC_PER_SEC), 0);
+        ck_assert_int_eq(rec.launches, launches + 2);
+        cluster_executor_state_changed(c, W1, a->id, 8, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0,
+                                       6 * USEC_PER_SEC);
+        ck_assert_int_eq(cluster_worker(c, W1)->start_failures, 0);
+        cluster_free(c);
+}
+END_TEST
+
 /* A crash-looping executor becomes RUNNING (its unit is active as soon as the
  * process is exec'd) before it fails: that must not restart the count. */
 START_TEST(test_crash_loop_through_running) {
@@ -419,6 +480,7 @@ int main(void) {
         tcase_add_test(tc, test_spread_placement_and_ids);
         tcase_add_test(tc, test_consolidate);
         tcase_add_test(tc, test_failed_executor_replaced_then_app_fails);
+        tcase_add_test(tc, test_start_failure_backs_off);
         tcase_add_test(tc, test_crash_loop_through_running);
         tcase_add_test(tc, test_exit_zero_at_once_is_a_failed_start);
         tcase_add_test(tc, test_gone_executor_that_runs_is_killed);
