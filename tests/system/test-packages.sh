@@ -9,29 +9,31 @@ V=$(package_version)
 
 # Files of each package, as both formats must ship them (units in
 # /lib/systemd/system on Debian 12, /usr/lib/systemd/system on RPM
-# systems).  Manual pages are left out: they come as they are written.
+# systems).
 expected() {
         local pkg=$1 unitdir=$2
         case $pkg in
         spark-common) printf '%s\n' /etc/spark/cluster.conf /usr/bin/sparkctl /usr/lib/sysusers.d/spark.conf \
-                /usr/lib/tmpfiles.d/spark.conf ;;
-        spark-master) printf '%s\n' /etc/spark/master.conf /usr/sbin/spark-master "$unitdir/spark-master.service" ;;
+                /usr/lib/tmpfiles.d/spark.conf /usr/share/man/man1/sparkctl.1.gz /usr/share/man/man5/spark.conf.5.gz ;;
+        spark-master) printf '%s\n' /etc/spark/master.conf /usr/sbin/spark-master "$unitdir/spark-master.service" \
+                /usr/share/man/man8/spark-master.8.gz ;;
         spark-worker) printf '%s\n' /etc/spark/worker.conf /usr/sbin/spark-worker /usr/lib/spark/spark-executor \
-                "$unitdir/spark-worker.service" "$unitdir/spark-executors.slice" /usr/lib/tmpfiles.d/spark-worker.conf ;;
+                "$unitdir/spark-worker.service" "$unitdir/spark-executors.slice" /usr/lib/tmpfiles.d/spark-worker.conf \
+                /usr/share/man/man8/spark-worker.8.gz /usr/share/man/man8/spark-executor.8.gz ;;
         spark-driver) printf '%s\n' /etc/spark/driver.conf /usr/sbin/spark-driver "$unitdir/spark-driver.service" \
-                "$unitdir/spark-driver@.service" ;;
+                "$unitdir/spark-driver@.service" /usr/share/man/man8/spark-driver.8.gz ;;
         esac | sort
 }
 
-# Regular files and symlinks, without documentation and manual pages.
+# Regular files and symlinks, without /usr/share/doc.
 deb_files() {
         dpkg-deb --fsys-tarfile "$1" | tar -t | sed 's|^\./|/|' | grep -v '/$' |
-                grep -Ev '^/usr/share/(doc|man|lintian)/' | sort
+                grep -Ev '^/usr/share/doc/' | sort
 }
 
 rpm_files() {
         rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms}\n]' "$1" 2>/dev/null | awk '$2 !~ /^d/ { print $1 }' |
-                grep -Ev '^/usr/share/(doc|man)/|^/usr/lib/\.build-id' | sort
+                grep -Ev '^/usr/share/doc/|^/usr/lib/\.build-id' | sort
 }
 
 echo "# Debian packages $V in $SYSTEM_PACKAGES"
@@ -41,7 +43,7 @@ for p in spark-common spark-master spark-worker spark-driver; do
                 fail "$p: no .deb (make deb)"
                 continue
         fi
-        check_eq "$p.deb holds exactly its files" "$(expected $p /lib/systemd/system)" "$(deb_files "$deb")"
+        check_eq "$p.deb holds exactly its files (programs, units, conf, manual pages)" "$(expected $p /lib/systemd/system)" "$(deb_files "$deb")"
         conf=$(expected $p x | grep '^/etc/spark/')
         check_eq "$p.deb: $conf is a conffile" "$conf" \
                 "$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)"
