@@ -41,8 +41,8 @@
 #define HEARTBEAT_CONTEXTS 64
 #define MAX_APPS 64
 #define APP_WAIT_USEC (60 * 1000000ull)     /* an app not placed by then: give up */
-#define APP_STALL_USEC (3 * 1000000ull)     /* ... or when no launch came for this long */
-#define EVENTS_GRACE_USEC (1 * 1000000ull)  /* ExecutorAdded may be dropped by pub/sub */
+#define APP_STALL_USEC (2 * 1000000ull)     /* ... or when no launch came for this long */
+#define EVENTS_GRACE_USEC (500 * 1000ull)   /* ExecutorAdded may be dropped by pub/sub */
 
 typedef struct AppTrack {
         char id[64];

@@ -104,6 +104,12 @@ run_baselines() {
         "$BT/unit-baseline" "$BT/stamp" 30 >"$tmp/unit.out" || return 1
         R[unit_p50]=$(kv "$tmp/unit.out" unit_start_us_p50)
         R[unit_p99]=$(kv "$tmp/unit.out" unit_start_us_p99)
+        # the same with the properties a worker gives an executor, and the
+        # time to the PropertiesChanged that says "active" (what the worker
+        # waits for): where the worker's own launch time goes
+        "$BT/unit-baseline" "$BT/stamp" 30 spark-bench.slice >"$tmp/unit-exec.out" || return 1
+        R[unit_exec_p50]=$(kv "$tmp/unit-exec.out" unit_start_us_p50)
+        R[unit_exec_active_p50]=$(kv "$tmp/unit-exec.out" unit_active_us_p50)
         say "  nng ${R[nng_rate]} msg/s, rtt p50 ${R[nng_rtt_p50]} µs; unit start p50 ${R[unit_p50]} µs"
 }
 
@@ -238,11 +244,12 @@ throughput_runs() {
 
 measure_throughput() {
         local e=$1 warm count
-        # size the jobs to about 1.5 s each from a warm-up job
-        timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" 2000 >"$tmp/warm-$e.out" \
+        # size the jobs to about 1 s each from a warm-up job (a job far
+        # shorter than that measures its start and end, and the noise)
+        timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" 50000 >"$tmp/warm-$e.out" \
                 2>>"$tmp/client.log" || { say "  warm-up job failed"; return 1; }
         warm=$(kv "$tmp/warm-$e.out" tasks_per_s)
-        count=$(awk -v r="$warm" 'BEGIN { n = int(r * 1.5); if (n < 3000) n = 3000; if (n > 2000000) n = 2000000; print n }')
+        count=$(awk -v r="$warm" 'BEGIN { n = int(r * 2); if (n < 100000) n = 100000; if (n > 3000000) n = 3000000; print n }')
         throughput_runs "empty_$e" empty "" "$count" || return 1
         throughput_runs "1ms_$e" sleep_ms 1 $((e * 1500)) || return 1
 }

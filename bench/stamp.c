@@ -1,9 +1,11 @@
 /* stamp: the process a transient unit runs in the StartTransientUnit
  * baseline.  Its first act is to read CLOCK_MONOTONIC; it writes that (in
- * µs) to the FIFO or file named by its argument and exits.  Linked
+ * µs) to the FIFO or file named by its argument and exits (after ARG2
+ * milliseconds, if given: a unit seen active needs a process).  Linked
  * statically so that the dynamic loader's work is not counted as systemd's. */
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -15,7 +17,7 @@ int main(int argc, char **argv) {
         int fd, n;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (argc != 2)
+        if (argc != 2 && argc != 3)
                 return 2;
         n = snprintf(buf, sizeof(buf), "%llu\n",
                      (unsigned long long) ts.tv_sec * 1000000ull + (unsigned long long) ts.tv_nsec / 1000u);
@@ -24,5 +26,12 @@ int main(int argc, char **argv) {
                 return 1;
         if (write(fd, buf, (size_t) n) != n)
                 return 1;
-        return close(fd) < 0;
+        if (close(fd) < 0)
+                return 1;
+        if (argc == 3) {
+                long ms = atol(argv[2]);
+                struct timespec d = { ms / 1000, (ms % 1000) * 1000000L };
+                nanosleep(&d, NULL);
+        }
+        return 0;
 }

@@ -3,6 +3,13 @@
 # written to bench/results/<date>.md with the run's conditions and every raw
 # figure.  See bench/README.md for what each row measures.
 
+# The 3 jobs' rates of a throughput row, e.g. "878, 840, 1,633".
+runs_of() {
+        local v out=
+        for v in ${R[tput_${1}_runs]%% (*}; do out+="${out:+, }$(fmt "$v")"; done
+        echo "$out"
+}
+
 ms() { awk -v v="${1:-}" 'BEGIN { if (v !~ /^[0-9.]+$/) print ""; else printf("%.3f\n", v / 1000) }'; }
 
 build_table() {
@@ -23,7 +30,8 @@ build_table() {
                         "(≥ 2×)" "info"
         done
         for e in 1 2 4 8; do
-                row "1 ms tasks/s, $e executor$([ "$e" = 1 ] || echo s)" "$(fmt "${R[tput_1ms_$e]:-}") /s" \
+                row "1 ms tasks/s, $e executor$([ "$e" = 1 ] || echo s) (median of 3 jobs: $(runs_of "1ms_$e"))" \
+                        "$(fmt "${R[tput_1ms_$e]:-}") /s" \
                         "ideal, $e × 1 core × 1000/s: $(fmt $((e * 1000))) /s" \
                         "$(ratio "${R[tput_1ms_$e]:-}" $((e * 1000)))" "(→ 1×)" "info"
         done
@@ -49,6 +57,8 @@ build_table() {
         row "… of which (medians): master places it → the worker has LaunchExecutor → its unit is active → the executor registered with the driver" \
                 "$(fmt "${R[startup_step1]:-}" 2) + $(fmt "${R[startup_step2]:-}" 2) + $(fmt "${R[startup_step3]:-}" 2) + $(fmt "${R[startup_step4]:-}" 2) ms" \
                 "—" "—" "—" "info"
+        row "… raw StartTransientUnit with an executor's properties (Type=exec, slice, MemoryMax, CPUQuota, …) → first instruction; → PropertiesChanged \"active\"" \
+                "$(fmt "$(ms "${R[unit_exec_p50]:-}")" 2) ms; $(fmt "$(ms "${R[unit_exec_active_p50]:-}")" 2) ms" "—" "—" "—" "info"
 
         # --- loss
         r=$(ratio "${R[kill_p50]:-}" "${R[dask_loss]:-}")
