@@ -126,7 +126,7 @@ END_TEST
 START_TEST(test_stop_requested) {
         UnitOutcome o;
 
-        /* however the process ends, a stop we asked for is KILLED */
+        /* however the process ends on our stop, it is KILLED */
         o = terminal(status("inactive", "success", UNIT_CLD_KILLED, SIGTERM), &(UnitEnd) { .stop_requested = true });
         ck_assert_int_eq(o.state, KILLED);
         ck_assert_str_eq(o.reason, "stopped on request");
@@ -144,6 +144,25 @@ START_TEST(test_stop_requested) {
         ck_assert_str_eq(o.reason, "stopped on request");
         o = terminal(status("", "", 0, 0), &(UnitEnd) { .stop_requested = true, .start_error = "nope" });
         ck_assert_int_eq(o.state, KILLED);
+
+        /* a stop that timed out ends in KILL: still ours */
+        o = terminal(status("failed", "timeout", UNIT_CLD_KILLED, SIGKILL), &(UnitEnd) { .stop_requested = true });
+        ck_assert_int_eq(o.state, KILLED);
+        ck_assert_str_eq(o.reason, "stopped on request");
+
+        /* but a process that died of its own before the stop took effect (the
+         * driver saw its socket close and asked for the stop) says how */
+        o = terminal(status("failed", "signal", UNIT_CLD_KILLED, SIGKILL),
+                     &(UnitEnd) { .stop_requested = true, .stop_reason = "socket disconnected" });
+        ck_assert_int_eq(o.state, FAILED);
+        ck_assert_str_eq(o.reason, "signal KILL");
+        ck_assert_int_eq(o.exit_code, 128 + SIGKILL);
+        o = terminal(status("failed", "core-dump", UNIT_CLD_DUMPED, SIGSEGV), &(UnitEnd) { .stop_requested = true });
+        ck_assert_int_eq(o.state, FAILED);
+        ck_assert_str_eq(o.reason, "signal SEGV (core dumped)");
+        o = terminal(status("failed", "oom-kill", UNIT_CLD_KILLED, SIGKILL), &(UnitEnd) { .stop_requested = true });
+        ck_assert_int_eq(o.state, FAILED);
+        ck_assert_str_eq(o.reason, "oom-kill");
 }
 END_TEST
 

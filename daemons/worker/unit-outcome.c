@@ -142,6 +142,19 @@ static bool main_process_ran(const UnitStatus *s) {
         return s->exec_main_code == UNIT_CLD_EXITED && !unit_exit_status_name(s->exec_main_status);
 }
 
+/* Our stop request is what ended it, unless its main process had died of a
+ * cause of its own first: a signal no stop sends (a stop sends TERM, and
+ * KILL only once it timed out) — the OOM killer's KILL, a SEGV — or an OOM
+ * kill systemd saw.  An executor that dies makes its driver ask for its
+ * stop at once, often before systemd tells us how it died. */
+static bool ended_by_our_stop(const UnitStatus *s) {
+        if (streq(s->result, "oom-kill"))
+                return false;
+        if (s->exec_main_code != UNIT_CLD_KILLED && s->exec_main_code != UNIT_CLD_DUMPED)
+                return true;
+        return s->exec_main_status == SIGTERM || streq(s->result, "timeout");
+}
+
 void unit_outcome_terminal(const UnitStatus *s, const UnitEnd *end, UnitOutcome *ret) {
         static const UnitEnd no_end = {};
         char how[UNIT_OUTCOME_REASON_MAX / 2];
@@ -152,7 +165,7 @@ void unit_outcome_terminal(const UnitStatus *s, const UnitEnd *end, UnitOutcome 
                 end = &no_end;
         have_how = describe_main_exit(s, end->memory_limit_hit, how, sizeof(how), &exit_code);
 
-        if (end->stop_requested) {
+        if (end->stop_requested && ended_by_our_stop(s)) {
                 if (isempty(end->stop_reason))
                         outcome_set(ret, SPARK__EXECUTOR_STATE__EXECUTOR_KILLED, exit_code,
                                     "stopped on request");

@@ -59,7 +59,9 @@ bool unit_status_is_live(const UnitStatus *s);
 void unit_outcome_running(const UnitStatus *s, UnitOutcome *ret);
 
 /* The terminal outcome.  In order of precedence:
- *   stopped on request (whatever else happened)  → KILLED "stopped on request[: REASON]"
+ *   stopped on request (unless the main process  → KILLED "stopped on request[: REASON]"
+ *   died first of a signal no stop sends, or
+ *   Result=oom-kill: then as below)
  *   StartTransientUnit failed                    → FAILED "start failed: MESSAGE"
  *   the start job did not finish "done" and the  → FAILED "start failed: DETAIL", DETAIL the
  *   main process never ran (no exit status, or     unit's own failure when it has one (e.g.
