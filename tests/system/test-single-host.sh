@@ -72,6 +72,10 @@ app_known() { APP=$(ct_app_id $H system-test) && [ -n "$APP" ]; }
 check "the driver registered its application" wait_until 20 app_known
 check "the worker's 3 configured cores became 3 running executors" wait_until 30 ct_executors_at_least $H running 3
 echo "# application $APP"
+status_says() { ct_prop $H "$1" StatusText | grep -Eq -- "$2"; }
+check "spark-master's STATUS= says 1 workers, 1 apps, 3 executors" wait_until 5 status_says spark-master '^1 workers, 1 apps, 3 executors$'
+check "spark-worker's STATUS= says it is registered with 3 executors" wait_until 5 status_says spark-worker 'registered, 3 executors'
+check "spark-driver's STATUS= names the application and its 3 executors" wait_until 5 status_says spark-driver "$APP: 3 executors"
 check_eq "the executors are units in spark-executors.slice" "spark-executors.slice" \
         "$(for u in $(ct_executor_units $H); do ct_prop $H "$u" Slice; done | sort -u | xargs)"
 check_eq "executors run as spark" spark "$(for u in $(ct_executor_units $H); do
@@ -177,15 +181,10 @@ check_eq "no .dpkg-new or .dpkg-dist files beside it" "" "$(ls "$(ct_root $H)/et
 check "the running master was restarted" test "$(ct_prop $H spark-master MainPID)" != "$master_pid"
 check "the running worker was restarted" test "$(ct_prop $H spark-worker MainPID)" != "$worker_pid"
 check_eq "the driver was left running (its jobs would end)" "$driver_pid" "$(ct_prop $H spark-driver MainPID)"
-# The worker's restart keeps executors (checked above), but the master's
-# does not yet: it keeps no state across a restart (SPEC §9, master
-# recovery, is not done), so the application gets new executors.  When it
-# is, this becomes a check that the executors survived the upgrade.
-if [ "$before" = "$(ct_executor_pids $H)" ]; then
-        echo "# note: the executors survived the upgrade (master restart included)"
-else
-        echo "# note: the master's restart replaced the executors (no master recovery yet, SPEC §9)"
-fi
+# The worker keeps its executors across a restart, and the master its
+# state (apps, workers, executors in /var/lib/spark/master, SPEC §9).
+check_eq "the executors survived the upgrade (same units, same MainPIDs)" "$before" "$(ct_executor_pids $H)"
+check "the master kept its state in its StateDirectory" test -n "$(ls -A "$(ct_root $H)/var/lib/spark/master")"
 for d in master worker driver; do
         check "spark-$d is active after the upgrade" wait_until 20 ct_is_active $H spark-$d
 done
