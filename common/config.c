@@ -596,7 +596,7 @@ static int check_includes(Loader *l, IncludeScan *scan, const char *file) {
         f = fopen(file, "re");
         if (!f)
                 return 0;
-        while (getline(&text, &size, f) >= 0) {
+        for (ssize_t n; (n = getline(&text, &size, f)) >= 0;) {
                 _cleanup_free_ char *name = NULL, *inc = NULL, *shown = NULL;
                 const char *p = text + strspn(text, " \t"), *q;
                 struct stat st;
@@ -605,7 +605,8 @@ static int check_includes(Loader *l, IncludeScan *scan, const char *file) {
                 if (strncmp(p, "@include", 8) != 0 || (p[8] != ' ' && p[8] != '\t'))
                         continue;
                 p += 8 + strspn(p + 8, " \t");
-                if (*p != '"' || !(q = strchr(p + 1, '"')))
+                /* the name may hold a NUL, where libconfig's copy of it ends */
+                if (*p != '"' || !(q = memchr(p + 1, '"', (size_t) (text + n - p - 1))))
                         continue;
                 name = strndup(p + 1, (size_t) (q - p - 1));
                 if (!name || asprintf(&inc, "%s/%s", l->include_dir, name) < 0)
