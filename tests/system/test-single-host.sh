@@ -59,6 +59,19 @@ done
 check_eq "StateDirectory= made /var/lib/spark/master for spark" "spark 750" \
         "$(ct $H stat -c '%U %a' /var/lib/spark/master)"
 
+# The sandbox, seen from the running daemons (units/*.service).
+proc_field() { ct $H awk -v k="$2:" '$1 == k { print $2 }' "/proc/$(ct_prop $H "$1" MainPID)/status"; }
+check_eq "spark-worker keeps only CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER (CapBnd)" 000000000000000b \
+        "$(proc_field spark-worker CapBnd)"
+check_eq "spark-master and spark-driver have no capabilities at all" "0000000000000000 0000000000000000" \
+        "$(proc_field spark-master CapBnd) $(proc_field spark-driver CapBnd)"
+check_eq "all three run with NoNewPrivs" "1 1 1" \
+        "$(for d in master worker driver; do proc_field spark-$d NoNewPrivs; done | xargs)"
+in_worker_ns() { ct $H nsenter -t "$(ct_prop $H spark-worker MainPID)" -m "$@"; }
+check_fails "the worker cannot write /etc (ProtectSystem=strict)" in_worker_ns touch /etc/spark/probe 2>/dev/null
+check "but can write /var/lib/spark/work" in_worker_ns sh -c 'touch /var/lib/spark/work/probe && rm /var/lib/spark/work/probe'
+check_eq "nor see into /root (ProtectHome)" "" "$(in_worker_ns ls -A /root)"
+
 watchdog_fed() {
         local unit=$1 t0=$2
         [ "$(ct_prop $H "$unit" WatchdogTimestampMonotonic)" -gt "$t0" ] 2>/dev/null
