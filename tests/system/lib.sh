@@ -29,6 +29,9 @@ require_system_test_host() {
         command -v systemd-nspawn >/dev/null || die "systemd-nspawn is missing: apt-get install systemd-container"
         ls "$SYSTEM_PACKAGES"/spark-common_*.deb >/dev/null 2>&1 ||
                 die "no packages in $SYSTEM_PACKAGES: run make deb first"
+        # The containers share this host's dpkg database (overlay of /).
+        ! dpkg-query -W -f='${db:Status-Abbrev}' spark-common 2>/dev/null | grep -q '^i' ||
+                die "spark-common is installed on this host: the containers would start with it"
 }
 
 # The version of the packages under test (from spark-common's file name).
@@ -104,6 +107,10 @@ ct_boot() {
         # This machine's image carries Docker's policy-rc.d, which forbids
         # maintainer scripts to start or stop services; a Debian host has none.
         rm -f "$d/root/usr/sbin/policy-rc.d"
+        # Whatever of ours this host has (a `make install`, a test user)
+        # would stand in the packages' way: the containers start without it.
+        rm -rf "$d/root/etc/spark" "$d/root/var/lib/spark" "$d/root/usr/lib/spark" \
+                "$d/root"/usr/sbin/spark-* "$d/root"/usr/bin/sparkctl "$d/root"/etc/systemd/system/spark-*
         systemd-nspawn --directory="$d/root" --boot --register=no --keep-unit --machine="$name" \
                 --hostname="$name" --console=pipe "$@" -- $(_ct_masks) \
                 </dev/null >"$d/console.log" 2>&1 &
