@@ -1,0 +1,265 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154  # sets knobs and tables of run.sh and lib.sh
+# The fault scenarios (sourced by tests/faults/run.sh).  Each NAME has an
+# optional setup_NAME (knobs before the cluster starts) and inject_NAME, run
+# once the job is under way.  inject_NAME sets DETECT_MS (a number, or "-")
+# and DETECT_WHAT (what was timed), and calls problem() for anything wrong.
+#
+# Detection is timed from the suite's monotonic clock at injection to the
+# stamp of the daemon's log line that shows it noticed.
+
+SCENARIOS=(executor-kill executor-stop worker-kill worker-stop master-kill memory-max work-dir-full netns-cut)
+# Run only when named: the master keeps the app of a dead driver for ever.
+EXTRA_SCENARIOS=(driver-kill)
+
+# pick_executor WORKER: "ID PID" of a running executor of the app on WORKER.
+pick_executor() {
+        local id pid
+        id=$(executors "$APP" running | awk -v w="${WID[$1]}" '$2 == w { print $1; exit }')
+        [ -n "$id" ] || return 1
+        pid=$(unit_main_pid "$(unit_of "$id")")
+        [ -n "$pid" ] && [ "$pid" != 0 ] || return 1
+        echo "$id $pid"
+}
+
+# executor_loss ID T0 WHAT: times the driver's "Executor ID on H lost" line.
+executor_loss() {
+        local line
+        if line=$(wait_line 30 driver "$2" "Executor $1 on [^ ]+ lost: "); then
+                DETECT_MS=$(ms_between "$2" "${line%% *}")
+                DETECT_WHAT="$3: $(message "$line" | sed -E 's/.* lost: ([^;]*);.*/\1/')"
+                return 0
+        fi
+        DETECT_MS=-
+        DETECT_WHAT="$3: not detected"
+        problem "the driver never said executor $1 was lost"
+        return 1
+}
+
+# --- SIGKILL of an executor: its socket disconnects ----------------------------------
+
+inject_executor-kill() {
+        local id pid t0
+        read -r id pid <<<"$(pick_executor w1)" || { problem "no executor on w1 to kill"; return; }
+        t0=$(now_us)
+        kill -KILL "$pid"
+        log "SIGKILL executor $id (pid $pid)"
+        executor_loss "$id" "$t0" "driver" || return
+        wait_until 30 running_executors_are "$APP_CORES" || problem "the lost executor was not replaced"
+}
+
+# --- SIGSTOP of an executor: heartbeat timeout -------------------------------------------
+
+inject_executor-stop() {
+        local id pid t0
+        read -r id pid <<<"$(pick_executor w2)" || { problem "no executor on w2 to stop"; return; }
+        t0=$(now_us)
+        kill -STOP "$pid"
+        log "SIGSTOP executor $id (pid $pid)"
+        executor_loss "$id" "$t0" "driver" && {
+                [[ $DETECT_WHAT == *"heartbeat timeout"* ]] ||
+                        problem "a frozen executor was not found by heartbeat timeout ($DETECT_WHAT)"
+                [ "$DETECT_MS" -le $((EXECUTOR_HEARTBEAT_TIMEOUT_MS * 3 / 2)) ] ||
+                        problem "declared lost after $DETECT_MS ms (heartbeat timeout $EXECUTOR_HEARTBEAT_TIMEOUT_MS ms)"
+        }
+        kill -CONT "$pid" 2>/dev/null || true
+        log "SIGCONT executor $id"
+        wait_until 20 eval '! systemctl --user -q is-active "$(unit_of "$id")"' ||
+                problem "the frozen executor's unit still runs after SIGCONT"
+        wait_until 30 running_executors_are "$APP_CORES" || problem "the lost executor was not replaced"
+}
+
+# --- SIGKILL of a worker, restarted: its executors are re-adopted -------------------------
+
+inject_worker-kill() {
+        local t0 t1 n line lost
+        n=$(executors "$APP" running | awk -v w="${WID[w1]}" '$2 == w' | grep -c .)
+        t0=$(now_us)
+        daemon_stop w1 KILL
+        log "SIGKILL worker w1 (${WID[w1]}, $n executors); restarting it in 1 s"
+        sleep 1
+        t1=$(now_us)
+        worker_start w1
+        if line=$(wait_line 15 master "$t1" "Worker ${WID[w1]} re-registered"); then
+                DETECT_MS=$(ms_between "$t1" "${line%% *}")
+                DETECT_WHAT="master: re-registered after restart, with $(message "$line" | sed -E 's/.*, ([0-9]+ executors)$/\1/')"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: not re-registered"
+                problem "the restarted worker did not re-register"
+        fi
+        first_line_after w1 "$t1" "Adopted $n running executors" >/dev/null ||
+                problem "the restarted worker did not re-adopt its $n executors"
+        lost=$(awk -v t0="$t0" '$1 >= t0 && / Executor [0-9]+ on [^ ]+ lost: /' "$S/driver.log" | grep -c .)
+        [ "$lost" -eq 0 ] || problem "$lost executors lost although only their worker restarted"
+}
+
+# --- SIGSTOP of a worker past worker_timeout_ms, then SIGCONT -------------------------------
+
+inject_worker-stop() {
+        local t0 t1 line
+        t0=$(now_us)
+        daemon_signal w1 STOP
+        log "SIGSTOP worker w1 (${WID[w1]})"
+        if line=$(wait_line $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$t0" "Worker ${WID[w1]} lost: "); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="master: worker lost ($(message "$line" | sed -E 's/.* lost: (.*)/\1/'))"
+                [ "$DETECT_MS" -le $((WORKER_TIMEOUT_MS * 3 / 2)) ] ||
+                        problem "declared lost after $DETECT_MS ms (worker_timeout_ms $WORKER_TIMEOUT_MS)"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: not detected"
+                problem "the master never declared the frozen worker lost"
+        fi
+        wait_until 30 running_executors_are "$APP_CORES" || problem "the lost worker's executors were not replaced"
+        t1=$(now_us)
+        daemon_signal w1 CONT
+        log "SIGCONT worker w1"
+        wait_until 15 first_line_after master "$t1" "Worker ${WID[w1]} (re-)?registered" >/dev/null ||
+                problem "the worker did not register again after SIGCONT"
+}
+
+# --- SIGKILL of the master, restarted: it restores from state_dir ---------------------------
+
+inject_master-kill() {
+        local t0 t1 line lost
+        t0=$(now_us)
+        daemon_stop master KILL
+        log "SIGKILL master; restarting it in 0.5 s"
+        sleep 0.5
+        t1=$(now_us)
+        master_start
+        if line=$(wait_line 15 master "$t1" "Restored [0-9]+ applications"); then
+                DETECT_MS=$(ms_between "$t1" "${line%% *}")
+                DETECT_WHAT="master: $(message "$line" | sed -E 's/ from .*//') after restart"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: nothing restored"
+                problem "the restarted master restored nothing"
+        fi
+        wait_until 10 master_answers || problem "the restarted master does not answer"
+        first_line_after master "$t1" "Launching executor" >/dev/null &&
+                problem "the restarted master launched executors (it should have restored the running ones)"
+        lost=$(awk -v t0="$t0" '$1 >= t0 && / Executor [0-9]+ on [^ ]+ lost: /' "$S/driver.log" | grep -c .)
+        [ "$lost" -eq 0 ] || problem "$lost executors lost although only the master restarted"
+}
+
+# --- an executor beyond MemoryMax ---------------------------------------------------------------
+
+setup_memory-max() {
+        # function-job task indexes whose first attempt allocates until killed
+        HOG_TASKS="300 1100 1900"
+}
+
+inject_memory-max() {
+        local i stamp line worst=-1 ms n_hogs=0
+        for i in $HOG_TASKS; do
+                n_hogs=$((n_hogs + 1))
+                # the stamp file names the input number, not the index
+                if ! wait_until 60 test -s "$S/stamps/hog-$((CMD_TASKS + i))"; then
+                        problem "hog task $i never ran"
+                        continue
+                fi
+                stamp=$(cat "$S/stamps/hog-$((CMD_TASKS + i))")
+                if line=$(wait_line 30 driver "$stamp" "Executor [0-9]+ on [^ ]+ lost: "); then
+                        ms=$(ms_between "$stamp" "${line%% *}")
+                        [ "$ms" -gt "$worst" ] && worst=$ms
+                        log "hog task $i: $(message "$line") ($ms ms)"
+                else
+                        problem "no executor lost after hog task $i started"
+                fi
+        done
+        DETECT_MS=$([ "$worst" -ge 0 ] && echo "$worst" || echo -)
+        DETECT_WHAT="driver: executor over MemoryMax lost (worst of $n_hogs, from the task's first allocation)"
+        # systemd 252 on cgroup v1 reports the OOM kill as signal KILL (TESTING.md)
+        wait_until 10 eval '[ "$(count_lines driver "stopped: .*(oom|signal KILL)")" -ge '"$n_hogs"' ]' ||
+                problem "fewer than $n_hogs unit-stop events named the OOM kill (oom-kill or signal KILL)"
+        wait_until 30 running_executors_are "$APP_CORES" || problem "the killed executors were not replaced"
+}
+
+# --- a full work_dir: launches there fail, the other worker takes them ------------------------------
+
+setup_work-dir-full() {
+        W_TMPFS[w1]=1
+}
+
+inject_work-dir-full() {
+        local t0 line id pid victims=()
+        fill_fs "${WDIR[w1]}" || problem "could not fill w1's work_dir"
+        log "filled w1's work_dir ${WDIR[w1]}: $(df -h --output=used,avail,iused,iavail "${WDIR[w1]}" | tail -n 1)"
+        t0=$(now_us)
+        while read -r id _; do
+                pid=$(unit_main_pid "$(unit_of "$id")")
+                [ -n "$pid" ] && [ "$pid" != 0 ] && kill -KILL "$pid" && victims+=("$id")
+        done < <(executors "$APP" running | awk -v w="${WID[w1]}" '$2 == w')
+        log "SIGKILL w1's executors ${victims[*]}: their replacements must not start on w1"
+        if line=$(wait_line 30 master "$t0" "launch refused by worker"); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="master: $(message "$line" | sed -E 's/.*(launch refused by worker: .*)/\1/; s/cannot launch executor [^ ]+ //')"
+                [[ $line == *"No space left on device"* ]] ||
+                        problem "the refusal does not say the disk is full: $line"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: no refused launch"
+                problem "no launch on the full worker was refused"
+        fi
+        wait_until 30 running_executors_are "$APP_CORES" ||
+                problem "the app did not get back to $APP_CORES executors (on w2)"
+        # regression: the full worker was picked again at once, for ever
+        # (>100,000 refused launches in 30 s), until the master backed off
+        local refused
+        refused=$(count_lines master "launch refused by worker")
+        [ "$refused" -le 10 ] || problem "a launch storm on the full worker: $refused launches refused"
+}
+
+# --- a worker cut off by its network namespace's link going down, then up -------------------------
+
+setup_netns-cut() {
+        W_NETNS[w2]=1
+}
+
+inject_netns-cut() {
+        local t0 t1 line
+        t0=$(now_us)
+        netns_link down
+        log "link of w2's namespace down"
+        if line=$(wait_line $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$t0" "Worker ${WID[w2]} lost: "); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="master: worker lost ($(message "$line" | sed -E 's/.* lost: (.*)/\1/'))"
+                [ "$DETECT_MS" -le $((WORKER_TIMEOUT_MS * 3 / 2)) ] ||
+                        problem "declared lost after $DETECT_MS ms (worker_timeout_ms $WORKER_TIMEOUT_MS)"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: not detected"
+                problem "the master never declared the cut-off worker lost"
+        fi
+        wait_until 30 eval '[ "$(executors "$APP" running | awk -v w="${WID[w1]}" '"'"'$2 == w'"'"' | grep -c .)" -ge '"$APP_CORES"' ]' ||
+                problem "the cut-off worker's executors were not replaced on w1"
+        sleep 1
+        t1=$(now_us)
+        netns_link up
+        log "link of w2's namespace up"
+        wait_until 20 first_line_after master "$t1" "Worker ${WID[w2]} (re-)?registered" >/dev/null ||
+                problem "the worker did not register again once its link was up"
+}
+
+# --- SIGKILL of the driver: unrecoverable, a clear failure and nothing left behind -----------------
+
+setup_driver-kill() {
+        EXPECT_FAILURE=1
+}
+
+inject_driver-kill() {
+        local t0 line
+        t0=$(now_us)
+        daemon_stop driver KILL
+        log "SIGKILL driver"
+        if line=$(wait_line 120 master "$t0" "Application $APP removed"); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="master: $(message "$line")"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: application never removed"
+                problem "the master kept the application of a dead driver"
+        fi
+}
