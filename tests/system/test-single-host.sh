@@ -53,7 +53,6 @@ check_match "spark-master's STATUS= counts workers, apps and executors" '^[0-9]+
 check_eq "spark-master runs as spark" spark "$(ct $H ps -o user= -p "$(ct_prop $H spark-master MainPID)")"
 check_eq "spark-driver runs as spark" spark "$(ct $H ps -o user= -p "$(ct_prop $H spark-driver MainPID)")"
 for d in master worker driver; do
-        echo "#   spark-$d STATUS=$(ct_prop $H spark-$d StatusText)"
         echo "#   systemd-analyze security spark-$d: $(ct $H systemd-analyze security --no-pager spark-$d 2>/dev/null | tail -n 1)"
 done
 check_eq "StateDirectory= made /var/lib/spark/master for spark" "spark 750" \
@@ -172,25 +171,38 @@ ct $H systemctl stop spark-driver@second
 rm -f "$(ct_root $H)/etc/spark/driver-second.conf"
 
 # --- upgrade ----------------------------------------------------------------------------
-# A bumped version of the same packages: same files, new version.
+# A bumped version of the same packages, whose worker.conf changed too (a
+# new comment): dpkg then has the operator's edit against the package's new
+# file, and an unattended upgrade (--force-confdef --force-confold) keeps the
+# edit and puts the new file beside it.  master.conf (edited by the reload
+# test above) did not change in the package: it is kept without a word.
 V2="$V+systest1"
 mkdir -p "$(ct_root $H)/var/tmp/spark-debs2"
 for p in spark-common spark-master spark-worker spark-driver; do
         x=$TEST_TMPDIR/repack-$p
         rm -rf "$x" && dpkg-deb -R "$SYSTEM_PACKAGES/${p}_${V}_"*.deb "$x"
         sed -i -e "s/^Version: .*/Version: $V2/" -e "s/(= $V)/(= $V2)/g" "$x/DEBIAN/control"
+        [ $p != spark-worker ] || echo "# (added in $V2)" >>"$x/etc/spark/worker.conf"
         dpkg-deb -b "$x" "$(ct_root $H)/var/tmp/spark-debs2/${p}_${V2}_amd64.deb" >/dev/null
 done
 grep -Eq '^[[:space:]]*cores = 3;' "$(ct_root $H)/etc/spark/worker.conf" || fail "setup: worker.conf lost its edit before the upgrade"
+grep -Eq '^[[:space:]]*worker_timeout_ms = 15000;' "$(ct_root $H)/etc/spark/master.conf" ||
+        fail "setup: master.conf lost its edit before the upgrade"
 master_pid=$(ct_prop $H spark-master MainPID)
 worker_pid=$(ct_prop $H spark-worker MainPID)
 driver_pid=$(ct_prop $H spark-driver MainPID)
 before=$(ct_executor_pids $H)
-check "dpkg -i upgrades all four packages to $V2" ct_dpkg $H -i $(cd "$(ct_root $H)" && ls var/tmp/spark-debs2/*.deb | sed "s,^,/,")
+check "dpkg -i upgrades all four packages to $V2" ct_dpkg $H --force-confdef --force-confold \
+        -i $(cd "$(ct_root $H)" && ls var/tmp/spark-debs2/*.deb | sed "s,^,/,")
 check_eq "dpkg knows them at $V2" "$V2 $V2 $V2 $V2" \
         "$(ct $H dpkg-query -W -f='${Version} ' spark-common spark-master spark-worker spark-driver | xargs)"
 check "the edited worker.conf was kept" grep -Eq '^[[:space:]]*cores = 3;' "$(ct_root $H)/etc/spark/worker.conf"
-check_eq "no .dpkg-new or .dpkg-dist files beside it" "" "$(ls "$(ct_root $H)/etc/spark" | grep dpkg)"
+check "and the package's new one put beside it as worker.conf.dpkg-dist" \
+        grep -q "added in $V2" "$(ct_root $H)/etc/spark/worker.conf.dpkg-dist"
+check "the edited master.conf was kept" grep -Eq '^[[:space:]]*worker_timeout_ms = 15000;' \
+        "$(ct_root $H)/etc/spark/master.conf"
+check_eq "with nothing beside it" "worker.conf.dpkg-dist" "$(ls "$(ct_root $H)/etc/spark" | grep dpkg)"
+rm -f "$(ct_root $H)/etc/spark/worker.conf.dpkg-dist"
 check "the running master was restarted" test "$(ct_prop $H spark-master MainPID)" != "$master_pid"
 check "the running worker was restarted" test "$(ct_prop $H spark-worker MainPID)" != "$worker_pid"
 check_eq "the driver was left running (its jobs would end)" "$driver_pid" "$(ct_prop $H spark-driver MainPID)"
