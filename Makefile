@@ -66,13 +66,13 @@ $(B)/lib/$(subst /,-,$(1)).a: $(call objs,$(call lib_srcs,$(1))) $(if $(filter c
 UNIT_TESTS += $(patsubst $(1)/test-%.c,$(B)/tests/test-%,$(wildcard $(1)/test-*.c))
 $(patsubst $(1)/test-%.c,$(B)/tests/test-%,$(wildcard $(1)/test-*.c)): $(B)/tests/test-%: $(B)/obj/$(1)/test-%.o $(B)/lib/$(subst /,-,$(1)).a $(COMMON_A)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $(ALL_CFLAGS) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS)
+	$$(CC) $(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS)
 endef
 $(foreach m,$(MODULES),$(eval $(call module_rules,$(m))))
 
 define program_rule
 $(B)/$(1): $(B)/obj/$(call prog_dir,$(1))/main.o $(B)/lib/$(subst /,-,$(call prog_dir,$(1))).a $(COMMON_A)
-	$$(CC) $(ALL_CFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(CC) $(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 
@@ -80,7 +80,7 @@ $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
 $(B)/tests/helpers/%: $(B)/obj/tests/helpers/%.o $(COMMON_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Shared objects of function tasks: the examples, and the test tasks.  Built
 # without sanitizers: they are loaded into whichever executor runs them.
@@ -117,7 +117,7 @@ install: all
 	install -m 755 $(B)/sparkctl $(DESTDIR)$(BINDIR)/
 	if ls units/*.service units/*.slice >/dev/null 2>&1; then install -m 644 units/*.service units/*.slice $(DESTDIR)$(UNITDIR)/; fi
 	if ls conf/*.conf >/dev/null 2>&1; then install -d $(DESTDIR)$(SYSCONFDIR)/spark && install -m 644 conf/*.conf $(DESTDIR)$(SYSCONFDIR)/spark/; fi
-	for s in 1 5 8; do for f in docs/*.$$s daemons/*/*.$$s tools/*/*.$$s; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done; done
+	for s in 1 3 5 8; do for f in docs/*.$$s; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done; done
 	for f in units/*.sysusers; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(SYSUSERSDIR)/$$(basename $$f .sysusers).conf; done
 	for f in units/*.tmpfiles; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(TMPFILESDIR)/$$(basename $$f .tmpfiles).conf; done
 
@@ -225,7 +225,7 @@ BENCH_PROGS := nng-baseline unit-baseline bench-tool bench-client master-load
 BENCH_BINS  := $(addprefix $(B)/bench/,$(BENCH_PROGS)) $(B)/bench/stamp
 $(addprefix $(B)/bench/,$(BENCH_PROGS)): $(B)/bench/%: $(B)/obj/bench/%.o $(COMMON_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # The process a transient unit runs in the StartTransientUnit baseline:
 # static, so that its first instruction comes without the loader's work.
 $(B)/bench/stamp: bench/stamp.c

@@ -56,7 +56,9 @@ static int queue_io(sd_event_source *s, int fd, uint32_t revents, void *userdata
 
         /* Reset the counter before taking the list: a push after this read
          * either lands in the list we take, or writes the eventfd again. */
-        (void) read(fd, &v, sizeof(v));
+        if (read(fd, &v, sizeof(v)) < 0) {
+                /* EAGAIN: a spurious wake-up; the list is taken anyway */
+        }
 
         q->batch = queue_take_all(q);
         q->dispatch_alive = &alive;
@@ -166,7 +168,9 @@ void loop_queue_push_item(LoopQueue *q, LoopQueueItem *item) {
 
                 /* Cannot fail short of a counter overflow, which needs 2^64
                  * writes without a read; the loop reads on every wake-up. */
-                (void) write(q->fd, &one, sizeof(one));
+                if (write(q->fd, &one, sizeof(one)) < 0) {
+                        /* nothing to do: see above */
+                }
         }
 }
 
