@@ -73,12 +73,16 @@ log_time() {
         awk -v re="$2" -v after="${3:-0}" '$1 >= after && $0 ~ re { print $1; exit }' "$1"
 }
 
-# wait_log FILE ERE AFTER TIMEOUT_S: waits for such a line; prints its stamp.
+# wait_log FILE ERE AFTER TIMEOUT_S: waits for such a line; its stamp is left
+# in FOUND.  (Not printed: a long wait inside $(...) would hold off the
+# run's TERM trap until it ends.)
+FOUND=
 wait_log() {
-        local t deadline=$((SECONDS + $4))
+        local deadline=$((SECONDS + $4))
+        FOUND=
         while :; do
-                t=$(log_time "$1" "$2" "$3")
-                [ -n "$t" ] && { echo "$t"; return 0; }
+                FOUND=$(log_time "$1" "$2" "$3")
+                [ -n "$FOUND" ] && return 0
                 [ $SECONDS -lt $deadline ] || return 1
                 sleep 0.01
         done

@@ -17,6 +17,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
+
+# ^C reaches every process of the terminal's group, and a bash script honours
+# it badly (a trap waits for the foreground command to end, and is skipped
+# when that command did not die of the signal).  So this shell only
+# supervises: the run is a child that ignores SIGINT and gets TERM instead,
+# which it answers within a few milliseconds by cleaning up.
+if [ "${1:-}" != --run ]; then
+        "$top/bench/run.sh" --run &
+        run=$!
+        trap 'kill -TERM "$run" 2>/dev/null || true' INT TERM HUP
+        rc=0
+        while :; do
+                wait "$run" && rc=0 || rc=$?
+                kill -0 "$run" 2>/dev/null || break
+        done
+        exit "$rc"
+fi
+trap '' INT
 B=${SPARK_BUILD:-$top/build}
 BT=$B/bench
 PEERS=${SPARK_PEERS:-$top/../shared/peers}
@@ -52,7 +70,8 @@ cleanup() {
         trap - EXIT INT TERM
         [ -n "${SUBMIT_PID:-}" ] && stop_pid "$SUBMIT_PID" TERM
         [ -n "${DASK_PID:-}" ] && stop_pid "$DASK_PID" TERM
-        [ -n "${LOAD_PID:-}" ] && stop_pid "$LOAD_PID" KILL
+        [ -n "${LOAD_PID:-}" ] && stop_pid "$LOAD_PID" TERM # timeout(1) passes it on
+        [ -n "${FG_PID:-}" ] && stop_pid "$FG_PID" TERM
         # drivers first: each unregisters its app, so its executor units go
         for name in "${!DAEMON_PID[@]}"; do
                 case $name in driver*) stop_daemon "$name" ;; esac
@@ -74,8 +93,19 @@ cleanup() {
         exit "$rc"
 }
 trap cleanup EXIT
-trap 'say interrupted; exit 130' INT
-trap 'exit 143' TERM
+trap 'say stopping; exit 143' TERM HUP
+# run_fg CMD...: CMD (anything that may take seconds) as a background job
+# that we wait for: bash runs the TERM trap only once a foreground command
+# has ended, whereas `wait` returns at once; the clean-up then stops CMD.
+FG_PID=
+run_fg() {
+        local rc=0
+        "$@" &
+        FG_PID=$!
+        wait "$FG_PID" || rc=$?
+        FG_PID=
+        return $rc
+}
 
 T_START=$SECONDS
 busy_pct() {
@@ -96,18 +126,18 @@ url() { echo "tcp://127.0.0.1:$1"; }
 # ============================================================ baselines
 run_baselines() {
         say "baselines: nng req/rep rate (64 contexts, tcp), round trip, StartTransientUnit"
-        "$BT/nng-baseline" rate "$(url $((base + 80)))" 64 3 >"$tmp/nng-rate.out" || return 1
+        run_fg "$BT/nng-baseline" rate "$(url $((base + 80)))" 64 3 >"$tmp/nng-rate.out" || return 1
         R[nng_rate]=$(kv "$tmp/nng-rate.out" rate_msgs_per_s)
-        "$BT/nng-baseline" rtt "$(url $((base + 81)))" 5000 >"$tmp/nng-rtt.out" || return 1
+        run_fg "$BT/nng-baseline" rtt "$(url $((base + 81)))" 5000 >"$tmp/nng-rtt.out" || return 1
         R[nng_rtt_p50]=$(kv "$tmp/nng-rtt.out" rtt_us_p50)
         R[nng_rtt_p99]=$(kv "$tmp/nng-rtt.out" rtt_us_p99)
-        "$BT/unit-baseline" "$BT/stamp" 30 >"$tmp/unit.out" || return 1
+        run_fg "$BT/unit-baseline" "$BT/stamp" 30 >"$tmp/unit.out" || return 1
         R[unit_p50]=$(kv "$tmp/unit.out" unit_start_us_p50)
         R[unit_p99]=$(kv "$tmp/unit.out" unit_start_us_p99)
         # the same with the properties a worker gives an executor, and the
         # time to the PropertiesChanged that says "active" (what the worker
         # waits for): where the worker's own launch time goes
-        "$BT/unit-baseline" "$BT/stamp" 30 spark-bench.slice >"$tmp/unit-exec.out" || return 1
+        run_fg "$BT/unit-baseline" "$BT/stamp" 30 spark-bench.slice >"$tmp/unit-exec.out" || return 1
         R[unit_exec_p50]=$(kv "$tmp/unit-exec.out" unit_start_us_p50)
         R[unit_exec_active_p50]=$(kv "$tmp/unit-exec.out" unit_active_us_p50)
         say "  nng ${R[nng_rate]} msg/s, rtt p50 ${R[nng_rtt_p50]} µs; unit start p50 ${R[unit_p50]} µs"
@@ -135,7 +165,7 @@ start_cluster() {
         start_daemon master "$B/spark-master" --config "$tmp/cluster.conf"
         start_daemon worker1 "$B/spark-worker" --config "$tmp/worker1.conf"
         start_daemon worker2 "$B/spark-worker" --config "$tmp/worker2.conf"
-        wait_log "$tmp/master.log" "Worker .* registered" 0 20 >/dev/null || return 1
+        wait_log "$tmp/master.log" "Worker .* registered" 0 20 || return 1
         for _ in $(seq 200); do
                 [ "$(log_count "$tmp/master.log" "Worker .* registered")" -ge 2 ] && return 0
                 sleep 0.05
@@ -164,10 +194,11 @@ driver: { app_name = "bench-$name"; listen = "$DRIVER_URL"; events_listen = "$(u
 EOF
         start_daemon "$name" "$B/spark-driver" --config "$tmp/$name.conf"
         DRIVER=$name
-        t_app=$(wait_log "$tmp/master.log" "Application .* \\(bench-$name\\) registered" 0 20) ||
+        wait_log "$tmp/master.log" "Application .* \\(bench-$name\\) registered" 0 20 ||
                 { say "$name: the master did not register its application"; return 1; }
-        t_exec=$(wait_log "$tmp/$name.log" "Executor [0-9]+ registered" 0 30) ||
-                { say "$name: no executor registered"; return 1; }
+        t_app=$FOUND
+        wait_log "$tmp/$name.log" "Executor [0-9]+ registered" 0 30 || { say "$name: no executor registered"; return 1; }
+        t_exec=$FOUND
         STARTUP_MS+=("$(awk -v a="$t_app" -v b="$t_exec" 'BEGIN { printf("%.2f", (b - a) / 1000) }')")
         startup_breakdown "$name" "$t_app" "$t_exec"
         for _ in $(seq 600); do
@@ -233,7 +264,7 @@ throughput_runs() {
         local key=$1 sym=$2 arg=$3 count=$4 runs=() i out
         for i in 1 2 3; do
                 out=$tmp/tput-$key-$i.out
-                timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" "$sym" "$arg" "$count" >"$out" \
+                run_fg timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" "$sym" "$arg" "$count" >"$out" \
                         2>>"$tmp/client.log" || { say "  $key: job $i failed"; return 1; }
                 runs+=("$(kv "$out" tasks_per_s)")
         done
@@ -246,7 +277,7 @@ measure_throughput() {
         local e=$1 warm count
         # size the jobs to about 1 s each from a warm-up job (a job far
         # shorter than that measures its start and end, and the noise)
-        timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" 50000 >"$tmp/warm-$e.out" \
+        run_fg timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" 50000 >"$tmp/warm-$e.out" \
                 2>>"$tmp/client.log" || { say "  warm-up job failed"; return 1; }
         warm=$(kv "$tmp/warm-$e.out" tasks_per_s)
         count=$(awk -v r="$warm" 'BEGIN { n = int(r * 2); if (n < 100000) n = 100000; if (n > 3000000) n = 3000000; print n }')
@@ -256,7 +287,7 @@ measure_throughput() {
 
 # ============================================================ latency
 measure_latency() {
-        timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" 1000 >"$tmp/latency.out" \
+        run_fg timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" 1000 >"$tmp/latency.out" \
                 2>>"$tmp/client.log" || return 1
         R[lat_p50]=$(kv "$tmp/latency.out" latency_us_p50)
         R[lat_p99]=$(kv "$tmp/latency.out" latency_us_p99)
@@ -277,12 +308,11 @@ stop_long_job() {
 }
 
 # wait_new_executor AFTER_ID: waits until an executor with a larger id has
-# registered (the master's replacement); prints its id.
+# registered (the master's replacement); leaves its id in FOUND.
 wait_new_executor() {
-        local id
         for _ in $(seq 300); do
-                id=$(latest_executor)
-                [ -n "$id" ] && [ "$id" -gt "$1" ] && { echo "$id"; return 0; }
+                FOUND=$(latest_executor)
+                [ -n "$FOUND" ] && [ "$FOUND" -gt "$1" ] && return 0
                 sleep 0.02
         done
         return 1
@@ -298,14 +328,16 @@ measure_kill() {
                 pid=$(executor_pid "$id")
                 [ -n "$pid" ] || { say "  no pid for executor $id"; return 1; }
                 t_kill=$("$BT/bench-tool" kill 9 "$pid") || return 1
-                t_lost=$(wait_log "$tmp/$DRIVER.log" "Executor $id on [^ ]+ lost: " "$t_kill" 10) ||
+                wait_log "$tmp/$DRIVER.log" "Executor $id on [^ ]+ lost: " "$t_kill" 10 ||
                         { say "  executor $id: no loss logged"; return 1; }
+                t_lost=$FOUND
                 line=$(awk -v t="$t_lost" -v re="Executor $id on [^ ]+ lost: " '$1 == t && $0 ~ re { print; exit }' \
                         "$tmp/$DRIVER.log")
                 KILL_MS+=("$(awk -v a="$t_kill" -v b="$t_lost" 'BEGIN { printf("%.3f", (b - a) / 1000) }')")
                 REQUEUED+=("$(sed -n 's/.*; \([0-9]*\) running tasks re-queued.*/\1/p' <<<"$line")")
                 R[kill_reason_$trial]=$(sed -n 's/.* lost: \(.*\); [0-9]* running tasks.*/\1/p' <<<"$line")
-                id=$(wait_new_executor "$id") || { say "  no replacement executor"; return 1; }
+                wait_new_executor "$id" || { say "  no replacement executor"; return 1; }
+                id=$FOUND
         done
         stop_long_job
         R[kill_p50]=$(printf '%s\n' "${KILL_MS[@]}" | percentile 50)
@@ -323,13 +355,15 @@ measure_freeze() {
                 sleep 0.3
                 pid=$(executor_pid "$id")
                 t_stop=$("$BT/bench-tool" kill 19 "$pid") || return 1
-                t_lost=$(wait_log "$tmp/$DRIVER.log" "Executor $id on [^ ]+ lost: " "$t_stop" 20) ||
+                wait_log "$tmp/$DRIVER.log" "Executor $id on [^ ]+ lost: " "$t_stop" 20 ||
                         { kill -CONT "$pid" 2>/dev/null; say "  frozen executor $id never declared lost"; return 1; }
+                t_lost=$FOUND
                 FREEZE_MS+=("$(awk -v a="$t_stop" -v b="$t_lost" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
                 R[freeze_reason_$trial]=$(awk -v t="$t_lost" '$1 == t && / lost: / { sub(/.* lost: /, ""); print; exit }' \
                         "$tmp/$DRIVER.log")
                 kill -CONT "$pid" 2>/dev/null || true
-                id=$(wait_new_executor "$id") || { say "  no replacement executor"; return 1; }
+                wait_new_executor "$id" || { say "  no replacement executor"; return 1; }
+                id=$FOUND
         done
         stop_long_job
         R[freeze_p50]=$(printf '%s\n' "${FREEZE_MS[@]}" | median)
@@ -339,7 +373,7 @@ measure_freeze() {
 
 WORKER_LOSS_MS=()
 measure_worker_loss() {
-        local trial wid pid t_kill t_lost t_back
+        local trial wid pid t_kill t_lost
         # worker1's own id, from its start-up line ("Worker ID: N cores, …")
         wid=$(awk '/ Worker worker-[^ ]+: [0-9]+ cores/ { for (i = 1; i <= NF; i++) if ($i == "Worker") { id = $(i + 1); sub(/:$/, "", id); print id; exit } }' \
                 "$tmp/worker1.log")
@@ -348,11 +382,12 @@ measure_worker_loss() {
                 pid=${DAEMON_PID[worker1]}
                 t_kill=$("$BT/bench-tool" kill 9 "$pid") || return 1
                 wait "$pid" 2>/dev/null || true
-                t_lost=$(wait_log "$tmp/master.log" "Worker $wid lost: " "$t_kill" 30) ||
+                wait_log "$tmp/master.log" "Worker $wid lost: " "$t_kill" 30 ||
                         { say "  the master never declared $wid lost"; return 1; }
+                t_lost=$FOUND
                 WORKER_LOSS_MS+=("$(awk -v a="$t_kill" -v b="$t_lost" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
                 start_daemon worker1 "$B/spark-worker" --config "$tmp/worker1.conf"
-                t_back=$(wait_log "$tmp/master.log" "Worker $wid (re-)?registered" "$t_lost" 20) ||
+                wait_log "$tmp/master.log" "Worker $wid (re-)?registered" "$t_lost" 20 ||
                         { say "  worker1 did not register again"; return 1; }
                 sleep 0.7 # a heartbeat or two: the next kill starts from a live worker
         done
@@ -451,8 +486,8 @@ run_dask() {
         local py=/usr/bin/python3 rc=0
         if ! "$py" -c 'import distributed' 2>/dev/null; then
                 say "installing python3-distributed for the peer rows"
-                { apt-get install -y -q python3-distributed || { apt-get update -q && apt-get install -y -q python3-distributed; }; } \
-                        >"$tmp/apt.log" 2>&1 || true
+                run_fg bash -c 'apt-get install -y -q python3-distributed ||
+                        { apt-get update -q && apt-get install -y -q python3-distributed; }' >"$tmp/apt.log" 2>&1 || true
         fi
         if ! "$py" -c 'import distributed' 2>/dev/null || [ ! -f "$PEERS/dask_bench.py" ]; then
                 note "Dask not available here (python3-distributed or $PEERS/dask_bench.py missing): its rows are the figures of peers/README.md, NOT measured in this run"
