@@ -10,7 +10,7 @@ build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libpro
 run="systemd dbus dbus-user-session util-linux iproute2 procps"
 case "${1:-build}" in
 build) want="$build $run" ;;
-test) want="$build $run clang openssl" ;;
+test) want="$build $run clang openssl jq python3" ;;
 *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
 esac
 
