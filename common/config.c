@@ -568,23 +568,27 @@ static int check_tls(Loader *l) {
 
 /* libconfig 1.5's scanner calls exit() when it cannot read an included
  * file — a directory, e.g. @include "" names the include directory itself —
- * and blocks on a FIFO.  So look at what each @include line names before
- * libconfig opens it, the way libconfig does (from the start of a line, the
- * name up to the next quote, below the include directory), in every file
- * once.  Names that do not exist are left to libconfig's own error. */
+ * and blocks on a FIFO.  So look at what each @include names before
+ * libconfig opens it, the way libconfig reads it (at the start of a line;
+ * the name runs to the next quote, across lines, and ends at a NUL byte;
+ * below the include directory), in every file once.  Names that do not
+ * exist are left to libconfig's own error. */
 typedef struct IncludeScan {
         char *seen[64];
         size_t n_seen;
 } IncludeScan;
 
+static int check_include(Loader *l, IncludeScan *scan, const char *file, int line, const char *name);
+
 static int check_includes(Loader *l, IncludeScan *scan, const char *file) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        int line = 0, r;
+        struct stat st;
+        size_t n, i = 0;
+        int line = 1, r;
 
-        for (size_t i = 0; i < scan->n_seen; i++)
-                if (streq(scan->seen[i], file))
+        for (size_t k = 0; k < scan->n_seen; k++)
+                if (streq(scan->seen[k], file))
                         return 0;
         if (scan->n_seen >= ELEMENTSOF(scan->seen))
                 return 0;
@@ -594,40 +598,62 @@ static int check_includes(Loader *l, IncludeScan *scan, const char *file) {
         scan->n_seen++;
 
         f = fopen(file, "re");
-        if (!f)
+        if (!f || fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SOURCE_SIZE_MAX)
                 return 0;
-        for (ssize_t n; (n = getline(&text, &size, f)) >= 0;) {
-                _cleanup_free_ char *name = NULL, *inc = NULL, *shown = NULL;
-                const char *p = text + strspn(text, " \t"), *q;
-                struct stat st;
+        text = malloc((size_t) st.st_size + 1);
+        if (!text)
+                return -ENOMEM;
+        n = fread(text, 1, (size_t) st.st_size, f);
+        text[n] = 0;
 
-                line++;
-                if (strncmp(p, "@include", 8) != 0 || (p[8] != ' ' && p[8] != '\t'))
-                        continue;
-                p += 8 + strspn(p + 8, " \t");
-                /* the name may hold a NUL, where libconfig's copy of it ends */
-                if (*p != '"' || !(q = memchr(p + 1, '"', (size_t) (text + n - p - 1))))
-                        continue;
-                name = strndup(p + 1, (size_t) (q - p - 1));
-                if (!name || asprintf(&inc, "%s/%s", l->include_dir, name) < 0)
-                        return -ENOMEM;
-                if (stat(inc, &st) < 0)
-                        continue;
-                if (!S_ISREG(st.st_mode)) {
-                        r = add_error(l, file, line, "@include \"%s\": %s is not a regular file", name, inc);
+        while (i < n) {
+                /* i is at the start of a line */
+                size_t j = i + strspn(text + i, " \t");
+                const char *q = NULL, *nl;
+
+                if (j + 9 < n && memcmp(text + j, "@include", 8) == 0 && (text[j + 8] == ' ' || text[j + 8] == '\t')) {
+                        j += 8;
+                        while (j < n && (text[j] == ' ' || text[j] == '\t'))
+                                j++;
+                        if (j < n && text[j] == '"')
+                                q = memchr(text + j + 1, '"', n - j - 1);
+                }
+                if (q) {
+                        _cleanup_free_ char *name = strndup(text + j + 1, (size_t) (q - text - j - 1));
+                        if (!name)
+                                return -ENOMEM;
+                        r = check_include(l, scan, file, line, name);
                         if (r < 0)
                                 return r;
-                        continue;
+                        for (const char *c = text + i; c < q; c++)
+                                line += *c == '\n';
+                        i = (size_t) (q - text);
                 }
-                /* named as libconfig's messages name it */
-                shown = path_join(l->include_dir, name);
-                if (!shown)
-                        return -ENOMEM;
-                r = check_includes(l, scan, shown);
-                if (r < 0)
-                        return r;
+                nl = memchr(text + i, '\n', n - i);
+                if (!nl)
+                        break;
+                for (const char *c = text + i; c <= nl; c++)
+                        line += *c == '\n';
+                i = (size_t) (nl - text) + 1;
         }
         return 0;
+}
+
+static int check_include(Loader *l, IncludeScan *scan, const char *file, int line, const char *name) {
+        _cleanup_free_ char *inc = NULL, *shown = NULL;
+        struct stat st;
+
+        if (asprintf(&inc, "%s/%s", l->include_dir, name) < 0)
+                return -ENOMEM;
+        if (stat(inc, &st) < 0)
+                return 0;
+        if (!S_ISREG(st.st_mode))
+                return add_error(l, file, line, "@include \"%s\": %s is not a regular file", name, inc);
+        /* named as libconfig's messages name it */
+        shown = path_join(l->include_dir, name);
+        if (!shown)
+                return -ENOMEM;
+        return check_includes(l, scan, shown);
 }
 
 int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
