@@ -350,7 +350,7 @@ void executor_slot_done(void *userdata, bool discard) {
                 return;
 
         if (s->error < 0 || !m) {
-                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Lost the driver %s: %s", e->args.driver_url,
+                executor_exit(e, SPARK_EXIT_DRIVER_UNREACHABLE, LOG_ERR, "Lost the driver %s: %s", e->args.driver_url,
                               strerror(s->error < 0 ? -s->error : EIO));
                 return;
         }

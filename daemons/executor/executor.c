@@ -53,7 +53,7 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         case EXECUTOR_REGISTERING:
                 due = e->register_deadline;
                 if (now_mono_usec() >= due) {
-                        executor_exit(e, EXIT_FAILURE, LOG_ERR,
+                        executor_exit(e, SPARK_EXIT_DRIVER_UNREACHABLE, LOG_ERR,
                                       "Driver %s unreachable: could not register within %llu s, exiting.",
                                       e->args.driver_url, (unsigned long long) (EXECUTOR_REGISTER_TIMEOUT_USEC / USEC_PER_SEC));
                         return 0;
@@ -62,7 +62,7 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         case EXECUTOR_POLLING:
                 due = e->last_reply + (usec_t) e->timeout_ms * USEC_PER_MSEC;
                 if (now_mono_usec() >= due) {
-                        executor_exit(e, EXIT_FAILURE, LOG_ERR,
+                        executor_exit(e, SPARK_EXIT_DRIVER_UNREACHABLE, LOG_ERR,
                                       "Driver %s unreachable: no reply for %d ms, exiting.", e->args.driver_url,
                                       e->timeout_ms);
                         return 0;

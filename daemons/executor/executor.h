@@ -16,6 +16,7 @@
 #include <nng/nng.h>
 #include <systemd/sd-event.h>
 
+#include "daemon.h"
 #include "executor-args.h"
 #include "ids.h"
 #include "library-cache.h"

@@ -1,6 +1,7 @@
 /* The master's request endpoint: one switch over the envelope's body.  Every
  * string and number from the network is checked before it reaches the
  * cluster state; a bad request gets an Error and changes nothing. */
+#include "daemon.h"
 #include "log.h"
 #include "master.h"
 
@@ -104,6 +105,8 @@ static int handle_executor_state_changed(Master *m, RpcRequest *req, const Spark
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot apply state %d of executor %s/%d", sc->state,
                                                sc->app_id, sc->executor_id);
+        if (sc->state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED && sc->exit_code == SPARK_EXIT_DRIVER_UNREACHABLE)
+                master_check_driver(m, sc->app_id, sc->executor_id);
         return reply_ack(req);
 }
 

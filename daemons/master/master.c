@@ -31,6 +31,10 @@ int master_new(const char *config_path, Master **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate the event loop: %m");
 
+        r = hashmap_new(&m->driver_checks);
+        if (r < 0)
+                return log_oom();
+
         cluster_config_from(&m->config, &cc);
         r = cluster_new(&cc, &master_effects, m, time(NULL), &m->cluster);
         if (r < 0)
@@ -53,6 +57,7 @@ Master *master_free(Master *m) {
                 while (hashmap_iterate(cluster_workers(m->cluster), &i, &v, NULL))
                         ((Worker *) v)->link = rpc_client_free(((Worker *) v)->link);
         }
+        master_drivers_free(m);
         rpc_server_free(m->server);
         m->cluster = cluster_free(m->cluster);
         event_pub_free(m->events);

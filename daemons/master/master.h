@@ -20,6 +20,7 @@ typedef struct Master {
         sd_event_source *worker_check;   /* fires at the next worker deadline */
         sd_event_source *status_timer;
         sd_event_source *state_timer;    /* saves the state a moment after a change */
+        Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
         bool state_dirty;
         char status[256];
 } Master;
@@ -41,6 +42,11 @@ extern const ClusterEffects master_effects;
 void master_schedule_worker_check(Master *m);
 /* After a restart: launches that may not have reached a worker are sent again. */
 void master_resume_launches(Master *m);
+
+/* master-drivers.c: an executor of app_id could not reach its driver: ask
+ * the driver; if it does not answer either, the application is removed. */
+void master_check_driver(Master *m, const char *app_id, int executor_id);
+void master_drivers_free(Master *m);
 
 /* master-state.c: state_dir/state.pb */
 int master_state_load(Master *m);

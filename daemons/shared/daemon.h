@@ -11,6 +11,12 @@
 
 #include "config.h"
 
+/* spark-executor's exit status when its driver cannot be reached (it could
+ * not register, or the driver stopped answering): EX_UNAVAILABLE.  The
+ * master then asks the driver itself, and removes the application of a
+ * driver that does not answer (daemons/master/master-drivers.c). */
+#define SPARK_EXIT_DRIVER_UNREACHABLE 69
+
 typedef struct DaemonOptions {
         const char *name;          /* "spark-master" */
         const char *config_name;   /* "master": /etc/spark/master.conf */
