@@ -7,7 +7,7 @@
  *
  * With SLICE, the unit gets the properties the worker gives an executor
  * (daemons/worker/unit-properties.c: Type=exec, the slice, MemoryMax,
- * CPUQuota, CPUWeight, Environment, KillMode, ...): what those cost over
+ * CPUQuota, CPUWeight, Environment, KillMode, LogExtraFields, ...): what those cost over
  * the bare call.  Prints unit_start_us_p50, unit_start_us_p99,
  * unit_start_us_mean ("key value" lines), and unit_active_us_p50/p99: the
  * call → the PropertiesChanged signal that says the unit is active (what
@@ -81,6 +81,25 @@ static int append_executor_properties(sd_bus_message *m, const char *slice) {
                 r = sd_bus_message_append(m, "(sv)", "TimeoutStopUSec", "t", (uint64_t) 10000000);
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "SyslogIdentifier", "s", "spark-executor");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "LogExtraFields");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "aay");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "ay");
+        for (const char *const *f = (const char *const[]) { "SPARK_APP_ID=app-20261129000000-0001",
+                                                             "SPARK_EXECUTOR_ID=1", "SPARK_WORKER_ID=worker-bench",
+                                                             NULL };
+             r >= 0 && *f; f++)
+                r = sd_bus_message_append_array(m, 'y', *f, strlen(*f));
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
         return r;
 }
 
