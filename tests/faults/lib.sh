@@ -503,7 +503,7 @@ jobs_under_way() {
 # jobs_wait TIMEOUT_S: waits for both submits; sets RC_CMD, RC_FN (124: still
 # running at the deadline, then cancelled).
 jobs_wait() {
-        local deadline=$(($(date +%s) + $1)) p
+        local deadline=$(($(date +%s) + $1)) p rc
         for p in SUBMIT_CMD SUBMIT_FN; do
                 while kill -0 "${!p}" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do
                         sleep 0.1
@@ -513,8 +513,12 @@ jobs_wait() {
         RC_FN=0
         if kill -0 "$SUBMIT_CMD" 2>/dev/null; then kill -TERM "$SUBMIT_CMD"; RC_CMD=124; fi
         if kill -0 "$SUBMIT_FN" 2>/dev/null; then kill -TERM "$SUBMIT_FN"; RC_FN=124; fi
-        wait "$SUBMIT_CMD" || [ $RC_CMD = 124 ] || RC_CMD=$?
-        wait "$SUBMIT_FN" || [ $RC_FN = 124 ] || RC_FN=$?
+        wait "$SUBMIT_CMD"
+        rc=$?
+        [ $RC_CMD = 124 ] || RC_CMD=$rc
+        wait "$SUBMIT_FN"
+        rc=$?
+        [ $RC_FN = 124 ] || RC_FN=$rc
         SUBMIT_CMD='' SUBMIT_FN=''
 }
 
