@@ -15,6 +15,8 @@
  * batches (a task costs less than a message), while long tasks are handed
  * out a core's worth at a time and stay balanced across executors. */
 #define PREFETCH_HORIZON_SEC 0.01
+/* After a socket disconnect: how long the unit may take to stop by itself. */
+#define UNIT_STOP_GRACE_USEC (1 * USEC_PER_SEC)
 
 DriverExecutor *driver_executor(Driver *d, int id) {
         if (id < 1 || (size_t) id >= d->n_executors_allocated)
@@ -187,17 +189,53 @@ static void executor_free(DriverExecutor *ex) {
         executor_clear_kills(ex);
         free(ex->kills);
         sd_event_source_disable_unref(ex->park_timer);
+        sd_event_source_disable_unref(ex->stop_timer);
         free(ex);
 }
 
-void driver_executor_lost(Driver *d, DriverExecutor *ex, const char *reason) {
+static void on_kill_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
+        (void) c, (void) reply, (void) userdata;
+        if (error < 0 && error != -ECANCELED && error != -ENOENT)
+                log_debug_errno(error, "The master did not take the kill of a lost executor: %m");
+}
+
+/* Asks the master to stop the executor's unit (the master then replaces it). */
+static void request_unit_stop(Driver *d, DriverExecutor *ex) {
         Spark__KillExecutor ke = SPARK__KILL_EXECUTOR__INIT;
         Envelope env = ENVELOPE_INIT;
+        int r;
+
+        if (!d->registered || ex->unit_ended)
+                return;
+        ke.app_id = d->app_id;
+        ke.executor_id = ex->id;
+        ke.reason = ex->lost_reason;
+        ENVELOPE_SET(&env, KILL_EXECUTOR, kill_executor, &ke);
+        r = rpc_client_call(d->master, &env, 5000, on_kill_reply, NULL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to ask the master to stop executor %d, ignoring: %m", ex->id);
+}
+
+static int on_stop_grace(sd_event_source *s, uint64_t usec, void *userdata) {
+        DriverExecutor *ex = userdata;
+        (void) s, (void) usec;
+
+        request_unit_stop(ex->driver, ex);
+        return 0;
+}
+
+static bool loss_means_unit_ended(ExecutorLoss kind) {
+        return kind == EXECUTOR_LOSS_UNIT_STOPPED || kind == EXECUTOR_LOSS_MASTER;
+}
+
+void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, const char *reason) {
         usec_t now = now_mono_usec();
         int lost_tasks;
 
         if (!ex)
                 return;
+        if (loss_means_unit_ended(kind))
+                ex->unit_ended = true;
         if (ex->lost) {
                 /* Later detections change nothing; they are logged to show
                  * each path works, not only the fastest. */
@@ -221,14 +259,16 @@ void driver_executor_lost(Driver *d, DriverExecutor *ex, const char *reason) {
         executor_unpark(d, ex, false);
         executor_clear_kills(ex);
 
-        /* Ask the master to stop its unit; the master then replaces it. */
-        if (d->registered) {
-                ke.app_id = d->app_id;
-                ke.executor_id = ex->id;
-                ke.reason = (char *) reason;
-                ENVELOPE_SET(&env, KILL_EXECUTOR, kill_executor, &ke);
-                (void) rpc_client_call(d->master, &env, 5000, NULL, NULL);
-        }
+        /* Its unit must go, so that the master replaces it: a frozen one at
+         * once; after a disconnect the process has usually died already and
+         * its unit stops by itself, so give the unit-stop signal a moment
+         * before asking (a stop would mask how the unit really ended). */
+        if (kind == EXECUTOR_LOSS_HEARTBEAT || kind == EXECUTOR_LOSS_SNAPSHOT)
+                request_unit_stop(d, ex);
+        else if (kind == EXECUTOR_LOSS_DISCONNECT &&
+                 sd_event_add_time_relative(d->event, &ex->stop_timer, CLOCK_MONOTONIC, UNIT_STOP_GRACE_USEC, 1000,
+                                            on_stop_grace, ex) < 0)
+                request_unit_stop(d, ex);
 
         driver_drain_finished_jobs(d);
         driver_wake_parked(d);
@@ -272,6 +312,7 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
         ex = calloc(1, sizeof(*ex));
         if (!ex)
                 return -ENOMEM;
+        ex->driver = d;
         ex->id = re->executor_id;
         snprintf(ex->host, sizeof(ex->host), "%s", re->host);
         snprintf(ex->worker_id, sizeof(ex->worker_id), "%s", re->worker_id ? re->worker_id : "");
@@ -369,7 +410,7 @@ void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata) 
         snprintf(key, sizeof(key), "%" PRIu32, pipe_id);
         ex = hashmap_get(d->pipes, key);
         if (ex)
-                driver_executor_lost(d, ex, "socket disconnected");
+                driver_executor_lost(d, ex, EXECUTOR_LOSS_DISCONNECT, "socket disconnected");
 }
 
 /* ---------------------------------------------------------------- timers */
@@ -410,7 +451,7 @@ static int on_heartbeat_check(sd_event_source *s, uint64_t usec, void *userdata)
                         char why[128];
                         snprintf(why, sizeof(why), "no poll for %llu ms (heartbeat timeout)",
                                  (unsigned long long) ((now - ex->last_poll) / USEC_PER_MSEC));
-                        driver_executor_lost(d, ex, why);
+                        driver_executor_lost(d, ex, EXECUTOR_LOSS_HEARTBEAT, why);
                 }
         }
         (void) sd_event_source_set_time(s, usec + d->heartbeat_timeout / 20);

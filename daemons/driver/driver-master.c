@@ -113,7 +113,7 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                 for (size_t k = 0; k < cs->n_executors && !listed; k++)
                         listed = cs->executors[k]->executor_id == ex->id && streq(cs->executors[k]->app_id, d->app_id);
                 if (!listed)
-                        driver_executor_lost(d, ex, "not alive in the master's snapshot");
+                        driver_executor_lost(d, ex, EXECUTOR_LOSS_SNAPSHOT, "not alive in the master's snapshot");
         }
         for (size_t k = 0; k < cs->n_executors; k++)
                 if (streq(cs->executors[k]->app_id, d->app_id) && !isempty(cs->executors[k]->worker_events))
@@ -164,7 +164,7 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
                         snprintf(why, sizeof(why), "master reports it %s: %s",
                                  info->state == SPARK__EXECUTOR_STATE__EXECUTOR_LOST ? "lost" : "ended",
                                  strempty(info->reason));
-                        driver_executor_lost(d, driver_executor(d, info->executor_id), why);
+                        driver_executor_lost(d, driver_executor(d, info->executor_id), EXECUTOR_LOSS_MASTER, why);
                 }
                 break;
         case SPARK__ENVELOPE__BODY_WORKER_LOST:
@@ -174,7 +174,7 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
                                 char why[320];
                                 snprintf(why, sizeof(why), "worker %s lost: %s", ex->worker_id,
                                          strempty(env->worker_lost->reason));
-                                driver_executor_lost(d, ex, why);
+                                driver_executor_lost(d, ex, EXECUTOR_LOSS_WORKER_LOST, why);
                         }
                 }
                 break;
@@ -206,7 +206,7 @@ static void on_worker_event(EventSub *s, const Envelope *env, void *userdata) {
         {
                 char why[320];
                 snprintf(why, sizeof(why), "unit %s stopped: %s", strempty(sc->unit), strempty(sc->reason));
-                driver_executor_lost(d, driver_executor(d, sc->executor_id), why);
+                driver_executor_lost(d, driver_executor(d, sc->executor_id), EXECUTOR_LOSS_UNIT_STOPPED, why);
         }
 }
 

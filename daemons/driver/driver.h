@@ -63,7 +63,19 @@ typedef struct Driver {
         int exit_status;
 } Driver;
 
+/* How an executor was found lost; it decides whether its unit must be
+ * stopped on purpose. */
+typedef enum ExecutorLoss {
+        EXECUTOR_LOSS_DISCONNECT,    /* its socket closed */
+        EXECUTOR_LOSS_HEARTBEAT,     /* no poll for executor_heartbeat_timeout_ms */
+        EXECUTOR_LOSS_UNIT_STOPPED,  /* its worker published that its unit stopped */
+        EXECUTOR_LOSS_MASTER,        /* the master reports it ended */
+        EXECUTOR_LOSS_WORKER_LOST,   /* the master lost its worker */
+        EXECUTOR_LOSS_SNAPSHOT,      /* not alive in the master's snapshot */
+} ExecutorLoss;
+
 struct DriverExecutor {
+        Driver *driver;
         int id;
         char host[256];
         char worker_id[WORKER_ID_MAX];
@@ -77,7 +89,9 @@ struct DriverExecutor {
         int prefetch;                 /* tasks it may hold beyond its cores, adapted */
         RpcRequest *parked;           /* a poll waiting for work */
         sd_event_source *park_timer;
+        sd_event_source *stop_timer;  /* after a disconnect: stop the unit unless it stopped */
         bool lost;
+        bool unit_ended;              /* its unit is known to have stopped */
         char lost_reason[256];
         Spark__TaskKill *kills;       /* to send with the next reply; job_id owned */
         size_t n_kills, n_kills_allocated;
@@ -95,7 +109,7 @@ int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
 int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterExecutor *re);
 int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll);
 DriverExecutor *driver_executor(Driver *d, int id);
-void driver_executor_lost(Driver *d, DriverExecutor *ex, const char *reason);
+void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, const char *reason);
 void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata);
 void driver_wake_parked(Driver *d);
 void driver_arm_revive(Driver *d);

@@ -94,8 +94,10 @@ stop_executor() {
 run_job_with stop-job stop_executor
 check "the frozen executor was declared lost by heartbeat timeout" \
         driver_log_has "lost: no poll for [0-9]+ ms \(heartbeat timeout\)"
+check "the driver had the frozen executor's unit stopped (no SIGCONT needed)" \
+        wait_until 20 bash -c "! systemctl --user is-active -q $victim"
+check "... through the master, on request" wait_for driver_log_has "unit $victim stopped: stopped on request"
 kill -CONT "$victim_pid" 2>/dev/null || true
-check "the frozen executor's unit is gone" wait_until 20 bash -c "! systemctl --user is-active -q $victim"
 check "the master replaces it" wait_until 30 units_running 4
 
 # --- systemctl stop an executor unit: the unit-stop event names why -------
