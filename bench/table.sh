@@ -54,11 +54,11 @@ build_table() {
                 "raw StartTransientUnit → first instruction p50: $(fmt "$(ms "${R[unit_p50]:-}")" 2) ms" "$r" "≤ 2×" \
                 "$(verdict "$r" le 2)"
 
-        row "… of which (medians, systemd's timestamps of the unit in the middle): master places it + the worker has sent StartTransientUnit + systemd starts the unit's job + systemd forks + exec, start-up and registration with the driver" \
-                "$(fmt "${R[startup_step1]:-}" 2) + $(fmt "${R[startup_step2]:-}" 2) + $(fmt "${R[startup_step3]:-}" 2) + $(fmt "${R[startup_step4]:-}" 2) + $(fmt "${R[startup_step5]:-}" 2) ms" \
+        row "… of which (medians, systemd's timestamps of the unit in the middle): master places it + the worker has sent StartTransientUnit + systemd has forked the unit's process + exec, start-up and registration with the driver" \
+                "$(fmt "${R[startup_step1]:-}" 2) + $(fmt "${R[startup_step2]:-}" 2) + $(fmt "${R[startup_step3]:-}" 2) + $(fmt "${R[startup_step4]:-}" 2) ms" \
                 "—" "—" "—" "info"
         row "… the unit active (systemd's timestamp) → the worker has heard so (PropertiesChanged) and logs it" \
-                "$(fmt "${R[startup_step6]:-}" 2) ms" "—" "—" "—" "info"
+                "$(fmt "${R[startup_step5]:-}" 2) ms" "—" "—" "—" "info"
         row "… raw StartTransientUnit with an executor's properties (Type=exec, slice, MemoryMax, CPUQuota, …) → first instruction; → PropertiesChanged \"active\"" \
                 "$(fmt "$(ms "${R[unit_exec_p50]:-}")" 2) ms; $(fmt "$(ms "${R[unit_exec_active_p50]:-}")" 2) ms" "—" "—" "—" "info"
 
