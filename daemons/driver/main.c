@@ -27,5 +27,7 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         r = sd_event_loop(d->event);
         driver_unregister(d);
-        return r < 0 ? EXIT_FAILURE : d->exit_status;
+        status = r < 0 ? EXIT_FAILURE : d->exit_status;
+        daemon_exit_guard(status);
+        return status;
 }

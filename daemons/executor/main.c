@@ -1,5 +1,6 @@
 /* spark-executor: runs the tasks of one application for its driver. */
 #include "executor-args.h"
+#include "daemon.h"
 #include "executor.h"
 #include "log.h"
 
@@ -30,5 +31,7 @@ int main(int argc, char **argv) {
         r = executor_new(&args, &e);
         if (r < 0)
                 return EXIT_FAILURE;
-        return executor_run(e);
+        r = executor_run(e);
+        daemon_exit_guard(r);
+        return r;
 }

@@ -26,5 +26,7 @@ int main(int argc, char **argv) {
         if (r < 0)
                 return EXIT_FAILURE;
         r = master_run(m);
-        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        status = r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        daemon_exit_guard(status);
+        return status;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -240,4 +241,27 @@ void daemon_notify_status(const char *status) {
 
 void daemon_notify_stopping(void) {
         sd_notify(false, "STOPPING=1");
+}
+
+#define EXIT_GRACE_SEC 5
+
+static void *exit_guard_thread(void *userdata) {
+        int status = (int) (intptr_t) userdata;
+
+        sleep(EXIT_GRACE_SEC);
+        log_warning("Cleaning up took longer than %d s, exiting without finishing it", EXIT_GRACE_SEC);
+        _exit(status);
+        return NULL;
+}
+
+void daemon_exit_guard(int status) {
+        pthread_attr_t attr;
+        pthread_t t;
+
+        if (pthread_attr_init(&attr) != 0)
+                return;
+        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, exit_guard_thread, (void *) (intptr_t) status) != 0)
+                log_debug("Failed to start the exit guard, ignoring");
+        pthread_attr_destroy(&attr);
 }

@@ -57,3 +57,9 @@ int daemon_setup_signals(sd_event *e, sd_event_signal_handler_t on_reload, void 
 void daemon_notify_ready(const char *status);
 void daemon_notify_status(const char *status);
 void daemon_notify_stopping(void);
+
+/* Called when the loop has ended, before the cleanup: if freeing takes
+ * longer than a few seconds (nng 1.5's nng_close() can hang when a peer is
+ * sending at that moment, nanomsg/nng#1543), the process exits with status
+ * anyway instead of hanging until systemd kills it. */
+void daemon_exit_guard(int status);

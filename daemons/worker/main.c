@@ -27,5 +27,7 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         /* a non-zero exit code comes from losing the bus: systemd restarts us */
         r = sd_event_loop(w->event);
-        return r == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        status = r == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        daemon_exit_guard(status);
+        return status;
 }
