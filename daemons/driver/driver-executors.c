@@ -15,6 +15,7 @@
  * batches (a task costs less than a message), while long tasks are handed
  * out a core's worth at a time and stay balanced across executors. */
 #define PREFETCH_HORIZON_SEC 0.01
+#define PREFETCH_FORGET_USEC (500 * USEC_PER_MSEC)
 /* After a socket disconnect: how long the unit may take to stop by itself. */
 #define UNIT_STOP_GRACE_USEC (1 * USEC_PER_SEC)
 
@@ -73,7 +74,12 @@ static void on_abandoned(RpcRequest *req, void *userdata) {
 
 /* Learns how fast the executor finishes tasks from the results it returns. */
 static void executor_note_results(DriverExecutor *ex, size_t n, usec_t now) {
-        if (ex->last_results_at > 0 && now > ex->last_results_at) {
+        /* after a pause the next job's tasks may be nothing like the last
+         * one's: start small again */
+        if (ex->last_results_at > 0 && now - ex->last_results_at > PREFETCH_FORGET_USEC) {
+                ex->task_rate = 0;
+                ex->prefetch = 0;
+        } else if (ex->last_results_at > 0 && now > ex->last_results_at) {
                 double rate = (double) n * 1e6 / (double) (now - ex->last_results_at);
                 ex->task_rate = ex->task_rate > 0 ? 0.7 * ex->task_rate + 0.3 * rate : rate;
                 ex->prefetch = (int) MIN(ex->task_rate * PREFETCH_HORIZON_SEC, (double) DRIVER_MAX_PREFETCH);
@@ -86,7 +92,14 @@ static void executor_note_results(DriverExecutor *ex, size_t n, usec_t now) {
 static int executor_room(Driver *d, DriverExecutor *ex, int free_slots) {
         int held = scheduler_executor_running(d->scheduler, ex->id, NULL, 0);
         int room = ex->cores + ex->prefetch - MAX(held, 0);
+        size_t executors = MAX(d->n_live_executors, (size_t) 1);
+        size_t fair = (scheduler_n_pending(d->scheduler) + executors - 1) / executors;
 
+        /* Prefetch no more than its share of what waits, so that the first
+         * executor to ask does not take a whole job from the others; its
+         * own free cores it may always fill. */
+        room = MIN(room, (int) MIN(fair, (size_t) DRIVER_MAX_PREFETCH));
+        room = MAX(room, ex->cores - MAX(held, 0));
         return MAX(MIN(free_slots, room), 0);
 }
 
