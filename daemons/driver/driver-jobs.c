@@ -36,6 +36,7 @@ typedef struct ParkedFetch {
         DriverJob *job;
         unsigned from;
         size_t max;
+        bool submit;   /* a SubmitJob waiting for its job to end */
         sd_event_source *timer;
         struct ParkedFetch *next;
 } ParkedFetch;
@@ -59,6 +60,8 @@ struct DriverJob {
 };
 
 static void answer_fetches(Driver *d, DriverJob *j, bool all);
+static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, size_t max, bool submit);
+static int park_fetch(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, size_t max, int wait_ms, bool submit);
 
 static DriverJob *job_by_scheduler_job(Driver *d, Job *job) {
         return hashmap_get(d->jobs, scheduler_job_id(job));
@@ -67,6 +70,8 @@ static DriverJob *job_by_scheduler_job(Driver *d, Job *job) {
 static void library_unref(Driver *d, DriverLibrary *lib) {
         if (!lib || --lib->refs > 0)
                 return;
+        if (d->last_library == lib)
+                d->last_library = NULL;
         hashmap_remove(d->libraries, lib->hash);
         free(lib->data);
         free(lib);
@@ -168,6 +173,14 @@ static int library_add(Driver *d, const ProtobufCBinaryData *bytes, DriverLibrar
         char hash[SHA256_HEX_SIZE];
         DriverLibrary *lib;
 
+        /* A client submitting again and again sends the same object: a
+         * comparison is much cheaper than hashing it each time. */
+        lib = d->last_library;
+        if (lib && lib->len == bytes->len && memcmp(lib->data, bytes->data, bytes->len) == 0) {
+                lib->refs++;
+                *ret = lib;
+                return 0;
+        }
         sha256_hex(bytes->data, bytes->len, hash);
         lib = hashmap_get(d->libraries, hash);
         if (lib) {
@@ -192,6 +205,7 @@ static int library_add(Driver *d, const ProtobufCBinaryData *bytes, DriverLibrar
                 free(lib);
                 return -ENOMEM;
         }
+        d->last_library = lib;
         *ret = lib;
         return 0;
 }
@@ -310,10 +324,17 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .message_id = SPARK_MESSAGE_JOB_SUBMITTED),
                    "Job %s (%s) submitted: %u %s tasks", j->id, j->name, j->n_tasks,
                    j->kind == SPARK__TASK_KIND__TASK_FUNCTION ? "function" : "command");
-        r = reply_submitted(req, j);
+        if (sj->wait_ms <= 0)
+                r = reply_submitted(req, j);
         /* a job of 0 tasks ends at once; others start on the parked polls */
         driver_drain_finished_jobs(d);
         driver_wake_parked(d);
+        if (sj->wait_ms > 0) {
+                /* the whole job in one round trip, when it is quick */
+                size_t max = MIN((size_t) j->n_tasks, (size_t) FETCH_MAX_TASKS);
+                r = scheduler_job_state(j->job) == JOB_RUNNING ? park_fetch(d, j, req, 0, max, sj->wait_ms, true)
+                                                               : fetch_reply(d, j, req, 0, max, true);
+        }
         evict_finished_jobs(d);
         return r;
 
@@ -517,7 +538,7 @@ static bool task_is_done(DriverJob *j, unsigned index) {
 }
 
 /* Answers with the consecutive finished tasks from `from`, at most max. */
-static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, size_t max) {
+static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, size_t max, bool submit) {
         Spark__FetchResultsReply reply = SPARK__FETCH_RESULTS_REPLY__INIT;
         _cleanup_free_ Spark__TaskOutcome *outcomes = NULL;
         _cleanup_free_ Spark__TaskOutcome **ptrs = NULL;
@@ -569,6 +590,17 @@ static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, 
                 ptrs[reply.n_outcomes++] = o;
         }
         job_info_fill(d, j, &info);
+        if (submit) {
+                Spark__SubmitJobReply sr = SPARK__SUBMIT_JOB_REPLY__INIT;
+
+                sr.job_id = j->id;
+                sr.tasks = (int32_t) j->n_tasks;
+                sr.job = &info;
+                sr.outcomes = ptrs;
+                sr.n_outcomes = reply.n_outcomes;
+                ENVELOPE_SET(&env, SUBMIT_JOB_REPLY, submit_job_reply, &sr);
+                return rpc_request_reply_envelope(req, &env);
+        }
         reply.job = &info;
         reply.outcomes = ptrs;
         ENVELOPE_SET(&env, FETCH_RESULTS_REPLY, fetch_results_reply, &reply);
@@ -583,7 +615,7 @@ static void parked_fetch_answer(ParkedFetch *f) {
                         *p = f->next;
                         break;
                 }
-        (void) fetch_reply(f->driver, j, f->req, f->from, f->max);
+        (void) fetch_reply(f->driver, j, f->req, f->from, f->max, f->submit);
         sd_event_source_disable_unref(f->timer);
         free(f);
 }
@@ -594,7 +626,7 @@ static void answer_fetches(Driver *d, DriverJob *j, bool all) {
         (void) d;
         for (ParkedFetch *f = j->fetches, *next; f; f = next) {
                 next = f->next;
-                if (all || f->from >= j->n_tasks || task_is_done(j, f->from))
+                if (all || (!f->submit && (f->from >= j->n_tasks || task_is_done(j, f->from))))
                         parked_fetch_answer(f);
         }
 }
@@ -612,9 +644,29 @@ static void on_fetch_abandoned(RpcRequest *req, void *userdata) {
         f->req = NULL;
 }
 
+/* Keeps req until the job's next result (or, for a submission, the job's
+ * end) or wait_ms. */
+static int park_fetch(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, size_t max, int wait_ms, bool submit) {
+        ParkedFetch *f;
+
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        *f = (ParkedFetch) { .driver = d, .req = req, .job = j, .from = from, .max = max, .submit = submit,
+                             .next = j->fetches };
+        if (sd_event_add_time_relative(d->event, &f->timer, CLOCK_MONOTONIC,
+                                       (usec_t) MIN(wait_ms, FETCH_MAX_WAIT_MS) * USEC_PER_MSEC, 1000,
+                                       on_fetch_timeout, f) < 0) {
+                free(f);
+                return fetch_reply(d, j, req, from, max, submit);
+        }
+        rpc_request_set_abandon_handler(req, on_fetch_abandoned, f);
+        j->fetches = f;
+        return 0;
+}
+
 int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *fr) {
         DriverJob *j = find_job(d, req, fr->job_id);
-        ParkedFetch *f;
         unsigned from;
         size_t max;
 
@@ -629,22 +681,10 @@ int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *
         max = MIN(max, (size_t) (j->n_tasks - from));
 
         if (fr->wait_ms == 0 || max == 0 || scheduler_job_state(j->job) != JOB_RUNNING || task_is_done(j, from))
-                return fetch_reply(d, j, req, from, max);
-
-        f = calloc(1, sizeof(*f));
-        if (!f)
-                return -ENOMEM;
-        *f = (ParkedFetch) { .driver = d, .req = req, .job = j, .from = from, .max = max, .next = j->fetches };
-        if (sd_event_add_time_relative(d->event, &f->timer, CLOCK_MONOTONIC,
-                                       (usec_t) MIN(fr->wait_ms, FETCH_MAX_WAIT_MS) * USEC_PER_MSEC, 1000,
-                                       on_fetch_timeout, f) < 0) {
-                free(f);
-                return fetch_reply(d, j, req, from, max);
-        }
-        rpc_request_set_abandon_handler(req, on_fetch_abandoned, f);
-        j->fetches = f;
-        return 0;
+                return fetch_reply(d, j, req, from, max, false);
+        return park_fetch(d, j, req, from, max, fr->wait_ms, false);
 }
+
 
 int driver_cancel_job(Driver *d, RpcRequest *req, const char *job_id) {
         Spark__JobInfo info;

@@ -52,6 +52,7 @@ typedef struct Driver {
         unsigned next_job_number;
         Hashmap *submissions;         /* request id → DriverJob (resent submits) */
         Hashmap *libraries;           /* sha256 hex → DriverLibrary */
+        void *last_library;           /* the DriverLibrary submitted last */
 
         sd_event_source *revive_timer;     /* delay scheduling */
         sd_event_source *heartbeat_timer;  /* frozen executors */
