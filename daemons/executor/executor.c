@@ -200,6 +200,10 @@ static void executor_stop(Executor *e) {
         unsigned busy;
 
         e->state = EXECUTOR_STOPPING;
+        /* The cleanup starts here, not in main(): nng_close() below is where
+         * nng 1.5 can hang (seen after a SIGSTOP/SIGCONT), and an executor
+         * must not outlive its driver because of it. */
+        daemon_exit_guard(e->exit_status);
         /* Closing the socket first ends a library fetch a task thread may be
          * waiting in. */
         if (e->sock_open) {
