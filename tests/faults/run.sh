@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The fault-injection suite (`make check-faults`, SPEC §9): for each
-# scenario, a fresh cluster — a master, two workers (systemd_bus = "user")
+# scenario (tests/faults/scenarios.sh: SIGKILL and SIGSTOP of an executor,
+# of a worker, of a worker with its executors, SIGKILL of the master and of
+# the driver, MemoryMax, a full work_dir, a worker cut off by its network
+# namespace), a fresh cluster — a master, two workers (systemd_bus = "user")
 # and a driver on a private systemd user manager (tests/harness/usermgr.sh)
 # — runs 5,000 tasks (2,500 command tasks and 2,500 function tasks, as two
 # jobs at once) while one fault is injected.  Then: every result arrived
@@ -67,6 +70,7 @@ HARNESS=$T/harness
 mkdir -p "$HARNESS"
 ROWS=()
 FAILED_NAMES=()
+FAIL_LINES=()
 n_passed=0 n_failed=0
 S=$T
 SCENARIO=setup
@@ -214,6 +218,10 @@ run_scenario() {
                 verdict=FAIL
                 n_failed=$((n_failed + 1))
                 FAILED_NAMES+=("$name")
+                local p
+                for p in "${PROBLEMS[@]}"; do
+                        FAIL_LINES+=("$name: $p")
+                done
         else
                 n_passed=$((n_passed + 1))
         fi
@@ -235,6 +243,9 @@ for row in "${ROWS[@]}"; do
         printf '%-14s | %9s | %7s | %4s | %4s | %5s | %-4s | %s\n' "$name" "$det" "$ret" "$lost" "$dup" "$leaks" "$verdict" "$what"
 done
 echo
-[ $n_failed -eq 0 ] || echo "failed: ${FAILED_NAMES[*]}"
+if [ $n_failed -gt 0 ]; then
+        printf '%s\n' "${FAIL_LINES[@]}" | sed 's/^/why: /'
+        echo "failed: ${FAILED_NAMES[*]} (logs kept in $T)"
+fi
 echo "fault scenarios: $n_passed passed, $n_failed failed"
 [ $n_failed -eq 0 ]

@@ -8,8 +8,8 @@
 # Detection is timed from the suite's monotonic clock at injection to the
 # stamp of the daemon's log line that shows it noticed.
 
-SCENARIOS=(executor-kill executor-stop worker-kill worker-stop master-kill memory-max work-dir-full netns-cut
-           driver-kill)
+SCENARIOS=(executor-kill executor-stop worker-kill worker-stop host-freeze master-kill memory-max work-dir-full
+           netns-cut driver-kill)
 # Run only when named.
 EXTRA_SCENARIOS=()
 
@@ -65,8 +65,16 @@ inject_executor-stop() {
         }
         kill -CONT "$pid" 2>/dev/null || true
         log "SIGCONT executor $id"
-        wait_until 20 eval '! systemctl --user -q is-active "$(unit_of "$id")"' ||
-                problem "the frozen executor's unit still runs after SIGCONT"
+        # the daemons' exit guard ends a stuck cleanup after 5 s
+        if ! wait_until 8 eval '! systemctl --user -q is-active "$(unit_of "$id")"'; then
+                # what it is stuck on, for the report
+                if command -v gdb >/dev/null && kill -0 "$pid" 2>/dev/null; then
+                        timeout 30 gdb -p "$pid" -batch -ex 'thread apply all bt' >"$S/executor-$id-stacks.txt" 2>&1
+                        log "executor $id still runs 8 s after SIGCONT: its stacks are in $S/executor-$id-stacks.txt"
+                fi
+                wait_until 12 eval '! systemctl --user -q is-active "$(unit_of "$id")"' ||
+                        problem "the frozen executor's unit still runs 20 s after SIGCONT"
+        fi
         wait_until 30 running_executors_are "$APP_CORES" || problem "the lost executor was not replaced"
 }
 
@@ -117,6 +125,50 @@ inject_worker-stop() {
         daemon_signal w1 CONT
         log "SIGCONT worker w1"
         wait_until 15 first_line_after master "$t1" "Worker ${WID[w1]} (re-)?registered" >/dev/null ||
+                problem "the worker did not register again after SIGCONT"
+}
+
+# --- SIGSTOP of a worker and its executors (a frozen host), then SIGCONT ---------------------------
+#
+# The worker is declared lost and its executors replaced; once thawed, the
+# executors must end by themselves (no kill can have reached them: their
+# worker was frozen too).  Regression: an executor that ended itself after
+# a SIGCONT could hang for ever in nng_close() (nng 1.5), outliving its app.
+
+inject_host-freeze() {
+        local t0 t1 line id pid pids=() ids=() left
+        while read -r id _; do
+                pid=$(unit_main_pid "$(unit_of "$id")")
+                [ -n "$pid" ] && [ "$pid" != 0 ] && pids+=("$pid") && ids+=("$id")
+        done < <(executors "$APP" running | awk -v w="${WID[w2]}" '$2 == w')
+        t0=$(now_us)
+        daemon_signal w2 STOP
+        kill -STOP "${pids[@]}" 2>/dev/null
+        log "SIGSTOP worker w2 (${WID[w2]}) and its executors ${ids[*]}"
+        if line=$(wait_line $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$t0" "Worker ${WID[w2]} lost: "); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="master: worker lost ($(message "$line" | sed -E 's/.* lost: (.*)/\1/'))"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: not detected"
+                problem "the master never declared the frozen worker lost"
+        fi
+        wait_until 30 eval '[ "$(executors "$APP" running | awk -v w="${WID[w1]}" '"'"'$2 == w'"'"' | grep -c .)" -ge '"$APP_CORES"' ]' ||
+                problem "the frozen worker's executors were not replaced on w1"
+        t1=$(now_us)
+        kill -CONT "${pids[@]}" 2>/dev/null
+        daemon_signal w2 CONT
+        log "SIGCONT worker w2 and its executors"
+        # the daemons' exit guard ends a stuck cleanup after 5 s
+        if ! wait_until 10 eval '! kill -0 '"${pids[*]}"' 2>/dev/null'; then
+                left=$(for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done | tr '\n' ' ')
+                for pid in $left; do
+                        command -v gdb >/dev/null &&
+                                timeout 30 gdb -p "$pid" -batch -ex 'thread apply all bt' >"$S/executor-pid-$pid-stacks.txt" 2>&1
+                done
+                problem "thawed executors (pids $left) still run 10 s after SIGCONT; stacks in $S"
+        fi
+        wait_until 15 first_line_after master "$t1" "Worker ${WID[w2]} (re-)?registered" >/dev/null ||
                 problem "the worker did not register again after SIGCONT"
 }
 
@@ -267,3 +319,4 @@ inject_driver-kill() {
                 problem "the master kept the application of a dead driver"
         fi
 }
+
