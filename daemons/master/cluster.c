@@ -9,6 +9,7 @@
 #include "log.h"
 #include "macro.h"
 #include "placement.h"
+#include "utf8.h"
 
 #define APP_ID_COUNTER_MAX 999999
 
@@ -506,44 +507,6 @@ static const char *const reserved_env[] = {
         "SPARK_EXECUTOR_CORES", "SPARK_EXECUTOR_MEMORY_MB",
 };
 
-/* Well-formed UTF-8 without control characters other than tab. */
-static bool env_value_is_valid(const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
-
-        while (*p) {
-                unsigned c = *p, n, cp;
-
-                if (c < 0x80) {
-                        if ((c < 0x20 && c != '\t') || c == 0x7f)
-                                return false;
-                        p++;
-                        continue;
-                }
-                if ((c & 0xe0) == 0xc0) {
-                        n = 1;
-                        cp = c & 0x1f;
-                } else if ((c & 0xf0) == 0xe0) {
-                        n = 2;
-                        cp = c & 0x0f;
-                } else if ((c & 0xf8) == 0xf0) {
-                        n = 3;
-                        cp = c & 0x07;
-                } else
-                        return false;
-                for (unsigned i = 1; i <= n; i++) {
-                        if ((p[i] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (p[i] & 0x3f);
-                }
-                /* overlong forms, surrogates, beyond Unicode */
-                if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-                    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-                        return false;
-                p += n + 1;
-        }
-        return true;
-}
-
 static bool env_entry_is_valid(const char *s) {
         const char *eq = strchr(s, '=');
 
@@ -556,7 +519,7 @@ static bool env_entry_is_valid(const char *s) {
         for (size_t i = 0; i < ELEMENTSOF(reserved_env); i++)
                 if (strlen(reserved_env[i]) == (size_t) (eq - s) && strncmp(s, reserved_env[i], eq - s) == 0)
                         return false;
-        return env_value_is_valid(eq + 1);
+        return utf8_text_is_valid(eq + 1, true);
 }
 
 /* Printable ASCII without blanks, quotes, '$' or '\\': the driver URL is an

@@ -13,6 +13,7 @@
 #include "ids.h"
 #include "macro.h"
 #include "unit-properties.h"
+#include "utf8.h"
 
 #define PATH_LEN_MAX 2048
 
@@ -41,52 +42,13 @@ static int fail(char *error, size_t size, const char *fmt, ...) {
         return -EINVAL;
 }
 
-/* Well-formed UTF-8 without control characters (a tab aside): what sd-bus
- * accepts in a string and what systemd accepts in an environment value. */
-static bool text_is_valid(const char *s, bool allow_tab) {
-        const unsigned char *p = (const unsigned char *) s;
-
-        while (*p) {
-                unsigned c = *p, n, cp;
-
-                if (c < 0x80) {
-                        if ((c < 0x20 && !(allow_tab && c == '\t')) || c == 0x7f)
-                                return false;
-                        p++;
-                        continue;
-                }
-                if ((c & 0xe0) == 0xc0) {
-                        n = 1;
-                        cp = c & 0x1f;
-                } else if ((c & 0xf0) == 0xe0) {
-                        n = 2;
-                        cp = c & 0x0f;
-                } else if ((c & 0xf8) == 0xf0) {
-                        n = 3;
-                        cp = c & 0x07;
-                } else
-                        return false;
-                for (unsigned i = 1; i <= n; i++) {
-                        if ((p[i] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (p[i] & 0x3f);
-                }
-                /* overlong forms, surrogates, beyond Unicode */
-                if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-                    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-                        return false;
-                p += n + 1;
-        }
-        return true;
-}
-
 /* Absolute, normalised enough that no component is "..", no '$' (systemd
  * expands $VAR in ExecStart= arguments), printable. */
 static bool path_is_safe(const char *p) {
         const char *c;
 
         if (isempty(p) || p[0] != '/' || strlen(p) >= PATH_LEN_MAX / 2 || strchr(p, '$') ||
-            !text_is_valid(p, false))
+            !utf8_text_is_valid(p, false))
                 return false;
         for (c = p; (c = strstr(c, "..")); c += 2)
                 if ((c == p || c[-1] == '/') && (c[2] == '/' || c[2] == 0))
@@ -158,7 +120,7 @@ static int env_entry_check(const char *e, char *error, size_t size) {
                 if (strlen(reserved_env[i]) == klen && strncmp(e, reserved_env[i], klen) == 0)
                         return fail(error, size, "executor_env may not set %s: the worker sets it",
                                     reserved_env[i]);
-        if (!text_is_valid(eq + 1, true))
+        if (!utf8_text_is_valid(eq + 1, true))
                 return fail(error, size, "executor_env %.*s has control characters or invalid UTF-8",
                             (int) MIN(klen, 64), e);
         return 0;

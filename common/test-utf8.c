@@ -1,0 +1,37 @@
+/* UTF-8 text checks. */
+#include <check.h>
+
+#include "utf8.h"
+
+START_TEST(test_text) {
+        ck_assert(utf8_text_is_valid("", false));
+        ck_assert(utf8_text_is_valid("plain ascii", false));
+        ck_assert(utf8_text_is_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", false));
+        ck_assert(!utf8_text_is_valid("a\tb", false));
+        ck_assert(utf8_text_is_valid("a\tb", true));
+        ck_assert(!utf8_text_is_valid("line\nbreak", true));
+        ck_assert(!utf8_text_is_valid("del\x7f", true));
+        ck_assert(!utf8_text_is_valid("\xc0\xaf", false));          /* overlong '/' */
+        ck_assert(!utf8_text_is_valid("\xe0\x80\xaf", false));      /* overlong, 3 bytes */
+        ck_assert(!utf8_text_is_valid("\xed\xa0\x80", false));      /* a surrogate */
+        ck_assert(!utf8_text_is_valid("\xf4\x90\x80\x80", false));  /* beyond U+10FFFF */
+        ck_assert(!utf8_text_is_valid("\xc3", false));              /* truncated */
+        ck_assert(!utf8_text_is_valid("\xff", false));
+        ck_assert(!utf8_text_is_valid("\x80", false));              /* a lone continuation */
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("utf8");
+        TCase *tc = tcase_create("utf8");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_test(tc, test_text);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? 0 : 1;
+}
