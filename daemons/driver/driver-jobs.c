@@ -265,6 +265,8 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
         const char *why;
         const char *const *pref_list[1];
         usec_t now = now_mono_usec();
+        /* a reply frees the request, sj with it */
+        int wait_ms = sj->wait_ms;
         int r;
 
         if (!isempty(sj->request_id) && (j = hashmap_get(d->submissions, sj->request_id)))
@@ -324,15 +326,15 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .message_id = SPARK_MESSAGE_JOB_SUBMITTED),
                    "Job %s (%s) submitted: %u %s tasks", j->id, j->name, j->n_tasks,
                    j->kind == SPARK__TASK_KIND__TASK_FUNCTION ? "function" : "command");
-        if (sj->wait_ms <= 0)
+        if (wait_ms <= 0)
                 r = reply_submitted(req, j);
         /* a job of 0 tasks ends at once; others start on the parked polls */
         driver_drain_finished_jobs(d);
         driver_wake_parked(d);
-        if (sj->wait_ms > 0) {
+        if (wait_ms > 0) {
                 /* the whole job in one round trip, when it is quick */
                 size_t max = MIN((size_t) j->n_tasks, (size_t) FETCH_MAX_TASKS);
-                r = scheduler_job_state(j->job) == JOB_RUNNING ? park_fetch(d, j, req, 0, max, sj->wait_ms, true)
+                r = scheduler_job_state(j->job) == JOB_RUNNING ? park_fetch(d, j, req, 0, max, wait_ms, true)
                                                                : fetch_reply(d, j, req, 0, max, true);
         }
         evict_finished_jobs(d);
