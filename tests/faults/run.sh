@@ -204,6 +204,13 @@ run_scenario() {
                         problem "$d died (status $st): $(grep -vE '^[0-9]+ =====' "$S/$d.log" | tail -n 2 | tr '\n' ' ')"
                 fi
         done
+        # each exits 0 on SIGTERM (the sanitizer build: no leak, no error)
+        for d in driver w1 w2 master; do
+                local st=0
+                [ -n "${DPID[$d]:-}" ] || continue
+                daemon_stop "$d" || st=$?
+                [ $st -eq 0 ] || problem "$d exited with status $st on SIGTERM: $(grep -E 'Sanitizer|runtime error' "$S/$d.log" | head -n 1)"
+        done
         daemons_stop_all
         if [ -n "$(units)" ]; then
                 LEAKS=$((LEAKS + $(n_of units)))
