@@ -153,28 +153,33 @@ static int executor_answer(Driver *d, DriverExecutor *ex, RpcRequest *req, int f
         return r;
 }
 
-static void executor_unpark(Driver *d, DriverExecutor *ex, bool offer) {
-        RpcRequest *req = ex->parked;
+/* Takes the executor's parked poll back from its timer; NULL if none. */
+static RpcRequest *executor_take_parked(DriverExecutor *ex) {
+        RpcRequest *req = TAKE_PTR(ex->parked);
+
+        if (req)
+                (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
+        return req;
+}
+
+/* Answers the parked poll without new work: queued kills only, or shutdown
+ * for a lost executor.  Its next poll is its heartbeat. */
+static void executor_unpark(Driver *d, DriverExecutor *ex) {
+        RpcRequest *req = executor_take_parked(ex);
 
         if (!req)
                 return;
-        ex->parked = NULL;
-        (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
         if (ex->lost)
                 (void) reply_error_shutdown(req, ex->lost_reason);
         else
-                (void) executor_answer(d, ex, req, offer ? DRIVER_MAX_PREFETCH : 0, false);
+                (void) executor_answer(d, ex, req, 0, false);
 }
 
 void driver_wake_parked(Driver *d) {
         for (size_t i = 0; i < d->n_executors_allocated && scheduler_n_pending(d->scheduler) > 0; i++) {
                 DriverExecutor *ex = d->executors[i];
-                if (ex && ex->parked && !ex->lost) {
-                        RpcRequest *req = ex->parked;
-                        ex->parked = NULL;
-                        (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
-                        (void) executor_answer(d, ex, req, DRIVER_MAX_PREFETCH, true);
-                }
+                if (ex && ex->parked && !ex->lost)
+                        (void) executor_answer(d, ex, executor_take_parked(ex), DRIVER_MAX_PREFETCH, true);
         }
         driver_arm_revive(d);
 }
@@ -183,16 +188,7 @@ static int on_park_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         DriverExecutor *ex = userdata;
         (void) s, (void) usec;
 
-        /* An empty answer: the executor polls again, which is its heartbeat. */
-        if (ex->parked) {
-                Spark__PollReply pr = SPARK__POLL_REPLY__INIT;
-                Envelope env = ENVELOPE_INIT;
-                RpcRequest *req = ex->parked;
-
-                ex->parked = NULL;
-                ENVELOPE_SET(&env, POLL_REPLY, poll_reply, &pr);
-                (void) rpc_request_reply_envelope(req, &env);
-        }
+        executor_unpark(ex->driver, ex);
         return 0;
 }
 
@@ -269,7 +265,7 @@ void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, cons
                    "Executor %d on %s lost: %s; %d running tasks re-queued", ex->id, ex->host, reason,
                    MAX(lost_tasks, 0));
 
-        executor_unpark(d, ex, false);
+        executor_unpark(d, ex);
         executor_clear_kills(ex);
 
         /* Its unit must go, so that the master replaces it: a frozen one at
@@ -408,7 +404,7 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
 
         /* The executor has one poll waiting for work at a time; an older one
          * (resent after a reconnect) is answered empty. */
-        executor_unpark(d, ex, false);
+        executor_unpark(d, ex);
         return executor_answer(d, ex, req, MAX(poll->free_slots, 0), true);
 }
 
