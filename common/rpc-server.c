@@ -226,6 +226,14 @@ static int request_reply_error_internal(RpcRequest *r, int code, const char *fmt
         return k;
 }
 
+int rpc_request_reply_ack(RpcRequest *r) {
+        Spark__Ack ack = SPARK__ACK__INIT;
+        Envelope env = ENVELOPE_INIT;
+
+        ENVELOPE_SET(&env, ACK, ack, &ack);
+        return rpc_request_reply_envelope(r, &env);
+}
+
 int rpc_request_reply_error(RpcRequest *r, int code, const char *fmt, ...) {
         va_list ap;
         int k;

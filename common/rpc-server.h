@@ -109,5 +109,7 @@ void rpc_request_set_abandon_handler(RpcRequest *req, RpcAbandonHandler handler,
 int rpc_request_reply(RpcRequest *req, const void *buf, size_t len);
 int rpc_request_reply_envelope(RpcRequest *req, Envelope *env);
 int rpc_request_reply_error(RpcRequest *req, int code, const char *fmt, ...) _printf_(3, 4);
+/* An Ack: done, nothing to say. */
+int rpc_request_reply_ack(RpcRequest *req);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(RpcServer *, rpc_server_free);

@@ -7,14 +7,6 @@
 
 #define MAX_REPORTED_EXECUTORS 65536
 
-static int reply_ack(RpcRequest *req) {
-        Spark__Ack ack = SPARK__ACK__INIT;
-        Envelope env = ENVELOPE_INIT;
-
-        ENVELOPE_SET(&env, ACK, ack, &ack);
-        return rpc_request_reply_envelope(req, &env);
-}
-
 static bool endpoint_ok(const char *s, bool allow_empty) {
         if (isempty(s))
                 return allow_empty;
@@ -101,13 +93,13 @@ static int handle_executor_state_changed(Master *m, RpcRequest *req, const Spark
                                            sc->reason, sc->exit_code, now_mono_usec());
         if (r == -ENOENT)
                 /* an app that is gone: nothing to change, the worker may forget it */
-                return reply_ack(req);
+                return rpc_request_reply_ack(req);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot apply state %d of executor %s/%d", sc->state,
                                                sc->app_id, sc->executor_id);
         if (sc->state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED && sc->exit_code == SPARK_EXIT_DRIVER_UNREACHABLE)
                 master_check_driver(m, sc->app_id, sc->executor_id);
-        return reply_ack(req);
+        return rpc_request_reply_ack(req);
 }
 
 static int handle_register_application(Master *m, RpcRequest *req, const Spark__RegisterApplication *ra) {
@@ -168,10 +160,10 @@ static int handle_remove_application(Master *m, RpcRequest *req, const char *app
                 return rpc_request_reply_error(req, -EINVAL, "invalid application id");
         r = cluster_remove_app(m->cluster, app_id, state, reason);
         if (r == -ENOENT && state == SPARK__APP_STATE__APP_FINISHED)
-                return reply_ack(req);  /* a resent unregistration */
+                return rpc_request_reply_ack(req);  /* a resent unregistration */
         if (r < 0)
                 return rpc_request_reply_error(req, r, "unknown application %s", app_id);
-        return reply_ack(req);
+        return rpc_request_reply_ack(req);
 }
 
 static int handle_kill_executor(Master *m, RpcRequest *req, const Spark__KillExecutor *ke) {
@@ -183,7 +175,7 @@ static int handle_kill_executor(Master *m, RpcRequest *req, const Spark__KillExe
                                   isempty(ke->reason) ? "killed on request" : ke->reason);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "unknown executor %s/%d", ke->app_id, ke->executor_id);
-        return reply_ack(req);
+        return rpc_request_reply_ack(req);
 }
 
 static int handle_request_executors(Master *m, RpcRequest *req, const Spark__RequestExecutors *re) {
@@ -194,7 +186,7 @@ static int handle_request_executors(Master *m, RpcRequest *req, const Spark__Req
         r = cluster_request_executors(m->cluster, re->app_id, re->total);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "unknown application %s", re->app_id);
-        return reply_ack(req);
+        return rpc_request_reply_ack(req);
 }
 
 int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {

@@ -6,14 +6,6 @@
 #include "unit-properties.h"
 #include "worker.h"
 
-static int reply_ack(RpcRequest *req) {
-        Spark__Ack ack = SPARK__ACK__INIT;
-        Envelope env = ENVELOPE_INIT;
-
-        ENVELOPE_SET(&env, ACK, ack, &ack);
-        return rpc_request_reply_envelope(req, &env);
-}
-
 static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
         _cleanup_free_ char **env = NULL;
         size_t n_env = 0;
@@ -36,7 +28,7 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
 
         /* A resent launch finds its executor. */
         if (worker_executor(w, le->app_id, le->executor_id))
-                return reply_ack(req);
+                return rpc_request_reply_ack(req);
 
         env = calloc(le->n_env + 4, sizeof(char *));
         if (!env)
@@ -106,7 +98,7 @@ done:
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot launch executor %s/%d: %s", le->app_id,
                                                le->executor_id, why[0] ? why : strerror(-r));
-        return reply_ack(req);
+        return rpc_request_reply_ack(req);
 }
 
 static int handle_kill(WorkerManager *w, RpcRequest *req, const Spark__KillExecutor *ke) {
@@ -129,7 +121,7 @@ static int handle_kill(WorkerManager *w, RpcRequest *req, const Spark__KillExecu
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = ke->app_id, .executor_id = ke->executor_id, .worker_id = w->id),
                    "Stopping executor %s/%d: %s", ke->app_id, ke->executor_id,
                    isempty(ke->reason) ? "on request" : ke->reason);
-        return reply_ack(req);
+        return rpc_request_reply_ack(req);
 }
 
 static int handle_state(WorkerManager *w, RpcRequest *req, const Spark__ClusterStateRequest *cs) {
