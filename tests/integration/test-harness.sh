@@ -13,9 +13,23 @@ probe=$SPARK_BUILD/tests/helpers/transient-unit-probe
 tmp=$(harness_tmpdir)
 token=hello-from-probe-$$-$RANDOM
 
-# A unit that exits 3: outcome taken from JobRemoved + PropertiesChanged.
+# A unit that logs a line and exits 3: outcome taken from JobRemoved +
+# PropertiesChanged.  journald reads a stream client's cgroup (hence its unit)
+# when it handles the line; if the process is gone by then the entry has no
+# _SYSTEMD_UNIT (seen on a busy machine), so the unit waits, for at most 10 s,
+# until journald has stored the line before it exits.
+cat >"$tmp/emit.sh" <<'EOF'
+echo "$1"
+i=0
+while [ $i -lt 100 ] && ! journalctl --no-pager -q -o cat --since "@$2" SYSLOG_IDENTIFIER=sh |
+        grep -qx -- "$1"; do
+        sleep 0.1
+        i=$((i + 1))
+done
+exit 3
+EOF
 rc=0
-"$probe" --timeout 20 /bin/sh -c "echo $token; exit 3" >"$tmp/probe1.out" 2>&1 || rc=$?
+"$probe" --timeout 20 /bin/sh "$tmp/emit.sh" "$token" "$TEST_T0" >"$tmp/probe1.out" 2>&1 || rc=$?
 check_eq "probe reports its outcome (exit status)" 0 "$rc"
 out=$(cat "$tmp/probe1.out")
 unit=$(sed -n 's/^unit=//p' "$tmp/probe1.out")
