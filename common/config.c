@@ -21,20 +21,10 @@
 #include <unistd.h>
 
 #include "config-internal.h"
+#include "executor-env.h"
 #include "nng-tls.h"
 
 #define SOURCE_SIZE_MAX (16u * 1024 * 1024)
-
-/* The environment variables every executor gets from its worker. */
-static const char *const reserved_env[] = {
-        "SPARK_APP_ID",
-        "SPARK_EXECUTOR_ID",
-        "SPARK_WORKER_ID",
-        "SPARK_DRIVER_URL",
-        TLS_CA_FILE_ENV,
-        TLS_CERT_FILE_ENV,
-        TLS_KEY_FILE_ENV,
-};
 
 typedef struct SourceFile {
         const char *raw; /* libconfig's name for it */
@@ -361,13 +351,6 @@ static int load_bool(Loader *l, const ConfigKey *k, const config_setting_t *s) {
         return 0;
 }
 
-static bool env_name_is_reserved(const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(reserved_env); i++)
-                if (streq(reserved_env[i], name))
-                        return true;
-        return false;
-}
-
 static bool env_value_is_valid(const char *s) {
         /* As systemd takes Environment= values: newlines and tabs pass. */
         for (; *s; s++)
@@ -393,7 +376,7 @@ static int load_env(Loader *l, const ConfigKey *k, config_setting_t *s) {
 
                 if (!config_env_name_is_valid(name))
                         r = setting_error(l, e, "%s.%s: not a valid environment variable name", k->key, name);
-                else if (env_name_is_reserved(name))
+                else if (executor_env_name_is_reserved(name, strlen(name)))
                         r = setting_error(l, e, "%s.%s: reserved, the worker sets it", k->key, name);
                 else if (config_setting_type(e) != CONFIG_TYPE_STRING)
                         r = setting_error(l, e, "%s.%s: expected a string, got %s",

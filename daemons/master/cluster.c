@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "cluster.h"
+#include "executor-env.h"
 #include "log.h"
 #include "macro.h"
 #include "placement.h"
@@ -502,11 +503,6 @@ static void app_unlink(Cluster *c, App *a) {
 #define EXECUTOR_ENV_ENTRY_MAX 4096
 #define DRIVER_URL_MAX 512
 
-static const char *const reserved_env[] = {
-        "SPARK_APP_ID", "SPARK_EXECUTOR_ID", "SPARK_WORKER_ID", "SPARK_DRIVER_URL",
-        "SPARK_EXECUTOR_CORES", "SPARK_EXECUTOR_MEMORY_MB",
-};
-
 static bool env_entry_is_valid(const char *s) {
         const char *eq = strchr(s, '=');
 
@@ -516,9 +512,8 @@ static bool env_entry_is_valid(const char *s) {
                 if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_' ||
                       (*p >= '0' && *p <= '9')))
                         return false;
-        for (size_t i = 0; i < ELEMENTSOF(reserved_env); i++)
-                if (strlen(reserved_env[i]) == (size_t) (eq - s) && strncmp(s, reserved_env[i], eq - s) == 0)
-                        return false;
+        if (executor_env_name_is_reserved(s, (size_t) (eq - s)))
+                return false;
         return utf8_text_is_valid(eq + 1, true);
 }
 

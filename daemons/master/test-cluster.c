@@ -411,6 +411,8 @@ START_TEST(test_hostile_registrations) {
         /* what a worker refuses in a unit: the app would fail at every launch */
         const char *reserved_env[] = { "SPARK_APP_ID=app-20261129172233-0009" };
         const char *reserved_env2[] = { "SPARK_EXECUTOR_MEMORY_MB=1" };
+        const char *reserved_env3[] = { "SPARK_EXECUTOR_CORES=64" };
+        const char *reserved_env4[] = { "SPARK_TLS_CA_FILE=/tmp/mine.pem" };
         const char *control_env[] = { "A=x\001y" };
         const char *bad_utf8_env[] = { "A=\xff\xfe" };
         char long_entry[4200];
@@ -424,6 +426,8 @@ START_TEST(test_hostile_registrations) {
                 { .app_id = "app-x/..", .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1 },
                 { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = reserved_env, .n_env = 1 },
                 { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = reserved_env2, .n_env = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = reserved_env3, .n_env = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = reserved_env4, .n_env = 1 },
                 { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = control_env, .n_env = 1 },
                 { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1, .env = bad_utf8_env, .n_env = 1 },
                 { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1,

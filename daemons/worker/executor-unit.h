@@ -27,6 +27,7 @@
 
 #include "ids.h"
 #include "spark.pb-c.h"
+#include "tls.h"
 #include "unit-outcome.h"
 
 #define EXECUTOR_DRIVER_URL_MAX 512
@@ -42,6 +43,7 @@ typedef struct ExecutorUnitSpec {
         const char *driver_url;          /* the driver's request endpoint */
         const char *const *env;          /* "KEY=VALUE": the app's executor_env */
         size_t n_env;
+        const TlsSettings *tls;          /* NULL, or the CA, certificate and key the executor dials with */
         const char *executor_binary;     /* absolute path */
         const char *work_dir;            /* absolute; the unit runs in WORK_DIR/<app>/<exec> */
         const char *slice;               /* e.g. "spark-executors.slice"; NULL: the manager's default */

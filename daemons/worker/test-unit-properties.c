@@ -7,10 +7,17 @@
 
 #include <systemd/sd-bus.h>
 
+#include "executor-env.h"
 #include "macro.h"
 #include "unit-properties.h"
 
 static const char *const app_env[] = { "FOO=bar", "JAVA_OPTS=-Xmx1g -Dx=\"y z\"", "EMPTY=" };
+
+static const TlsSettings good_tls = {
+        .ca_file = "/etc/spark/ca.pem",
+        .cert_file = "/etc/spark/node.pem",
+        .key_file = "/etc/spark/node.key",
+};
 
 static ExecutorUnitSpec good_spec(void) {
         return (ExecutorUnitSpec) {
@@ -91,7 +98,15 @@ START_TEST(test_validate) {
 
         s = good_spec(), s.env = env_bad, s.n_env = 1;
         env_bad[0] = "SPARK_APP_ID=app-x";
-        assert_invalid(&s, false, "SPARK_APP_ID");
+        assert_invalid(&s, false, "may not set SPARK_APP_ID: the worker sets it");
+        env_bad[0] = "SPARK_EXECUTOR_CORES=64";
+        assert_invalid(&s, false, "may not set SPARK_EXECUTOR_CORES");
+        env_bad[0] = "SPARK_TLS_KEY_FILE=/tmp/mine.key";
+        assert_invalid(&s, false, "may not set SPARK_TLS_KEY_FILE");
+        env_bad[0] = "SPARK_TLS_ANYTHING=x";
+        assert_invalid(&s, false, "may not set SPARK_TLS_ANYTHING");
+        env_bad[0] = "SPARK_FAKE_MODE=sleep";
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
         env_bad[0] = "NOEQUALS";
         assert_invalid(&s, false, "KEY=VALUE");
         env_bad[0] = "=v";
@@ -110,6 +125,13 @@ START_TEST(test_validate) {
         assert_invalid(&s, false, "KEY=VALUE");
         s = good_spec(), s.n_env = EXECUTOR_ENV_MAX + 1;
         assert_invalid(&s, false, "entries");
+
+        s = good_spec(), s.tls = &good_tls;
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
+        s.tls = &(TlsSettings) { .ca_file = "/etc/spark/ca.pem", .cert_file = "", .key_file = "/k" };
+        assert_invalid(&s, false, "TLS file");
+        s.tls = &(TlsSettings) { .ca_file = "/etc/spark/ca.pem", .cert_file = "/c\nExecStart=/x", .key_file = "/k" };
+        assert_invalid(&s, false, "TLS file");
 }
 END_TEST
 
@@ -136,6 +158,27 @@ START_TEST(test_argv_env) {
         ck_assert_int_eq(executor_unit_environment(&s, &env), 0);
         for (size_t i = 0; i < ELEMENTSOF(want_env); i++)
                 ck_assert_pstr_eq(env[i], want_env[i]);
+        env = unit_strv_free(env);
+
+        /* with TLS settings, the three files last */
+        s.tls = &good_tls;
+        ck_assert_int_eq(executor_unit_environment(&s, &env), 0);
+        for (size_t i = 0; i < ELEMENTSOF(want_env) - 1; i++)
+                ck_assert_pstr_eq(env[i], want_env[i]);
+        ck_assert_pstr_eq(env[ELEMENTSOF(want_env) - 1], "SPARK_TLS_CA_FILE=/etc/spark/ca.pem");
+        ck_assert_pstr_eq(env[ELEMENTSOF(want_env)], "SPARK_TLS_CERT_FILE=/etc/spark/node.pem");
+        ck_assert_pstr_eq(env[ELEMENTSOF(want_env) + 1], "SPARK_TLS_KEY_FILE=/etc/spark/node.key");
+        ck_assert_ptr_null(env[ELEMENTSOF(want_env) + 2]);
+
+        /* Every name the worker sets, and only those, is one an app may not
+         * set: what the configuration, the master and the worker refuse. */
+        for (size_t i = 0; env[i]; i++) {
+                size_t len = strcspn(env[i], "=");
+                bool from_app = i < s.n_env;
+
+                ck_assert_msg(executor_env_name_is_reserved(env[i], len) != from_app, "%s", env[i]);
+        }
+        s.tls = NULL;
 
         ck_assert_int_eq(executor_unit_work_dir(&s, dir, sizeof(dir)), 0);
         ck_assert_str_eq(dir, "/var/lib/spark/work/app-20261129172233-0001/7");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "executor-env.h"
 #include "ids.h"
 #include "macro.h"
 #include "unit-properties.h"
@@ -95,11 +96,6 @@ static bool driver_url_is_valid(const char *u) {
         return true;
 }
 
-static const char *const reserved_env[] = {
-        "SPARK_APP_ID", "SPARK_EXECUTOR_ID", "SPARK_WORKER_ID", "SPARK_DRIVER_URL",
-        "SPARK_EXECUTOR_CORES", "SPARK_EXECUTOR_MEMORY_MB",
-};
-
 static int env_entry_check(const char *e, char *error, size_t size) {
         const char *eq = e ? strchr(e, '=') : NULL;
         size_t klen;
@@ -116,10 +112,9 @@ static int env_entry_check(const char *e, char *error, size_t size) {
                 if (!(isalnum((unsigned char) e[i]) || e[i] == '_'))
                         return fail(error, size, "executor_env key \"%.*s\" is not a valid name",
                                     (int) MIN(klen, 64), e);
-        for (size_t i = 0; i < ELEMENTSOF(reserved_env); i++)
-                if (strlen(reserved_env[i]) == klen && strncmp(e, reserved_env[i], klen) == 0)
-                        return fail(error, size, "executor_env may not set %s: the worker sets it",
-                                    reserved_env[i]);
+        if (executor_env_name_is_reserved(e, klen))
+                return fail(error, size, "executor_env may not set %.*s: the worker sets it",
+                            (int) MIN(klen, 64), e);
         if (!utf8_text_is_valid(eq + 1, true))
                 return fail(error, size, "executor_env %.*s has control characters or invalid UTF-8",
                             (int) MIN(klen, 64), e);
@@ -163,6 +158,14 @@ int executor_unit_spec_validate(const ExecutorUnitSpec *spec, bool system_bus, c
                 r = env_entry_check(spec->env[i], error, error_size);
                 if (r < 0)
                         return r;
+        }
+        if (spec->tls) {
+                const char *files[] = { spec->tls->ca_file, spec->tls->cert_file, spec->tls->key_file };
+
+                for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                        if (isempty(files[i]) || strlen(files[i]) >= PATH_MAX ||
+                            !utf8_text_is_valid(files[i], false))
+                                return fail(error, error_size, "invalid TLS file \"%.80s\"", shown(files[i]));
         }
         return 0;
 }
@@ -211,18 +214,25 @@ int executor_unit_environment(const ExecutorUnitSpec *spec, char ***ret) {
         _cleanup_(unit_strv_freep) char **l = NULL;
         size_t n = 0;
 
-        l = calloc(spec->n_env + 7, sizeof(char *));
+        l = calloc(spec->n_env + 10, sizeof(char *));
         if (!l)
                 return -ENOMEM;
         for (size_t i = 0; i < spec->n_env; i++)
                 if (strv_push_printf(l, &n, "%s", spec->env[i]) < 0)
                         return -ENOMEM;
-        if (strv_push_printf(l, &n, "SPARK_APP_ID=%s", spec->app_id) < 0 ||
-            strv_push_printf(l, &n, "SPARK_EXECUTOR_ID=%d", spec->executor_id) < 0 ||
-            strv_push_printf(l, &n, "SPARK_WORKER_ID=%s", spec->worker_id) < 0 ||
-            strv_push_printf(l, &n, "SPARK_DRIVER_URL=%s", spec->driver_url) < 0 ||
-            strv_push_printf(l, &n, "SPARK_EXECUTOR_CORES=%d", spec->cores) < 0 ||
-            strv_push_printf(l, &n, "SPARK_EXECUTOR_MEMORY_MB=%" PRId64, spec->memory_mb) < 0)
+        /* Every name set here must be one executor_env_name_is_reserved()
+         * refuses in an app's executor_env. */
+        if (strv_push_printf(l, &n, EXECUTOR_ENV_APP_ID "=%s", spec->app_id) < 0 ||
+            strv_push_printf(l, &n, EXECUTOR_ENV_EXECUTOR_ID "=%d", spec->executor_id) < 0 ||
+            strv_push_printf(l, &n, EXECUTOR_ENV_WORKER_ID "=%s", spec->worker_id) < 0 ||
+            strv_push_printf(l, &n, EXECUTOR_ENV_DRIVER_URL "=%s", spec->driver_url) < 0 ||
+            strv_push_printf(l, &n, EXECUTOR_ENV_CORES "=%d", spec->cores) < 0 ||
+            strv_push_printf(l, &n, EXECUTOR_ENV_MEMORY_MB "=%" PRId64, spec->memory_mb) < 0)
+                return -ENOMEM;
+        if (spec->tls &&
+            (strv_push_printf(l, &n, TLS_CA_FILE_ENV "=%s", spec->tls->ca_file) < 0 ||
+             strv_push_printf(l, &n, TLS_CERT_FILE_ENV "=%s", spec->tls->cert_file) < 0 ||
+             strv_push_printf(l, &n, TLS_KEY_FILE_ENV "=%s", spec->tls->key_file) < 0))
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;

@@ -30,8 +30,11 @@ int executor_unit_argv(const ExecutorUnitSpec *spec, char ***ret);
 
 /* The app's env followed by SPARK_APP_ID, SPARK_EXECUTOR_ID,
  * SPARK_WORKER_ID, SPARK_DRIVER_URL, SPARK_EXECUTOR_CORES and
- * SPARK_EXECUTOR_MEMORY_MB (the app's env may not set those).  The last
- * three let a restarted worker learn an adopted executor's resources. */
+ * SPARK_EXECUTOR_MEMORY_MB, then with spec->tls SPARK_TLS_CA_FILE,
+ * SPARK_TLS_CERT_FILE and SPARK_TLS_KEY_FILE (the app's env may set none of
+ * them: executor-env.h).  SPARK_DRIVER_URL, SPARK_EXECUTOR_CORES and
+ * SPARK_EXECUTOR_MEMORY_MB let a restarted worker learn an adopted
+ * executor's driver and resources. */
 int executor_unit_environment(const ExecutorUnitSpec *spec, char ***ret);
 
 /* WORK_DIR/<app>/<exec>. */

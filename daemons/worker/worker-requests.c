@@ -30,7 +30,7 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
         if (worker_executor(w, le->app_id, le->executor_id))
                 return rpc_request_reply_ack(req);
 
-        env = calloc(le->n_env + 4, sizeof(char *));
+        env = calloc(le->n_env + 1, sizeof(char *));
         if (!env)
                 return -ENOMEM;
         for (; n_env < le->n_env && r >= 0; n_env++) {
@@ -50,13 +50,6 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 } else if (asprintf(&env[n_env], "%s=%s", kv->key, kv->value) < 0)
                         r = -ENOMEM;
         }
-        /* The executor dials its driver with this host's certificate; last,
-         * so that they win over the app's. */
-        if (r >= 0 && tls_settings_can_listen(&w->config.cluster.tls) &&
-            (asprintf(&env[n_env++], TLS_CA_FILE_ENV "=%s", w->config.cluster.tls.ca_file) < 0 ||
-             asprintf(&env[n_env++], TLS_CERT_FILE_ENV "=%s", w->config.cluster.tls.cert_file) < 0 ||
-             asprintf(&env[n_env++], TLS_KEY_FILE_ENV "=%s", w->config.cluster.tls.key_file) < 0))
-                r = -ENOMEM;
         if (r < 0)
                 goto done;
 
@@ -69,6 +62,8 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .driver_url = le->driver_url,
                 .env = (const char *const *) env,
                 .n_env = n_env,
+                /* the executor dials its driver with this host's certificate */
+                .tls = tls_settings_can_listen(&w->config.cluster.tls) ? &w->config.cluster.tls : NULL,
                 .executor_binary = w->config.worker.executor_binary,
                 .work_dir = w->config.worker.work_dir,
                 .slice = w->config.worker.executor_slice,

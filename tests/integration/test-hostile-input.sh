@@ -216,6 +216,10 @@ reg_app "master: RegisterApplication setting LD_PRELOAD to a value with a newlin
 ExecStartPre=/bin/sh"
 reg_app "master: RegisterApplication setting SPARK_APP_ID (the worker's)" '^error -22 invalid application registration' \
         executor_env.0.key=SPARK_APP_ID executor_env.0.value=app-1
+reg_app "master: RegisterApplication setting SPARK_EXECUTOR_CORES (the worker's)" \
+        '^error -22 invalid application registration' executor_env.0.key=SPARK_EXECUTOR_CORES executor_env.0.value=64
+reg_app "master: RegisterApplication setting SPARK_TLS_CA_FILE (the worker's)" \
+        '^error -22 invalid application registration' executor_env.0.key=SPARK_TLS_CA_FILE executor_env.0.value=/tmp/ca.pem
 reg_app "master: RegisterApplication re-registering as app '../../etc'" '^error -22 ' app_id=../../etc
 
 hostile "master: UnregisterApplication of app 'app-1;rm'" '^error -22 invalid application id' \
@@ -260,6 +264,8 @@ launch "worker: LaunchExecutor with an environment value with a newline" '^error
 ExecStartPre=/bin/sh"
 launch "worker: LaunchExecutor setting SPARK_APP_ID" '^error -22 .*SPARK_APP_ID' \
         env.0.key=SPARK_APP_ID env.0.value=app-1
+launch "worker: LaunchExecutor setting SPARK_TLS_KEY_FILE" '^error -22 .*may not set SPARK_TLS_KEY_FILE' \
+        env.0.key=SPARK_TLS_KEY_FILE env.0.value=/tmp/mine.key
 hostile "worker: KillExecutor of app '../../etc'" '^error -22 invalid application or executor id' \
         "$W" send kill_executor app_id=../../etc executor_id=1
 hostile "worker: KillExecutor with executor id 0" '^error -22 invalid application or executor id' \

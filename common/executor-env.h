@@ -1,0 +1,30 @@
+/* The environment a worker gives every executor it starts (SPEC §5), and so
+ * the names an application's executor_env may not set.  One list for the
+ * three places that check an executor_env: the configuration (driver.
+ * executor_env, --check-config), the master (an app's registration) and the
+ * worker (the transient unit's Environment=), so that what one accepts the
+ * others accept too. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tls.h"
+
+/* Set by the worker for every executor, after the app's executor_env. */
+#define EXECUTOR_ENV_APP_ID "SPARK_APP_ID"
+#define EXECUTOR_ENV_EXECUTOR_ID "SPARK_EXECUTOR_ID"
+#define EXECUTOR_ENV_WORKER_ID "SPARK_WORKER_ID"
+#define EXECUTOR_ENV_DRIVER_URL "SPARK_DRIVER_URL"
+#define EXECUTOR_ENV_CORES "SPARK_EXECUTOR_CORES"
+#define EXECUTOR_ENV_MEMORY_MB "SPARK_EXECUTOR_MEMORY_MB"
+
+/* Set when the worker has TLS settings: TLS_CA_FILE_ENV, TLS_CERT_FILE_ENV
+ * and TLS_KEY_FILE_ENV (tls.h).  Every name with this prefix is the
+ * worker's, so that a later TLS setting needs no change here. */
+#define EXECUTOR_ENV_TLS_PREFIX "SPARK_TLS_"
+
+/* Whether the first len bytes of name (an environment variable's name, not
+ * necessarily NUL-terminated there: "NAME=value" with len up to '=') are a
+ * name the worker sets.  Names are case-sensitive. */
+bool executor_env_name_is_reserved(const char *name, size_t len);
