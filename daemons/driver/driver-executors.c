@@ -175,6 +175,18 @@ static void executor_unpark(Driver *d, DriverExecutor *ex) {
                 (void) executor_answer(d, ex, req, 0, false);
 }
 
+void driver_send_kills(Driver *d) {
+        for (size_t i = 0; i < d->n_executors_allocated; i++) {
+                DriverExecutor *ex = d->executors[i];
+                if (ex && ex->parked && ex->n_kills > 0 && !ex->lost) {
+                        log_struct(LOG_DEBUG, LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id),
+                                   "Executor %d: answering its parked poll at once for %zu queued task kills",
+                                   ex->id, ex->n_kills);
+                        executor_unpark(d, ex);
+                }
+        }
+}
+
 void driver_wake_parked(Driver *d) {
         for (size_t i = 0; i < d->n_executors_allocated && scheduler_n_pending(d->scheduler) > 0; i++) {
                 DriverExecutor *ex = d->executors[i];

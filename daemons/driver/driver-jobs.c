@@ -417,6 +417,7 @@ void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *
 }
 
 void driver_drain_finished_jobs(Driver *d) {
+        bool killed = false;
         Job *job;
 
         while ((job = scheduler_pop_finished_job(d->scheduler))) {
@@ -425,6 +426,7 @@ void driver_drain_finished_jobs(Driver *d) {
                 JobCounts c;
                 JobState st = scheduler_job_state(job);
 
+                killed = killed || n > 0;
                 for (size_t i = 0; i < MIN(n, ELEMENTSOF(left)); i++)
                         driver_queue_kill(d, left[i].executor_id, scheduler_job_id(job), (int) left[i].index);
                 if (n > ELEMENTSOF(left))
@@ -447,6 +449,9 @@ void driver_drain_finished_jobs(Driver *d) {
                            (unsigned long long) ((scheduler_job_finished_at(job) - scheduler_job_submitted_at(job)) / USEC_PER_MSEC),
                            scheduler_job_reason(job) ? ": " : "", strempty(scheduler_job_reason(job)));
         }
+        /* after the whole batch: each parked poll answered once, not per kill */
+        if (killed)
+                driver_send_kills(d);
 }
 
 static Spark__JobState job_state_to_wire(JobState s) {

@@ -115,7 +115,12 @@ void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata);
 void driver_wake_parked(Driver *d);
 void driver_arm_revive(Driver *d);
 int driver_start_heartbeat_checks(Driver *d);
+/* Queues a TaskKill for the executor's next poll reply; driver_send_kills()
+ * then sends it at once if that poll is parked. */
 void driver_queue_kill(Driver *d, int executor_id, const char *job_id, int index);
+/* Answers the parked poll of every executor with kills queued, once per
+ * batch of kills: a cancel must not wait for the poll interval. */
+void driver_send_kills(Driver *d);
 void driver_executors_free(Driver *d);
 
 /* driver-jobs.c */

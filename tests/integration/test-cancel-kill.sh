@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Cancelling a job kills its running tasks at once: the driver answers each
+# executor's parked poll with the kills right away, once for the whole batch,
+# instead of letting them wait for the poll interval (up to 2 s).  A master,
+# a driver and two executors started by hand the way a worker would start
+# them (no systemd needed), 2 cores each; a job of 4 `sleep 600` tasks runs 2
+# on each executor, whose polls are then parked; sparkctl cancels it.
+#
+# Not a timed check: the evidence is the driver's debug line saying it
+# answered a parked poll because of kills, which nothing else writes —
+# without that path the kills leave only when the park timer fires.  A
+# cancel that lands while an executor's poll is between two parks (one round
+# trip every poll interval) has its kills go on the fresh poll, at once too
+# but without that line: then the round is played again, up to 3 times.
+# shellcheck source=tests/harness/lib.sh
+. "$(dirname "$0")/../harness/lib.sh"
+
+T=$(harness_tmpdir)
+SPARKCTL=$SPARK_BUILD/sparkctl
+for p in sparkctl spark-master spark-driver spark-executor; do
+        [ -x "$SPARK_BUILD/$p" ] || die "no $SPARK_BUILD/$p: build it first"
+done
+export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
+
+quietly() {
+        "$@" >/dev/null 2>&1
+}
+
+app_id() {
+        "$SPARKCTL" status --json 2>/dev/null |
+                python3 -c 'import json, sys; a = json.load(sys.stdin)["apps"]; print(a[0]["app_id"] if a else "")'
+}
+
+app_registered() {
+        [ -n "$(app_id)" ]
+}
+
+# the id of the job named $1
+job_id() {
+        "$SPARKCTL" jobs --json |
+                python3 -c 'import json, sys; print([j["job_id"] for j in json.load(sys.stdin)["jobs"] if j["name"] == sys.argv[1]][-1])' "$1"
+}
+
+# task processes (children) of executor N
+n_tasks_of() {
+        pgrep -c -P "$(daemon_pid "executor$1")" || true
+}
+
+tasks_running() {
+        [ "$(n_tasks_of 1)" -eq 2 ] && [ "$(n_tasks_of 2)" -eq 2 ]
+}
+
+no_tasks() {
+        [ "$(n_tasks_of 1)" -eq 0 ] && [ "$(n_tasks_of 2)" -eq 0 ]
+}
+
+# The longest poll interval there is (a fifth of the timeout, at most 2 s).
+cat >"$T/spark.conf" <<CONF
+cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
+master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state"; };
+driver: { app_name = "cancel-kill-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
+          executor_heartbeat_timeout_ms = 30000; locality_wait_ms = 0; };
+CONF
+start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
+check "the master answers" wait_for quietly "$SPARKCTL" status
+start_daemon driver env SPARK_LOG_LEVEL=debug "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+check "the driver registers its application" wait_for app_registered
+for i in 1 2; do
+        mkdir -p "$T/work$i"
+        start_daemon "executor$i" "$SPARK_BUILD/spark-executor" --driver "$SPARK_DRIVER_URL" --app-id "$(app_id)" \
+                --executor-id "$i" --cores 2 --work-dir "$T/work$i"
+done
+check "both executors register" wait_for grep -q "Executor 2 registered" "$(daemon_log driver)"
+
+driver_log=$(daemon_log driver)
+early=
+for round in 1 2 3; do
+        name=cancel-$round
+        "$SPARKCTL" submit --name "$name" --command 'sleep 600' --count 4 >"$T/$name.out" 2>"$T/$name.err" &
+        submit=$!
+        check "$name: 2 tasks run on each executor" wait_until 30 tasks_running
+        job=$(job_id "$name")
+        # the executors' polls park again right after their tasks arrived
+        sleep 0.5
+        from=$(($(wc -l <"$driver_log") + 1))
+        "$SPARKCTL" cancel "$job"
+        check_eq "$name: sparkctl cancel succeeds" 0 "$?"
+        rc=0
+        wait "$submit" || rc=$?
+        check_eq "$name: the submit of the cancelled job exits 1" 1 "$rc"
+        check "$name: the tasks' processes are gone" wait_until 20 no_tasks
+        check_match "$name: the job is cancelled" '"state":"cancelled"' "$("$SPARKCTL" job "$job" --json)"
+        for i in 1 2; do
+                check_eq "$name: executor $i killed its 2 tasks" 2 \
+                        "$(grep -Ec "Killing task [0-3] of $job\.( |$)" "$(daemon_log "executor$i")")"
+        done
+
+        # Each parked poll answered once for the batch, with both its kills.
+        lines=$(tail -n "+$from" "$driver_log" | grep -F "answering its parked poll at once")
+        n1=$(grep -c "Executor 1: answering its parked poll at once for 2 queued task kills" <<<"$lines")
+        n2=$(grep -c "Executor 2: answering its parked poll at once for 2 queued task kills" <<<"$lines")
+        check_eq "$name: no parked poll answered for fewer kills than its batch" "" \
+                "$(grep -Ev 'for 2 queued task kills' <<<"$lines")"
+        if [ "$n1" -eq 1 ] && [ "$n2" -eq 1 ]; then
+                early=$round
+                break
+        fi
+        echo "# $name: kills not sent on parked polls (executor 1: $n1, executor 2: $n2 lines); again"
+done
+check "the parked poll of each executor was answered at once with its kills (round ${early:-none})" \
+        test -n "$early"
+
+for i in 1 2; do
+        check "executor $i is still serving" daemon_alive "executor$i"
+done
+run_ok=0
+"$SPARKCTL" submit --command 'echo {#}' --count 4 >"$T/after.out" 2>&1 || run_ok=$?
+check_eq "a job after the cancels runs to its end" 0 "$run_ok"
+check_eq "... with its outputs" "$(seq 0 3)" "$(cat "$T/after.out")"
