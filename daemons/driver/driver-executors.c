@@ -178,6 +178,7 @@ static void executor_unpark(Driver *d, DriverExecutor *ex) {
 void driver_send_kills(Driver *d) {
         for (size_t i = 0; i < d->n_executors_allocated; i++) {
                 DriverExecutor *ex = d->executors[i];
+
                 if (ex && ex->parked && ex->n_kills > 0 && !ex->lost) {
                         log_struct(LOG_DEBUG, LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id),
                                    "Executor %d: answering its parked poll at once for %zu queued task kills",
