@@ -31,6 +31,8 @@ typedef struct Unit {
         char *path;                      /* its D-Bus object path */
 
         sd_bus_slot *match_slot;         /* PropertiesChanged on path */
+        sd_bus_message *start_msg;       /* StartTransientUnit waiting its turn */
+        struct Unit *start_queue_next;
         sd_bus_slot *start_slot;         /* StartTransientUnit in flight */
         sd_bus_slot *stop_slot;          /* StopUnit in flight */
         sd_bus_slot *get_slot;           /* GetAll in flight (adoption) */
@@ -70,6 +72,15 @@ struct UnitManager {
 
         Unit *units;                     /* doubly linked */
         size_t n_units;
+
+        /* One StartTransientUnit in flight at a time, the others wait here
+         * in order.  systemd runs its jobs only once no bus message is
+         * waiting, so a burst of starts would hold back every executor's
+         * fork until the last start is queued; one at a time, the first
+         * executor forks while the next start is on its way. */
+        Unit *start_queue_head, *start_queue_tail;
+        Unit *start_in_flight;
+        bool closing;
         UnitListRequest *listings;
 };
 

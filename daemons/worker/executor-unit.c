@@ -83,6 +83,51 @@ int unit_new(UnitManager *m, const char *name, const char *app_id, int executor_
         return 0;
 }
 
+static void start_queue_pump(UnitManager *m);
+
+static void start_queue_push(Unit *u) {
+        UnitManager *m = u->manager;
+
+        u->start_queue_next = NULL;
+        if (m->start_queue_tail)
+                m->start_queue_tail->start_queue_next = u;
+        else
+                m->start_queue_head = u;
+        m->start_queue_tail = u;
+}
+
+static Unit *start_queue_pop(UnitManager *m) {
+        Unit *u = m->start_queue_head;
+
+        if (!u)
+                return NULL;
+        m->start_queue_head = u->start_queue_next;
+        if (!m->start_queue_head)
+                m->start_queue_tail = NULL;
+        u->start_queue_next = NULL;
+        return u;
+}
+
+/* Takes u out of the queue (if it is there) and drops its message. */
+static void start_queue_remove(Unit *u) {
+        UnitManager *m = u->manager;
+        Unit *prev = NULL;
+
+        u->start_msg = sd_bus_message_unref(u->start_msg);
+        for (Unit *i = m->start_queue_head; i; prev = i, i = i->start_queue_next) {
+                if (i != u)
+                        continue;
+                if (prev)
+                        prev->start_queue_next = u->start_queue_next;
+                else
+                        m->start_queue_head = u->start_queue_next;
+                if (m->start_queue_tail == u)
+                        m->start_queue_tail = prev;
+                u->start_queue_next = NULL;
+                return;
+        }
+}
+
 /* Stops watching: no signal or reply reaches u after this. */
 static void unit_unwatch(Unit *u) {
         u->match_slot = sd_bus_slot_unref(u->match_slot);
@@ -98,6 +143,7 @@ Unit *unit_free(Unit *u) {
                 return NULL;
         m = u->manager;
         unit_unwatch(u);
+        start_queue_remove(u);
         if (u->prev)
                 u->prev->next = u->next;
         else if (m->units == u)
@@ -110,6 +156,12 @@ Unit *unit_free(Unit *u) {
         free(u->stop_reason);
         free(u->start_error);
         free(u);
+        if (m->start_in_flight == u) {
+                /* Its reply will not come to us: the next start may go. */
+                m->start_in_flight = NULL;
+                if (!m->closing)
+                        start_queue_pump(m);
+        }
         return NULL;
 }
 
@@ -370,8 +422,7 @@ static int on_subscribe_reply(sd_bus_message *msg, void *userdata, _unused_ sd_b
 
 /* --- start ---------------------------------------------------------------- */
 
-static int on_start_reply(sd_bus_message *msg, void *userdata, _unused_ sd_bus_error *ret_error) {
-        Unit *u = userdata;
+static void start_reply_handle(Unit *u, sd_bus_message *msg) {
         const sd_bus_error *e = sd_bus_message_get_error(msg);
         const char *job;
         int r;
@@ -384,13 +435,13 @@ static int on_start_reply(sd_bus_message *msg, void *userdata, _unused_ sd_bus_e
                         u->start_error = strdup("out of memory");
                 u->start_pending = false;
                 unit_evaluate(u);
-                return 0;
+                return;
         }
 
         r = sd_bus_message_read(msg, "o", &job);
         if (r < 0) {
                 log_warning_errno(r, "%s: failed to parse StartTransientUnit reply, ignoring: %m", u->name);
-                return 0;
+                return;
         }
         if (u->start_pending) {
                 free(u->start_job);
@@ -402,7 +453,59 @@ static int on_start_reply(sd_bus_message *msg, void *userdata, _unused_ sd_bus_e
                         u->started = true;
                 }
         }
+}
+
+static int on_start_reply(sd_bus_message *msg, void *userdata, _unused_ sd_bus_error *ret_error) {
+        Unit *u = userdata;
+        UnitManager *m = u->manager;
+
+        if (m->start_in_flight == u)
+                m->start_in_flight = NULL;
+        start_reply_handle(u, msg);
+        /* u may be gone now. */
+        start_queue_pump(m);
         return 0;
+}
+
+/* Sends u's StartTransientUnit; it is then the one in flight. */
+static int start_send(Unit *u) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = TAKE_PTR(u->start_msg);
+        int r;
+
+        r = sd_bus_call_async(u->manager->bus, &u->start_slot, msg, on_start_reply, u, 0);
+        if (r < 0)
+                return r;
+        u->manager->start_in_flight = u;
+        log_debug("%s: starting", u->name);
+        return 0;
+}
+
+/* Sends the waiting starts, one at a time: the next when this one's
+ * reply has come.  A unit stopped while it waited is ended here, never
+ * started. */
+static void start_queue_pump(UnitManager *m) {
+        Unit *u;
+        int r;
+
+        while (!m->start_in_flight && (u = start_queue_pop(m))) {
+                if (u->stop_requested) {
+                        /* As if systemd had cancelled its start job. */
+                        u->start_msg = sd_bus_message_unref(u->start_msg);
+                        u->start_pending = false;
+                        u->started = true;
+                        string_set(u->start_job_result, sizeof(u->start_job_result), "canceled");
+                        unit_evaluate(u);
+                        continue;
+                }
+                r = start_send(u);
+                if (r < 0) {
+                        u->start_error = strdup(strerror(-r));
+                        if (!u->start_error)
+                                u->start_error = strdup("out of memory");
+                        u->start_pending = false;
+                        unit_evaluate(u);
+                }
+        }
 }
 
 int unit_manager_start(UnitManager *m, const ExecutorUnitSpec *spec) {
@@ -453,13 +556,20 @@ int unit_manager_start(UnitManager *m, const ExecutorUnitSpec *spec) {
         string_set(u->info.driver_url, sizeof(u->info.driver_url), spec->driver_url);
 
         r = unit_watch(u);
-        if (r >= 0)
-                r = sd_bus_call_async(m->bus, &u->start_slot, msg, on_start_reply, u, 0);
         if (r < 0) {
                 unit_free(u);
                 return r;
         }
-        log_debug("%s: starting", name);
+        u->start_msg = TAKE_PTR(msg);
+        if (m->start_in_flight) {
+                start_queue_push(u);
+                return 0;
+        }
+        r = start_send(u);
+        if (r < 0) {
+                unit_free(u);
+                return r;
+        }
         return 0;
 }
 
@@ -518,6 +628,14 @@ int unit_manager_stop(UnitManager *m, const char *app_id, int executor_id, const
                 r = sd_bus_call_method_async(m->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                              "StopUnit", on_unwatched_stop_reply, NULL, "ss", name, "replace");
                 return r < 0 ? r : 0;
+        }
+
+        if (u->start_msg) {
+                /* Not started yet: it never will be (start_queue_pump()). */
+                u->stop_requested = true;
+                if (!isempty(reason) && !u->stop_reason)
+                        u->stop_reason = strdup(reason);
+                return 1;
         }
 
         u->stop_slot = sd_bus_slot_unref(u->stop_slot);
@@ -583,6 +701,7 @@ fail:
 UnitManager *unit_manager_free(UnitManager *m) {
         if (!m)
                 return NULL;
+        m->closing = true;
         unit_list_request_free_all(m);
         while (m->units)
                 unit_free(m->units);

@@ -401,6 +401,54 @@ START_TEST(test_stop_while_starting) {
 }
 END_TEST
 
+/* Starts go out one at a time, in order; one stopped while it waits for its
+ * turn is reported stopped and never reaches systemd. */
+START_TEST(test_start_queue) {
+        char app_id[APP_ID_MAX + 1], unit[UNIT_NAME_MAX];
+        const char *env[] = { "SPARK_FAKE_MODE=sleep" };
+        ExecutorUnitSpec spec;
+        const Record *r;
+        UnitManager *m;
+        size_t running = 0;
+        _cleanup_free_ char *load = NULL;
+        Ctx c;
+
+        ctx_init(&c);
+        m = manager_new(&c);
+        app_id_make(app_id, sizeof(app_id));
+        for (int i = 1; i <= 4; i++) {
+                spec = spec_make(app_id, i, env, 1);
+                ck_assert_int_eq(unit_manager_start(m, &spec), 0);
+        }
+        ck_assert_uint_eq(unit_manager_watched(m), 4);
+        ck_assert_int_eq(unit_manager_stop(m, app_id, 4, "application removed"), 1);
+
+        for (int i = 1; i <= 3; i++)
+                ck_assert_int_eq(wait_for(&c, app_id, i, false)->o.state, RUNNING);
+        r = wait_for(&c, app_id, 4, true);
+        ck_assert_int_eq(r->o.state, KILLED);
+        ck_assert_str_eq(r->o.reason, "stopped on request: application removed");
+        ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), app_id, 4), 0);
+        load = show_unit(unit, "LoadState");
+        ck_assert_str_eq(load, "LoadState=not-found\n"); /* nothing left of it */
+        /* RUNNING in the order of the starts */
+        for (size_t i = 0; i < c.n_records; i++)
+                if (c.records[i].o.state == RUNNING)
+                        ck_assert_int_eq(c.records[i].executor_id, (int) ++running);
+        ck_assert_uint_eq(running, 3);
+
+        for (int i = 1; i <= 3; i++)
+                ck_assert_int_eq(unit_manager_stop(m, app_id, i, NULL), 1);
+        for (int i = 1; i <= 3; i++)
+                ck_assert_int_eq(wait_for(&c, app_id, i, true)->o.state, KILLED);
+        for (int i = 1; i <= 4; i++)
+                assert_once(&c, app_id, i);
+        ck_assert_uint_eq(unit_manager_watched(m), 0);
+        unit_manager_free(m);
+        ctx_done(&c);
+}
+END_TEST
+
 START_TEST(test_invalid) {
         char app_id[APP_ID_MAX + 1];
         const char *env[] = { "SPARK_EXECUTOR_ID=99" };
@@ -753,6 +801,7 @@ int main(void) {
         tcase_add_test(tc, test_exit_three);
         tcase_add_test(tc, test_kill_self);
         tcase_add_test(tc, test_memory_limit);
+        tcase_add_test(tc, test_start_queue);
         tcase_add_test(tc, test_bad_binary);
         tcase_add_test(tc, test_stop_and_properties);
         tcase_add_test(tc, test_stop_while_starting);
