@@ -410,9 +410,11 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
                 driver_drain_finished_jobs(d);
                 if (scheduler_n_pending(d->scheduler) > 0)
                         driver_wake_parked(d);
-                /* A flush: answered at once, with work if there is some; a
-                 * poll parked meanwhile stays parked. */
-                return executor_answer(d, ex, req, MAX(poll->free_slots, 0), false);
+                /* With a poll of this executor parked already, this one is
+                 * a flush: answered at once, with work if there is some.
+                 * Otherwise it is also the executor's poll for work, and
+                 * may wait for it as one. */
+                return executor_answer(d, ex, req, MAX(poll->free_slots, 0), !ex->parked);
         }
 
         /* The executor has one poll waiting for work at a time; an older one

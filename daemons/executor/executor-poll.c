@@ -217,6 +217,33 @@ void executor_pump(Executor *e) {
         }
 }
 
+static int on_repoll(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s;
+        (void) usec;
+        executor_pump(userdata);
+        return 0;
+}
+
+/* After a reply that brought tasks: poll again a moment later rather than
+ * at once.  A task that ends within the delay sends its result on the poll
+ * that also asks for work (one message, where an immediate poll would have
+ * made it two, each answered), and the driver does not handle a poll
+ * while the task runs beside it; a longer task still has a poll out at the
+ * driver long before any heartbeat timeout. */
+static void executor_pump_soon(Executor *e) {
+        usec_t when = now_mono_usec() + EXECUTOR_REPOLL_DELAY_USEC;
+        int r;
+
+        if (e->repoll_source) {
+                r = sd_event_source_set_time(e->repoll_source, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(e->repoll_source, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time(e->event, &e->repoll_source, CLOCK_MONOTONIC, when, 1, on_repoll, e);
+        if (r < 0)
+                executor_pump(e);
+}
+
 void executor_results_ready(void *userdata, bool discard) {
         Executor *e = userdata;
 
@@ -334,7 +361,10 @@ static void handle_poll_reply(Executor *e, Envelope *env) {
 
         if (!batch)
                 envelope_free(env);
-        executor_pump(e);
+        if (batch)
+                executor_pump_soon(e);
+        else
+                executor_pump(e);
 }
 
 void executor_slot_done(void *userdata, bool discard) {

@@ -49,6 +49,10 @@
 /* How long a stopping executor waits for its task threads. */
 #define EXECUTOR_STOP_WAIT_USEC (200u * USEC_PER_MSEC)
 
+/* After a reply that brought tasks, the next poll for work waits this
+ * long: see executor_pump_soon(). */
+#define EXECUTOR_REPOLL_DELAY_USEC 200u
+
 /* Two polls at most: one that may wait (parked) at the driver for work, and
  * one that carries results while the first is parked. */
 #define EXECUTOR_POLL_SLOTS 2u
@@ -100,6 +104,7 @@ struct Executor {
         sd_event_source *sigterm_source, *sigint_source;
         sd_event_source *deadline_source;  /* registration deadline, then heartbeat timeout */
         sd_event_source *retry_source;     /* registration retry */
+        sd_event_source *repoll_source;    /* the delayed poll after tasks came */
         LoopQueue *queue;
 
         nng_socket sock;
