@@ -1,12 +1,17 @@
 /* A locked FIFO drained on the sd-event loop.  The eventfd is written only
  * when the queue goes from empty to non-empty, so a burst of pushes costs
  * one wake-up; the loop takes the whole list under the lock and runs it
- * without the lock held. */
+ * without the lock held, at most DISPATCH_MAX items per wake-up: one queue
+ * may be shared by thousands of producers (a master's worker links), and a
+ * burst of their completions must not keep the loop from its other
+ * sources for long. */
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 
 #include "loop-queue.h"
+
+#define DISPATCH_MAX 256
 
 struct LoopQueue {
         sd_event_source *source;
@@ -16,10 +21,11 @@ struct LoopQueue {
         LoopQueueItem *head, *tail; /* guarded by lock */
         size_t n_pending;           /* guarded by lock */
 
-        /* Loop thread only: the batch being run, so that a free() from one
-         * of its callbacks can discard the rest, and a flag on the
-         * dispatcher's stack telling it that the queue is gone. */
-        LoopQueueItem *batch;
+        /* Loop thread only: the batch being run (taken from the list, not
+         * run yet), so that a free() from one of its callbacks can discard
+         * the rest, and a flag on the dispatcher's stack telling it that the
+         * queue is gone. */
+        LoopQueueItem *batch, *batch_tail;
         bool *dispatch_alive;
 };
 
@@ -35,19 +41,32 @@ static void item_finish(LoopQueueItem *item, bool discard) {
         callback(userdata, discard);
 }
 
-static LoopQueueItem *queue_take_all(LoopQueue *q) {
+static LoopQueueItem *queue_take_all(LoopQueue *q, LoopQueueItem **ret_tail) {
         LoopQueueItem *list;
 
         pthread_mutex_lock(&q->lock);
         list = q->head;
+        if (ret_tail)
+                *ret_tail = q->tail;
         q->head = q->tail = NULL;
         q->n_pending = 0;
         pthread_mutex_unlock(&q->lock);
         return list;
 }
 
+static void queue_wake(LoopQueue *q) {
+        uint64_t one = 1;
+
+        /* Cannot fail short of a counter overflow, which needs 2^64 writes
+         * without a read; the loop reads on every wake-up. */
+        if (write(q->fd, &one, sizeof(one)) < 0) {
+                /* nothing to do: see above */
+        }
+}
+
 static int queue_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         LoopQueue *q = userdata;
+        LoopQueueItem *list, *tail = NULL;
         bool alive = true;
         uint64_t v;
 
@@ -60,13 +79,23 @@ static int queue_io(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 /* EAGAIN: a spurious wake-up; the list is taken anyway */
         }
 
-        q->batch = queue_take_all(q);
+        /* What a previous wake-up left runs first: FIFO order. */
+        list = queue_take_all(q, &tail);
+        if (list) {
+                if (q->batch)
+                        q->batch_tail->next = list;
+                else
+                        q->batch = list;
+                q->batch_tail = tail;
+        }
         q->dispatch_alive = &alive;
 
-        while (q->batch) {
+        for (unsigned n = 0; q->batch && n < DISPATCH_MAX; n++) {
                 LoopQueueItem *item = q->batch;
 
                 q->batch = item->next;
+                if (!q->batch)
+                        q->batch_tail = NULL;
                 item->next = NULL;
                 item_finish(item, false);
                 if (!alive)
@@ -74,6 +103,8 @@ static int queue_io(sd_event_source *s, int fd, uint32_t revents, void *userdata
         }
 
         q->dispatch_alive = NULL;
+        if (q->batch)
+                queue_wake(q); /* the rest after the loop's other sources */
         return 0;
 }
 
@@ -129,7 +160,8 @@ LoopQueue *loop_queue_free(LoopQueue *q) {
                 item->next = NULL;
                 item_finish(item, true);
         }
-        while ((list = queue_take_all(q))) {
+        q->batch_tail = NULL;
+        while ((list = queue_take_all(q, NULL))) {
                 while (list) {
                         LoopQueueItem *item = list;
 
@@ -163,15 +195,8 @@ void loop_queue_push_item(LoopQueue *q, LoopQueueItem *item) {
         q->n_pending++;
         pthread_mutex_unlock(&q->lock);
 
-        if (wake) {
-                uint64_t one = 1;
-
-                /* Cannot fail short of a counter overflow, which needs 2^64
-                 * writes without a read; the loop reads on every wake-up. */
-                if (write(q->fd, &one, sizeof(one)) < 0) {
-                        /* nothing to do: see above */
-                }
-        }
+        if (wake)
+                queue_wake(q);
 }
 
 int loop_queue_push(LoopQueue *q, LoopQueueCallback callback, void *userdata) {
@@ -187,6 +212,56 @@ int loop_queue_push(LoopQueue *q, LoopQueueCallback callback, void *userdata) {
         item->allocated = true;
         loop_queue_push_item(q, item);
         return 0;
+}
+
+/* Unlinks owner's items from the list at *head (keeping *tail right) and
+ * appends them, in order, where *discarded_end points. */
+static void list_split_owned(LoopQueueItem **head, LoopQueueItem **tail, const void *owner,
+                             LoopQueueItem ***discarded_end, size_t *ret_removed) {
+        LoopQueueItem *prev = NULL;
+
+        for (LoopQueueItem *item = *head, *next; item; item = next) {
+                next = item->next;
+                if (item->owner != owner) {
+                        prev = item;
+                        continue;
+                }
+                if (prev)
+                        prev->next = next;
+                else
+                        *head = next;
+                if (*tail == item)
+                        *tail = prev;
+                item->next = NULL;
+                **discarded_end = item;
+                *discarded_end = &item->next;
+                (*ret_removed)++;
+        }
+}
+
+void loop_queue_discard_owned(LoopQueue *q, const void *owner) {
+        LoopQueueItem *discarded = NULL, **end = &discarded;
+        size_t removed = 0;
+
+        if (!q || !owner)
+                return;
+
+        list_split_owned(&q->batch, &q->batch_tail, owner, &end, &removed);
+
+        pthread_mutex_lock(&q->lock);
+        removed = 0;
+        list_split_owned(&q->head, &q->tail, owner, &end, &removed);
+        q->n_pending -= removed;
+        pthread_mutex_unlock(&q->lock);
+
+        /* Without the lock: a callback may push. */
+        while (discarded) {
+                LoopQueueItem *item = discarded;
+
+                discarded = item->next;
+                item->next = NULL;
+                item_finish(item, true);
+        }
 }
 
 size_t loop_queue_pending(LoopQueue *q) {

@@ -26,6 +26,9 @@ typedef struct LoopQueueItem {
         struct LoopQueueItem *next;
         LoopQueueCallback callback;
         void *userdata;
+        /* Who pushed it, for loop_queue_discard_owned() on a queue that
+         * several producers share; NULL: nobody in particular. */
+        const void *owner;
         bool allocated; /* internal: made by loop_queue_push(), freed by the queue */
 } LoopQueueItem;
 
@@ -46,6 +49,12 @@ int loop_queue_push(LoopQueue *q, LoopQueueCallback callback, void *userdata);
 
 /* Any thread.  Never fails. */
 void loop_queue_push_item(LoopQueue *q, LoopQueueItem *item);
+
+/* Loop thread.  Discards (callback with discard = true) every item of owner
+ * still queued, including those of a batch being run, and leaves the others
+ * in order: for one producer among many sharing the queue that goes away
+ * (stop its pushes first, as for loop_queue_free()).  O(items queued). */
+void loop_queue_discard_owned(LoopQueue *q, const void *owner);
 
 /* Number of items waiting (a snapshot, for stats and tests). */
 size_t loop_queue_pending(LoopQueue *q);

@@ -50,6 +50,7 @@ struct RpcClient {
         nng_socket sock;
         bool sock_open;
         LoopQueue *queue;
+        bool queue_shared;      /* the caller's (RpcClientConfig.queue) */
         RpcCall *calls;
         unsigned n_calls;
         size_t max_reply_bytes;
@@ -195,6 +196,7 @@ int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler
         call->userdata = userdata;
         call->deadline_ms = nng_util_now_ms() + (uint64_t) timeout_ms;
         loop_queue_item_init(&call->item, call_dispatch, call);
+        call->item.owner = c;
 
         k = nng_errno(nng_aio_alloc(&call->aio, call_aio_cb, call));
         if (k < 0)
@@ -242,7 +244,13 @@ static void client_close(RpcClient *c) {
         for (RpcCall *call = c->calls; call; call = call->next)
                 nng_aio_stop(call->aio);
 
-        c->queue = loop_queue_free(c->queue);
+        /* Completions not run yet are dropped from the queue: the calls
+         * stay on our list and are completed below. */
+        if (c->queue_shared)
+                loop_queue_discard_owned(c->queue, c);
+        else
+                loop_queue_free(c->queue);
+        c->queue = NULL;
 
         while (c->calls)
                 call_complete(c->calls, true);
@@ -276,9 +284,14 @@ int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, Rpc
                 goto fail;
         }
 
-        k = loop_queue_new(e, &c->queue);
-        if (k < 0)
-                goto fail;
+        if (cfg && cfg->queue) {
+                c->queue = cfg->queue;
+                c->queue_shared = true;
+        } else {
+                k = loop_queue_new(e, &c->queue);
+                if (k < 0)
+                        goto fail;
+        }
 
         k = nng_errno(nng_req0_open(&c->sock));
         if (k < 0)

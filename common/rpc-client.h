@@ -18,6 +18,7 @@
 #include <systemd/sd-event.h>
 
 #include "codec.h"
+#include "loop-queue.h"
 #include "macro.h"
 #include "tls.h"
 
@@ -36,6 +37,13 @@ typedef struct RpcClientConfig {
          * signed by (else -ENOKEY), and our certificate and key to present.
          * Read when the client is created. */
         const TlsSettings *tls;
+        /* Where the client's completions go to reach the loop.  NULL: a
+         * queue (an eventfd) of its own.  A daemon with many clients (the
+         * master's link to each worker) passes one queue for all of them,
+         * so that they cost no fd each and the loop polls one eventfd, not
+         * thousands.  The queue must outlive the client; the client takes
+         * its own items back from it when freed. */
+        LoopQueue *queue;
 } RpcClientConfig;
 
 /* Called once per call, on the loop thread:

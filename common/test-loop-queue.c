@@ -200,6 +200,145 @@ START_TEST(test_embedded_item_reuse) {
 }
 END_TEST
 
+/* Items of two owners on one queue, as the master's worker links share
+ * theirs.  Embedded items carry the owner. */
+#define N_OWNED 600
+
+typedef struct Owned {
+        LoopQueueItem item;
+        int owner; /* 0 or 1 */
+        int seq;
+} Owned;
+
+static struct {
+        Owned items[N_OWNED];
+        LoopQueue *q;
+        int next_seq, discard_at;
+        unsigned run[2], discarded[2];
+        bool done;
+} own;
+
+static const char owner_tags[2] = { 'a', 'b' };
+
+static void owned_cb(void *userdata, bool discard) {
+        Owned *o = userdata;
+
+        if (discard) {
+                own.discarded[o->owner]++;
+                return;
+        }
+        /* FIFO among what runs */
+        ck_assert_int_gt(o->seq, own.next_seq - 1);
+        own.next_seq = o->seq + 1;
+        own.run[o->owner]++;
+        if (o->seq == own.discard_at)
+                loop_queue_discard_owned(own.q, &owner_tags[1]);
+        if (o->seq == N_OWNED - 2) /* the last of owner 0 */
+                own.done = true;
+}
+
+static void owned_push_all(void) {
+        for (int i = 0; i < N_OWNED; i++) {
+                Owned *o = &own.items[i];
+
+                *o = (Owned) { .owner = i % 2, .seq = i };
+                loop_queue_item_init(&o->item, owned_cb, o);
+                o->item.owner = &owner_tags[o->owner];
+                loop_queue_push_item(own.q, &o->item);
+        }
+}
+
+START_TEST(test_discard_owned) {
+        sd_event *e = NULL;
+
+        memset(&own, 0, sizeof(own));
+        own.discard_at = -1;
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(loop_queue_new(e, &own.q), 0);
+
+        /* Before any dispatch: only owner 1's items go. */
+        owned_push_all();
+        loop_queue_discard_owned(own.q, &owner_tags[1]);
+        ck_assert_uint_eq(own.discarded[1], N_OWNED / 2);
+        ck_assert_uint_eq(loop_queue_pending(own.q), N_OWNED / 2);
+        loop_queue_discard_owned(own.q, "nobody");
+        loop_queue_discard_owned(own.q, NULL);
+        ck_assert_uint_eq(loop_queue_pending(own.q), N_OWNED / 2);
+        run_until(e, &own.done, 5 * 1000 * 1000);
+        ck_assert_uint_eq(own.run[0], N_OWNED / 2);
+        ck_assert_uint_eq(own.run[1], 0);
+
+        /* From a callback in the middle of a batch: owner 1's items after it,
+         * in the batch being run and still queued, are discarded. */
+        memset(&own.run, 0, sizeof(own.run));
+        memset(&own.discarded, 0, sizeof(own.discarded));
+        own.next_seq = 0;
+        own.done = false;
+        own.discard_at = 10;
+        owned_push_all();
+        run_until(e, &own.done, 5 * 1000 * 1000);
+        ck_assert_uint_eq(own.run[0], N_OWNED / 2);
+        ck_assert_uint_eq(own.run[1], 5);    /* 1, 3, 5, 7, 9 */
+        ck_assert_uint_eq(own.discarded[1], N_OWNED / 2 - 5);
+        ck_assert_uint_eq(loop_queue_pending(own.q), 0);
+
+        own.q = loop_queue_free(own.q);
+        ck_assert_uint_eq(own.discarded[0], 0);
+        sd_event_unref(e);
+}
+END_TEST
+
+/* A long queue is run in slices: the loop's other sources get their turn
+ * in between, and the order stays FIFO. */
+static unsigned slice_run;
+
+static void slice_cb(void *userdata, bool discard) {
+        Item *it = userdata;
+
+        ck_assert(!discard);
+        ck_assert_int_eq(it->seq, (int) slice_run);
+        slice_run++;
+        free(it);
+}
+
+static int count_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s, (void) usec;
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
+START_TEST(test_dispatch_in_slices) {
+        _cleanup_(loop_queue_freep) LoopQueue *q = NULL;
+        sd_event_source *timer = NULL;
+        unsigned timer_runs = 0, iterations = 0;
+        sd_event *e = NULL;
+
+        slice_run = 0;
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(loop_queue_new(e, &q), 0);
+        for (int i = 0; i < 2000; i++) {
+                Item *it = malloc(sizeof(*it));
+
+                *it = (Item) { .seq = i };
+                ck_assert_int_eq(loop_queue_push(q, slice_cb, it), 0);
+        }
+        /* a timer that is always due, at the queue's priority */
+        ck_assert_int_ge(sd_event_add_time(e, &timer, CLOCK_MONOTONIC, 1, 0, count_timer, &timer_runs), 0);
+        ck_assert_int_ge(sd_event_source_set_enabled(timer, SD_EVENT_ON), 0);
+
+        ck_assert_int_ge(sd_event_run(e, 100 * 1000), 0);
+        ck_assert_uint_lt(slice_run, 2000);
+        while (slice_run < 2000 && iterations++ < 1000)
+                ck_assert_int_ge(sd_event_run(e, 100 * 1000), 0);
+        ck_assert_uint_eq(slice_run, 2000);
+        ck_assert_uint_gt(timer_runs, 1);
+
+        sd_event_source_unref(timer);
+        q = loop_queue_free(q);
+        sd_event_unref(e);
+}
+END_TEST
+
 START_TEST(test_null_and_invalid) {
         _cleanup_(loop_queue_freep) LoopQueue *q = NULL;
         sd_event *e = NULL;
@@ -226,6 +365,8 @@ static Suite *loop_queue_suite(void) {
         tcase_add_test(tc, test_free_discards_pending);
         tcase_add_test(tc, test_free_from_callback);
         tcase_add_test(tc, test_embedded_item_reuse);
+        tcase_add_test(tc, test_discard_owned);
+        tcase_add_test(tc, test_dispatch_in_slices);
         tcase_add_test(tc, test_null_and_invalid);
         suite_add_tcase(s, tc);
         return s;

@@ -691,6 +691,64 @@ START_TEST(test_free_with_work_in_flight) {
 }
 END_TEST
 
+/* ------------------------------------- clients sharing one loop queue */
+
+START_TEST(test_clients_share_a_queue) {
+        Spark__RegisterApplication ra;
+        Envelope env;
+        sd_event *e = NULL;
+        LoopQueue *q = NULL;
+        RpcServer *s = NULL;
+        RpcClient *a = NULL, *b = NULL;
+        char nowhere[192];
+        Outcome oa[3] = {}, ob[20] = {};
+        bool all_b = false;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(loop_queue_new(e, &q), 0);
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, echo_handler, NULL, &s), 0);
+        snprintf(nowhere, sizeof(nowhere), "ipc://%s/nobody.sock", tmpdir);
+
+        /* a waits for a server that is not there; b gets its answers */
+        ck_assert_int_eq(rpc_client_new(e, nowhere, &(RpcClientConfig) { .queue = q }, &a), 0);
+        ck_assert_int_eq(rpc_client_new(e, url, &(RpcClientConfig) { .queue = q }, &b), 0);
+        make_register_app(&env, &ra, "shared");
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_eq(rpc_client_call(a, &env, 10000, record_reply, &oa[i]), 0);
+        for (int i = 0; i < 20; i++)
+                ck_assert_int_eq(rpc_client_call(b, &env, 5000, record_reply, &ob[i]), 0);
+        for (uint64_t deadline = now_usec() + 5 * SEC; !all_b && now_usec() < deadline;) {
+                ck_assert_int_ge(sd_event_run(e, 50 * 1000), 0);
+                all_b = true;
+                for (int i = 0; i < 20; i++)
+                        all_b = all_b && ob[i].done;
+        }
+        for (int i = 0; i < 20; i++) {
+                ck_assert(ob[i].done);
+                ck_assert_int_eq(ob[i].error, 0);
+                ck_assert_int_eq(ob[i].body_case, SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY);
+        }
+        ck_assert_uint_eq(rpc_client_pending(a), 3);
+
+        /* Freeing one client completes its own calls only; the queue and
+         * the other client go on. */
+        a = rpc_client_free(a);
+        for (int i = 0; i < 3; i++) {
+                ck_assert(oa[i].done);
+                ck_assert_int_eq(oa[i].error, -ECANCELED);
+        }
+        memset(ob, 0, sizeof(ob));
+        ck_assert_int_eq(rpc_client_call(b, &env, 5000, record_reply, &ob[0]), 0);
+        run_until(e, &ob[0].done, 5 * SEC);
+        ck_assert_int_eq(ob[0].error, 0);
+
+        b = rpc_client_free(b);
+        s = rpc_server_free(s);
+        q = loop_queue_free(q);
+        sd_event_unref(e);
+}
+END_TEST
+
 /* ------------------------------ a peer process killed: pipe removal */
 
 typedef struct PipeWatch {
@@ -801,6 +859,7 @@ static Suite *rpc_suite(void) {
         tcase_add_test(tc, test_raw_handler_echo);
         tcase_add_test(tc, test_resend_after_server_restart);
         tcase_add_test(tc, test_free_with_work_in_flight);
+        tcase_add_test(tc, test_clients_share_a_queue);
         tcase_add_test(tc, test_pipe_removed_when_peer_killed);
         suite_add_tcase(s, tc);
         return s;

@@ -22,13 +22,14 @@ typedef struct WorkerCall {
 static int worker_call_send(WorkerCall *call);
 
 static RpcClient *worker_link(Master *m, Worker *w) {
+        RpcClientConfig cfg = { .tls = &m->config.cluster.tls, .queue = m->link_queue };
         RpcClient *c = w->link;
         int r;
 
         if (c && streq(rpc_client_url(c), w->endpoint))
                 return c;
         w->link = rpc_client_free(c);
-        r = rpc_client_new(m->event, w->endpoint, &(RpcClientConfig) { .tls = &m->config.cluster.tls }, &c);
+        r = rpc_client_new(m->event, w->endpoint, &cfg, &c);
         if (r < 0) {
                 log_struct_errno(LOG_ERR, r, LOG_FIELDS(.worker_id = w->id),
                                  "Failed to connect to worker %s at %s: %m", w->id, w->endpoint);

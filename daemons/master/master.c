@@ -31,6 +31,11 @@ int master_new(const char *config_path, Master **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate the event loop: %m");
 
+        /* One queue for all links: 10,000 workers are not 10,000 eventfds. */
+        r = loop_queue_new(m->event, &m->link_queue);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the links' queue: %m");
+
         r = hashmap_new(&m->driver_checks);
         if (r < 0)
                 return log_oom();
@@ -58,6 +63,7 @@ Master *master_free(Master *m) {
                         ((Worker *) v)->link = rpc_client_free(((Worker *) v)->link);
         }
         master_drivers_free(m);
+        m->link_queue = loop_queue_free(m->link_queue);
         rpc_server_free(m->server);
         m->cluster = cluster_free(m->cluster);
         event_pub_free(m->events);

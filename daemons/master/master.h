@@ -17,6 +17,7 @@ typedef struct Master {
         Cluster *cluster;
         RpcServer *server;
         EventPub *events;
+        LoopQueue *link_queue;           /* completions of every worker and driver link */
         sd_event_source *worker_check;   /* fires at the next worker deadline */
         sd_event_source *status_timer;
         sd_event_source *state_timer;    /* saves the state a moment after a change */
