@@ -4,7 +4,16 @@
  * context and aio.  nng owns a call while it is in SEND or RECV; its aio
  * callback moves it to DONE and pushes it onto the loop queue, where the
  * reply is decoded and the user's callback runs.  The list of calls is
- * touched only by the loop. */
+ * touched only by the loop.
+ *
+ * Resending after a dropped connection is ours, not nng's: nng 1.5 resends
+ * only from a per-context resend timer, and arming one puts the context on
+ * nng's one global timer list, which is kept sorted by a linear walk from
+ * its head — with every call's timer later than all the others, each send
+ * walked every pending call of every client (the master, 100,000 launches
+ * in flight: most of its time).  Without a resend timer nng fails the
+ * receive with NNG_ECONNRESET when the connection drops, and the call sends
+ * its request again (a copy kept for that) on the next connection. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -18,9 +27,9 @@
 
 #define RPC_CLIENT_RECONNECT_MIN_MS 100
 #define RPC_CLIENT_RECONNECT_MAX_MS 2000
-/* With no timed resend wanted, the resend timer still has to be set (a zero
- * or infinite value also disables the resend after a reconnect), so it is
- * set beyond the call's own deadline. */
+/* rpc_call_sync(): with no timed resend wanted, the resend timer is set
+ * beyond the call's deadline (a zero or infinite value also disables nng's
+ * resend after a reconnect). */
 #define RESEND_BEYOND_DEADLINE_MS 60000
 
 typedef enum RpcCallState {
@@ -38,6 +47,7 @@ typedef struct RpcCall {
         nng_aio *aio;
         RpcCallState state;
         int nng_error;
+        nng_msg *request;       /* a copy, to resend after a dropped connection */
         nng_msg *reply;
         uint64_t deadline_ms;
         LoopQueueItem item;
@@ -103,6 +113,19 @@ static void call_aio_cb(void *arg) {
                 return;
 
         case RPC_CALL_RECV:
+                if (rv == NNG_ECONNRESET && call->request && !atomic_load(&c->closing)) {
+                        remaining = nng_util_remaining_ms(call->deadline_ms);
+                        if (remaining > 0 && nng_msg_dup(&m, call->request) == 0) {
+                                /* Sending waits for the next connection. */
+                                call->state = RPC_CALL_SEND;
+                                nng_aio_set_timeout(call->aio, remaining);
+                                nng_aio_set_msg(call->aio, m);
+                                nng_ctx_send(call->ctx, call->aio);
+                                return;
+                        }
+                        rv = remaining > 0 ? NNG_ENOMEM : NNG_ETIMEDOUT;
+                        break;
+                }
                 if (rv == 0) {
                         call->reply = nng_aio_get_msg(call->aio);
                         nng_aio_set_msg(call->aio, NULL);
@@ -158,6 +181,10 @@ static void call_complete(RpcCall *call, bool cancelled) {
                 nng_msg_free(call->reply);
                 call->reply = NULL;
         }
+        if (call->request) {
+                nng_msg_free(call->request);
+                call->request = NULL;
+        }
 
         call->callback(c, error, env, call->userdata);
 
@@ -201,11 +228,17 @@ int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler
         k = nng_errno(nng_aio_alloc(&call->aio, call_aio_cb, call));
         if (k < 0)
                 goto fail;
+        if (c->resend_ms <= 0) {
+                k = nng_errno(nng_msg_dup(&call->request, m));
+                if (k < 0)
+                        goto fail;
+        }
         k = nng_errno(nng_ctx_open(&call->ctx, c->sock));
         if (k < 0)
                 goto fail;
+        /* A timed resend is nng's (few clients want one: see above). */
         k = nng_errno(nng_ctx_set_ms(call->ctx, NNG_OPT_REQ_RESENDTIME,
-                                     c->resend_ms > 0 ? c->resend_ms : timeout_ms + RESEND_BEYOND_DEADLINE_MS));
+                                     c->resend_ms > 0 ? c->resend_ms : NNG_DURATION_INFINITE));
         if (k < 0) {
                 (void) nng_ctx_close(call->ctx);
                 goto fail;
@@ -226,6 +259,8 @@ int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler
 
 fail:
         nng_aio_free(call->aio);
+        if (call->request)
+                nng_msg_free(call->request);
         free(call);
         nng_msg_free(m);
         return k;
