@@ -31,6 +31,7 @@ struct Cluster {
         size_t *pw_order;
         int *pw_result;
         size_t pw_allocated;
+        bool schedule_pending;   /* told the I/O layer (fx.schedule_needed), not run yet */
 };
 
 static const char *const executor_state_table[] = {
@@ -56,6 +57,8 @@ static const char *const worker_state_table[] = {
         [SPARK__WORKER_STATE__WORKER_ALIVE] = "ALIVE",
         [SPARK__WORKER_STATE__WORKER_LOST] = "LOST",
 };
+
+static void schedule_soon(Cluster *c);
 
 #define TABLE_LOOKUP(table, i) ((unsigned) (i) < ELEMENTSOF(table) && table[i] ? table[i] : "INVALID")
 
@@ -165,7 +168,7 @@ Cluster *cluster_free(Cluster *c) {
 
 void cluster_set_config(Cluster *c, const ClusterConfig *cfg) {
         c->cfg = *cfg;
-        cluster_schedule(c);
+        schedule_soon(c);
 }
 
 const char *cluster_id(Cluster *c) {
@@ -342,7 +345,7 @@ void cluster_worker_lost(Cluster *c, Worker *w, const char *reason) {
         if (c->fx.worker_removed)
                 c->fx.worker_removed(c, w, c->userdata);
         worker_free(w);
-        cluster_schedule(c);
+        schedule_soon(c);
 }
 
 int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const ReportedExecutor *reported,
@@ -421,7 +424,7 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
 
         if (ret)
                 *ret = w;
-        cluster_schedule(c);
+        schedule_soon(c);
         return restarted ? 1 : 0;
 }
 
@@ -434,7 +437,7 @@ int cluster_heartbeat(Cluster *c, const char *worker_id, usec_t now) {
         /* heartbeats are the clock that ends a launch backoff */
         if (w->launch_backoff_until != 0 && now >= w->launch_backoff_until) {
                 w->launch_backoff_until = 0;
-                cluster_schedule(c);
+                schedule_soon(c);
         }
         return 0;
 }
@@ -602,7 +605,7 @@ int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App
                 *ret = a;
         if (c->fx.app_registered)
                 c->fx.app_registered(c, a, c->userdata);
-        cluster_schedule(c);
+        schedule_soon(c);
         return 0;
 }
 
@@ -638,7 +641,7 @@ int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const cha
         hashmap_remove(c->apps, a->id);
         app_unlink(c, a);
         app_free(a);
-        cluster_schedule(c);
+        schedule_soon(c);
         return 0;
 }
 
@@ -650,7 +653,7 @@ int cluster_request_executors(Cluster *c, const char *app_id, int total) {
         if (total < 0)
                 return -EINVAL;
         a->executor_limit = total;
-        cluster_schedule(c);
+        schedule_soon(c);
         return 0;
 }
 
@@ -714,7 +717,7 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
                           now - e->running_since < EXECUTOR_STABLE_USEC);
         executor_set_state(c, e, state, reason, exit_code);
         if (executor_state_is_terminal(state))
-                cluster_schedule(c);
+                schedule_soon(c);
         return 0;
 }
 
@@ -841,20 +844,21 @@ static int ensure_scratch(Cluster *c, size_t n) {
         return 0;
 }
 
-static void schedule_app(Cluster *c, App *a, size_t n_workers) {
+/* Places at most budget executors of a; returns how many it placed. */
+static int schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
         int cores_left = a->max_cores > 0 ? a->max_cores - a->cores_granted : INT32_MAX;
         int allowed = a->executor_limit == INT32_MAX ? INT32_MAX : a->executor_limit - (int) a->n_live_executors;
         PlacementRequest req = {
                 .cores_wanted = MAX(cores_left, 0),
                 .cores_per_executor = a->cores_per_executor,
                 .memory_per_executor_mb = a->executor_memory_mb,
-                .executors_allowed = MAX(allowed, 0),
+                .executors_allowed = MIN(MAX(allowed, 0), budget),
                 .spread_out = c->cfg.spread_out,
         };
-        int placed;
+        int placed, launched = 0;
 
         if (req.cores_wanted < a->cores_per_executor || req.executors_allowed == 0)
-                return;
+                return 0;
 
         for (size_t i = 0; i < n_workers; i++) {
                 Worker *w = c->pw_workers[i];
@@ -866,14 +870,15 @@ static void schedule_app(Cluster *c, App *a, size_t n_workers) {
         }
         placed = placement_schedule(&req, c->pw, n_workers, c->pw_order, c->pw_result);
         if (placed <= 0)
-                return;
+                return 0;
 
         for (size_t i = 0; i < n_workers; i++)
                 for (int k = 0; k < c->pw_result[i]; k++) {
                         Worker *w = c->pw_workers[i];
                         Executor *e = app_new_executor(c, a, w);
                         if (!e)
-                                return;
+                                return launched;
+                        launched++;
                         log_struct(LOG_INFO,
                                    LOG_FIELDS(.app_id = a->id, .executor_id = e->id, .worker_id = w->id,
                                               .message_id = SPARK_MESSAGE_EXECUTOR_LAUNCHED),
@@ -884,20 +889,43 @@ static void schedule_app(Cluster *c, App *a, size_t n_workers) {
                         if (c->fx.executor_added)
                                 c->fx.executor_added(c, e, c->userdata);
                 }
+        return launched;
 }
 
-void cluster_schedule(Cluster *c) {
+bool cluster_schedule_step(Cluster *c, unsigned max_launches) {
+        int budget = (int) MIN(max_launches, (unsigned) INT32_MAX);
         size_t n = 0, i = 0;
         void *v;
 
-        if (!c->apps_head || hashmap_size(c->workers) == 0)
-                return;
+        c->schedule_pending = false;
+        if (!c->apps_head || hashmap_size(c->workers) == 0 || budget == 0)
+                return budget == 0;
         if (ensure_scratch(c, hashmap_size(c->workers)) < 0)
-                return;
+                return false;
         while (hashmap_iterate(c->workers, &i, &v, NULL))
                 c->pw_workers[n++] = v;
 
-        for (App *a = c->apps_head; a; a = a->next)
-                if (a->state == SPARK__APP_STATE__APP_WAITING || a->state == SPARK__APP_STATE__APP_RUNNING)
-                        schedule_app(c, a, n);
+        for (App *a = c->apps_head; a; a = a->next) {
+                if (a->state != SPARK__APP_STATE__APP_WAITING && a->state != SPARK__APP_STATE__APP_RUNNING)
+                        continue;
+                budget -= schedule_app(c, a, n, budget);
+                if (budget <= 0)
+                        return true; /* maybe more: the caller comes back */
+        }
+        return false;
+}
+
+void cluster_schedule(Cluster *c) {
+        (void) cluster_schedule_step(c, UINT_MAX);
+}
+
+static void schedule_soon(Cluster *c) {
+        if (!c->fx.schedule_needed) {
+                cluster_schedule(c);
+                return;
+        }
+        if (c->schedule_pending)
+                return;
+        c->schedule_pending = true;
+        c->fx.schedule_needed(c, c->userdata);
 }

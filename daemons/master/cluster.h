@@ -108,6 +108,11 @@ typedef struct ClusterEffects {
         void (*worker_removed)(Cluster *c, Worker *w, void *userdata);
         /* a new app has its id: the id counter must reach the disk first */
         void (*app_registered)(Cluster *c, App *a, void *userdata);
+        /* Placement is due after a change: the I/O layer calls
+         * cluster_schedule_step() soon, from its loop, until it returns
+         * false.  Called once until then.  NULL: every change places at once,
+         * within the call that made it. */
+        void (*schedule_needed)(Cluster *c, void *userdata);
 } ClusterEffects;
 
 int cluster_new(const ClusterConfig *cfg, const ClusterEffects *fx, void *userdata, time_t start_time,
@@ -159,9 +164,14 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
                                    ExecutorState state, const char *reason, int exit_code, usec_t now);
 int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const char *reason);
 
-/* Places executors for waiting apps; called after every state change by the
- * functions above, exposed for tests. */
+/* Places executors for waiting apps, oldest app first: at once after every
+ * state change by the functions above, or, with fx.schedule_needed, when
+ * the I/O layer calls it.  cluster_schedule_step() launches at most
+ * max_launches executors and returns true if it stopped there (call again:
+ * there may be more to place), so that a large app is placed in slices
+ * between other work. */
 void cluster_schedule(Cluster *c);
+bool cluster_schedule_step(Cluster *c, unsigned max_launches);
 
 /* Restoring what master-state.c kept in state_dir; nothing is scheduled or
  * sent until the caller calls cluster_schedule(). */

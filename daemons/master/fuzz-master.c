@@ -220,6 +220,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         fuzz_effects = master_effects;
         fuzz_effects.launch_executor = fx_launch;
         fuzz_effects.kill_executor = fx_kill;
+        fuzz_effects.schedule_needed = NULL; /* placed within each request, checked after it */
         return 0;
 }
 

@@ -6,6 +6,10 @@
 
 #define WORKER_CALL_TIMEOUT_MS 5000
 #define MAX_WORKER_CALL_ATTEMPTS 5
+/* Launches per turn of the loop: an app of 10,000 executors is placed
+ * while heartbeats and registrations are served in between (each launch
+ * costs tens of microseconds: a slice a few milliseconds). */
+#define PLACEMENT_SLICE 128
 
 /* One outstanding call to a worker.  Holds ids, not pointers: by the time
  * the answer comes, the worker or the executor may be gone. */
@@ -256,6 +260,34 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
         w->link = rpc_client_free(w->link);
 }
 
+static int on_placement(sd_event_source *s, void *userdata) {
+        Master *m = userdata;
+
+        if (cluster_schedule_step(m->cluster, PLACEMENT_SLICE))
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+/* Placement runs from the loop after the request that called for it has
+ * been answered: a RegisterApplication is answered once the app is
+ * recorded (and on disk, see on_app_registered()), not after its 10,000
+ * LaunchExecutor calls have gone out. */
+static void on_schedule_needed(Cluster *c, void *userdata) {
+        Master *m = userdata;
+        int r;
+
+        if (!m->placement) {
+                r = sd_event_add_defer(m->event, &m->placement, on_placement, m);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to defer placement, placing at once: %m");
+                        cluster_schedule(c);
+                        return;
+                }
+                (void) sd_event_source_set_description(m->placement, "placement");
+        }
+        (void) sd_event_source_set_enabled(m->placement, SD_EVENT_ONESHOT);
+}
+
 const ClusterEffects master_effects = {
         .launch_executor = on_launch,
         .kill_executor = on_kill,
@@ -265,6 +297,7 @@ const ClusterEffects master_effects = {
         .app_removed = on_app_removed,
         .worker_removed = on_worker_removed,
         .app_registered = on_app_registered,
+        .schedule_needed = on_schedule_needed,
 };
 
 void master_resume_launches(Master *m) {

@@ -70,6 +70,7 @@ Master *master_free(Master *m) {
         sd_event_source_unref(m->worker_check);
         sd_event_source_unref(m->status_timer);
         sd_event_source_unref(m->state_timer);
+        sd_event_source_unref(m->placement);
         sd_event_unref(m->event);
         config_done(&m->config);
         free(m->config_path);

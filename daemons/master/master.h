@@ -21,6 +21,7 @@ typedef struct Master {
         sd_event_source *worker_check;   /* fires at the next worker deadline */
         sd_event_source *status_timer;
         sd_event_source *state_timer;    /* saves the state a moment after a change */
+        sd_event_source *placement;      /* places executors in slices, between requests */
         Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
         bool state_dirty;
         char status[256];

@@ -1,7 +1,14 @@
 /* See placement.h.  Follows Spark's Master.scheduleExecutorsOnWorkers():
  * usable workers sorted by free cores; in spread-out mode each pass gives one
  * executor to every worker that can still take one; otherwise each worker is
- * filled before moving on.  Memory is checked for every new executor. */
+ * filled before moving on.  Memory is checked for every new executor.
+ *
+ * At most k = min(executors allowed, cores wanted / cores per executor)
+ * executors are placed, and every usable worker can take one, so both modes
+ * use only the first k workers of that order: when k is smaller than the
+ * number of usable workers (a small app on a large cluster, or one slice of
+ * a large app) those k are selected in linear time and only they are
+ * sorted — not all 10,000 workers for each small app. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -18,6 +25,48 @@ static int by_free_cores_desc(const void *a, const void *b, void *userdata) {
         return *(const size_t *) a < *(const size_t *) b ? -1 : 1;
 }
 
+static inline int order_cmp(const PlacementWorker *workers, size_t a, size_t b) {
+        return by_free_cores_desc(&a, &b, (void *) workers);
+}
+
+static void swap_idx(size_t *order, size_t i, size_t j) {
+        size_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+}
+
+/* Rearranges order[0..n) so that its first k entries are the k first in
+ * by_free_cores_desc() order (in no particular order among themselves):
+ * quickselect with a median-of-three pivot, expected O(n). */
+static void select_first(const PlacementWorker *workers, size_t *order, size_t n, size_t k) {
+        size_t lo = 0, hi = n; /* the boundary k lies in [lo, hi) */
+
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2, store = lo;
+
+                /* median of three to the end, as the pivot */
+                if (order_cmp(workers, order[mid], order[lo]) < 0)
+                        swap_idx(order, mid, lo);
+                if (order_cmp(workers, order[hi - 1], order[lo]) < 0)
+                        swap_idx(order, hi - 1, lo);
+                if (order_cmp(workers, order[mid], order[hi - 1]) < 0)
+                        swap_idx(order, mid, hi - 1);
+
+                for (size_t i = lo; i < hi - 1; i++)
+                        if (order_cmp(workers, order[i], order[hi - 1]) < 0)
+                                swap_idx(order, i, store++);
+                swap_idx(order, store, hi - 1);
+
+                /* order[store] is in its final place */
+                if (store == k || store + 1 == k)
+                        return;
+                if (store > k)
+                        hi = store;
+                else
+                        lo = store + 1;
+        }
+}
+
 static bool can_launch(const PlacementRequest *req, const PlacementWorker *w, int executors_here,
                        int cores_left, int executors_left) {
         int64_t cores_used_here = (int64_t) executors_here * req->cores_per_executor;
@@ -32,7 +81,7 @@ int placement_schedule(const PlacementRequest *req, const PlacementWorker *worke
                        size_t *order, int *executors) {
         size_t usable = 0;
         int64_t free_total = 0;
-        int cores_left, executors_left, placed = 0;
+        int cores_left, executors_left, at_most, placed = 0;
         bool progress;
 
         if (!req || req->cores_per_executor < 1 || req->memory_per_executor_mb < 0 ||
@@ -50,10 +99,19 @@ int placement_schedule(const PlacementRequest *req, const PlacementWorker *worke
         if (usable == 0)
                 return 0;
 
-        qsort_r(order, usable, sizeof(size_t), by_free_cores_desc, (void *) workers);
-
         cores_left = (int) (free_total < req->cores_wanted ? free_total : req->cores_wanted);
         executors_left = req->executors_allowed;
+
+        at_most = cores_left / req->cores_per_executor;
+        if (executors_left < at_most)
+                at_most = executors_left;
+        if (at_most <= 0)
+                return 0;
+        if ((size_t) at_most < usable) {
+                select_first(workers, order, usable, (size_t) at_most);
+                usable = (size_t) at_most;
+        }
+        qsort_r(order, usable, sizeof(size_t), by_free_cores_desc, (void *) workers);
 
         do {
                 progress = false;

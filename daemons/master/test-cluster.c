@@ -1,6 +1,7 @@
 /* The master's state machine, driven without sockets. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cluster.h"
 #include "log.h"
@@ -471,6 +472,63 @@ START_TEST(test_executor_limit) {
 }
 END_TEST
 
+/* With fx.schedule_needed the cluster places nothing by itself: it asks
+ * once, and the caller places in slices of at most N launches, oldest app
+ * first. */
+static int schedule_requests;
+
+static void on_schedule_needed(Cluster *c, void *ud) {
+        (void) c, (void) ud;
+        schedule_requests++;
+}
+
+START_TEST(test_deferred_placement_in_slices) {
+        ClusterConfig cfg = { .worker_timeout = 10 * USEC_PER_SEC, .spread_out = true, .max_executor_retries = 3 };
+        ClusterEffects fx = effects;
+        Recorder rec = {};
+        Cluster *c = NULL;
+        App *a, *b;
+        int steps = 0;
+
+        schedule_requests = 0;
+        fx.schedule_needed = on_schedule_needed;
+        ck_assert_int_eq(cluster_new(&cfg, &fx, &rec, 1795972953, &c), 0);
+        add_worker(c, W1, "tcp://h1:7081", 8, 0);
+        add_worker(c, W2, "tcp://h2:7081", 8, 0);
+        ck_assert_int_eq(schedule_requests, 1);   /* asked once, not per change */
+        a = add_app(c, 10);
+        b = add_app(c, 3);
+        ck_assert_int_eq(schedule_requests, 1);
+        ck_assert_int_eq(rec.launches, 0);        /* recorded, nothing placed yet */
+        ck_assert_int_eq(a->cores_granted, 0);
+
+        /* the first slice goes to the oldest app */
+        ck_assert(cluster_schedule_step(c, 4));
+        ck_assert_int_eq(rec.launches, 4);
+        ck_assert_int_eq(a->cores_granted, 4);
+        ck_assert_int_eq(b->cores_granted, 0);
+        ck_assert_int_eq(rec.per_worker[0], 2);   /* spread out within the slice */
+        ck_assert_int_eq(rec.per_worker[1], 2);
+        while (cluster_schedule_step(c, 4))
+                ck_assert_int_lt(++steps, 10);
+        ck_assert_int_eq(a->cores_granted, 10);
+        ck_assert_int_eq(b->cores_granted, 3);
+        ck_assert_int_eq(rec.launches, 13);
+        ck_assert_int_eq(rec.per_worker[0] + rec.per_worker[1], 13);
+        ck_assert_int_le(abs(rec.per_worker[0] - rec.per_worker[1]), 1);
+
+        /* a change after a finished step asks again */
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, a->id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_EXITED, "done",
+                                                        0, 20 * USEC_PER_SEC),
+                         0);
+        ck_assert_int_eq(schedule_requests, 2);
+        ck_assert(!cluster_schedule_step(c, 100));
+        ck_assert_int_eq(a->cores_granted, 10);   /* replaced */
+        ck_assert_int_eq(rec.launches, 14);
+        cluster_free(c);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("cluster");
         TCase *tc = tcase_create("cluster");
@@ -493,6 +551,7 @@ int main(void) {
         tcase_add_test(tc, test_remove_app_kills_executors);
         tcase_add_test(tc, test_hostile_registrations);
         tcase_add_test(tc, test_executor_limit);
+        tcase_add_test(tc, test_deferred_placement_in_slices);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);

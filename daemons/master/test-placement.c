@@ -1,5 +1,6 @@
 /* Placement: Spark's spread-out and consolidate semantics. */
 #include <check.h>
+#include <stdlib.h>
 
 #include "macro.h"
 #include "placement.h"
@@ -121,6 +122,93 @@ START_TEST(test_many_workers) {
 }
 END_TEST
 
+/* The reference: the algorithm with all usable workers fully sorted, as it
+ * was before placement selected the first k in linear time. */
+static int ref_cmp(const void *a, const void *b, void *userdata) {
+        const PlacementWorker *w = userdata;
+        size_t i = *(const size_t *) a, j = *(const size_t *) b;
+
+        if (w[i].cores_free != w[j].cores_free)
+                return w[i].cores_free > w[j].cores_free ? -1 : 1;
+        return i < j ? -1 : 1;
+}
+
+static int reference(const PlacementRequest *req, const PlacementWorker *w, size_t n, int *ex) {
+        size_t order[512], usable = 0;
+        int64_t free_total = 0;
+        int cores_left, left, placed = 0;
+        bool progress;
+
+        for (size_t i = 0; i < n; i++) {
+                ex[i] = 0;
+                if (w[i].usable && w[i].cores_free >= req->cores_per_executor &&
+                    w[i].memory_free_mb >= req->memory_per_executor_mb) {
+                        order[usable++] = i;
+                        free_total += w[i].cores_free;
+                }
+        }
+        if (usable == 0)
+                return 0;
+        qsort_r(order, usable, sizeof(size_t), ref_cmp, (void *) w);
+        cores_left = (int) MIN(free_total, (int64_t) req->cores_wanted);
+        left = req->executors_allowed;
+        do {
+                progress = false;
+                for (size_t k = 0; k < usable; k++) {
+                        size_t i = order[k];
+                        while (cores_left >= req->cores_per_executor && left > 0 &&
+                               w[i].cores_free - (int64_t) ex[i] * req->cores_per_executor >= req->cores_per_executor &&
+                               w[i].memory_free_mb - (int64_t) ex[i] * req->memory_per_executor_mb >=
+                                       req->memory_per_executor_mb) {
+                                ex[i]++;
+                                cores_left -= req->cores_per_executor;
+                                left--;
+                                placed++;
+                                progress = true;
+                                if (req->spread_out)
+                                        break;
+                        }
+                }
+        } while (progress && req->spread_out);
+        return placed;
+}
+
+/* Small apps and slices of large ones on a cluster of many workers (with
+ * many ties in free cores): the same placement as with every worker
+ * sorted. */
+START_TEST(test_selection_matches_full_sort) {
+        static PlacementWorker w[512];
+        static size_t order[512];
+        static int ex[512], want[512];
+        unsigned seed = 7;
+
+        for (int round = 0; round < 2000; round++) {
+                size_t n = 1 + (size_t) (rand_r(&seed) % 512);
+                PlacementRequest req = {
+                        .cores_per_executor = 1 + rand_r(&seed) % 4,
+                        .memory_per_executor_mb = 1 + rand_r(&seed) % 2048,
+                        .spread_out = rand_r(&seed) % 2,
+                };
+                int got, ref;
+
+                req.cores_wanted = rand_r(&seed) % 3 == 0 ? INT32_MAX : rand_r(&seed) % 64;
+                req.executors_allowed = rand_r(&seed) % 3 == 0 ? INT32_MAX : rand_r(&seed) % 40;
+                for (size_t i = 0; i < n; i++)
+                        w[i] = (PlacementWorker) {
+                                .cores_free = rand_r(&seed) % 9,
+                                .memory_free_mb = rand_r(&seed) % 8192,
+                                .usable = rand_r(&seed) % 8 != 0,
+                        };
+                ref = reference(&req, w, n, want);
+                got = placement_schedule(&req, w, n, order, ex);
+                ck_assert_int_eq(got, ref);
+                for (size_t i = 0; i < n; i++)
+                        ck_assert_msg(ex[i] == want[i], "round %d: worker %zu got %d, expected %d", round, i, ex[i],
+                                      want[i]);
+        }
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("placement");
         TCase *tc = tcase_create("placement");
@@ -134,6 +222,7 @@ int main(void) {
         tcase_add_test(tc, test_memory_must_fit);
         tcase_add_test(tc, test_unusable_and_limits);
         tcase_add_test(tc, test_many_workers);
+        tcase_add_test(tc, test_selection_matches_full_sort);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
