@@ -229,6 +229,7 @@ static Master *master_new_for_fuzzing(void) {
         ClusterConfig cc;
 
         FUZZ_ASSERT(m);
+        m->journal_fd = -1;
         m->event = sd_event_ref(event);
         FUZZ_ASSERT(config_defaults(&m->config) >= 0);
         cc = (ClusterConfig) {

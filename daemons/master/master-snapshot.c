@@ -16,7 +16,7 @@ void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit
                 info->host = e->worker->host;
                 info->worker_events = e->worker->events_endpoint;
         }
-        if (executor_unit_name(unit_buf, unit_size, e->app->id, e->id) >= 0)
+        if (unit_buf && executor_unit_name(unit_buf, unit_size, e->app->id, e->id) >= 0)
                 info->unit = unit_buf;
 }
 

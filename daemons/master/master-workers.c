@@ -233,11 +233,12 @@ static void on_worker_lost(Cluster *c, Worker *w, const char *reason, void *user
         publish(userdata, &env);
 }
 
-/* A new app id must be on disk before anyone hears of it: ids are never
- * handed out twice, whatever happens to the master. */
+/* A new app must be on disk before anyone hears of it: ids are never
+ * handed out twice, and a restart places its executors, whatever happens
+ * to the master. */
 static void on_app_registered(Cluster *c, App *a, void *userdata) {
-        (void) c, (void) a;
-        (void) master_state_save(userdata);
+        (void) c;
+        (void) master_state_app_registered(userdata, a);
 }
 
 static void on_app_removed(Cluster *c, App *a, void *userdata) {

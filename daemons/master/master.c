@@ -20,6 +20,7 @@ int master_new(const char *config_path, Master **ret) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        m->journal_fd = -1;
         m->config_path = strdup(config_path);
         if (!m->config_path)
                 return -ENOMEM;
@@ -55,6 +56,7 @@ Master *master_free(Master *m) {
         /* a change not saved yet reaches the disk before we go */
         if (m->cluster && m->state_dirty)
                 (void) master_state_save(m);
+        master_state_done(m);
         /* workers' links (rpc clients) go with the cluster */
         if (m->cluster) {
                 size_t i = 0;

@@ -24,6 +24,9 @@ typedef struct Master {
         sd_event_source *placement;      /* places executors in slices, between requests */
         Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
         bool state_dirty;
+        usec_t state_save_cost;          /* how long the last full save took */
+        int journal_fd;                  /* state_dir/apps.journal, -1: not open */
+        uint64_t journal_seq;            /* the last entry appended (or replayed) */
         char status[256];
 } Master;
 
@@ -35,7 +38,8 @@ int master_run(Master *m);
 /* master-requests.c: the request endpoint's dispatch. */
 int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
 
-/* master-snapshot.c: ClusterState and the executor records of events. */
+/* master-snapshot.c: ClusterState and the executor records of events.
+ * unit_buf may be NULL: no unit name. */
 void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size);
 int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id);
 
@@ -50,9 +54,14 @@ void master_resume_launches(Master *m);
 void master_check_driver(Master *m, const char *app_id, int executor_id);
 void master_drivers_free(Master *m);
 
-/* master-state.c: state_dir/state.pb */
+/* master-state.c: state_dir/state.pb, and state_dir/apps.journal for the
+ * applications registered since it was written. */
 int master_state_load(Master *m);
 int master_state_save(Master *m);
 void master_state_changed(Master *m);
+/* On disk before it returns (appended to the journal and synced; a full
+ * save if that fails): a new application and the id counter. */
+int master_state_app_registered(Master *m, App *a);
+void master_state_done(Master *m);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Master *, master_free);
