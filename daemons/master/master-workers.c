@@ -10,6 +10,12 @@
  * while heartbeats and registrations are served in between (each launch
  * costs tens of microseconds: a slice a few milliseconds). */
 #define PLACEMENT_SLICE 128
+/* Placement waits while this many calls to workers are unanswered, and
+ * goes on when half of them are: each costs a few KiB until its answer is
+ * in (call, context, messages), and the master's memory must not grow with
+ * how far its workers lag — 10,000 launches at once were 20 MiB and more,
+ * and left the heap that much larger. */
+#define WORKER_CALLS_IN_FLIGHT_MAX 1024
 
 /* One outstanding call to a worker.  Holds ids, not pointers: by the time
  * the answer comes, the worker or the executor may be gone. */
@@ -24,6 +30,17 @@ typedef struct WorkerCall {
 } WorkerCall;
 
 static int worker_call_send(WorkerCall *call);
+
+static void worker_call_free(WorkerCall *call) {
+        Master *m = call->master;
+
+        free(call);
+        m->worker_calls--;
+        if (m->placement_waiting && m->worker_calls <= WORKER_CALLS_IN_FLIGHT_MAX / 2) {
+                m->placement_waiting = false;
+                (void) sd_event_source_set_enabled(m->placement, SD_EVENT_ONESHOT);
+        }
+}
 
 static RpcClient *worker_link(Master *m, Worker *w) {
         RpcClientConfig cfg = { .tls = &m->config.cluster.tls, .queue = m->link_queue };
@@ -53,14 +70,14 @@ static void on_worker_reply(RpcClient *c, int error, const Envelope *reply, void
                 error = reply->error->code < 0 ? reply->error->code : -EIO;
 
         if (error == 0 || error == -ECANCELED) {
-                free(call);
+                worker_call_free(call);
                 return;
         }
 
         e = cluster_executor(m->cluster, call->app_id, call->executor_id);
         if (!e || !e->worker || !streq(e->worker->id, call->worker_id) ||
             (!call->kill && e->state != SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING)) {
-                free(call);  /* moot now */
+                worker_call_free(call);  /* moot now */
                 return;
         }
 
@@ -70,7 +87,7 @@ static void on_worker_reply(RpcClient *c, int error, const Envelope *reply, void
                 snprintf(why, sizeof(why), "launch refused by worker: %s", reply->error->message);
                 cluster_executor_state_changed(m->cluster, call->worker_id, call->app_id, call->executor_id,
                                                SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, why, 0, now_mono_usec());
-                free(call);
+                worker_call_free(call);
                 return;
         }
 
@@ -81,11 +98,11 @@ static void on_worker_reply(RpcClient *c, int error, const Envelope *reply, void
                                  "Worker %s did not answer %s of executor %s/%d after %d attempts: %m",
                                  call->worker_id, call->kill ? "kill" : "launch", call->app_id, call->executor_id,
                                  call->attempt);
-                free(call);
+                worker_call_free(call);
                 return;
         }
         if (worker_call_send(call) < 0)
-                free(call);
+                worker_call_free(call);
 }
 
 static int worker_call_send(WorkerCall *call) {
@@ -161,6 +178,7 @@ static void worker_call_start(Master *m, Worker *w, Executor *e, bool kill, cons
                 return;
         }
         call->master = m;
+        m->worker_calls++;
         snprintf(call->worker_id, sizeof(call->worker_id), "%s", w->id);
         snprintf(call->app_id, sizeof(call->app_id), "%s", e->app->id);
         call->executor_id = e->id;
@@ -171,7 +189,7 @@ static void worker_call_start(Master *m, Worker *w, Executor *e, bool kill, cons
                 log_struct_errno(LOG_ERR, r, LOG_FIELDS(.worker_id = w->id, .app_id = e->app->id, .executor_id = e->id),
                                  "Failed to send %s of executor %s/%d to %s: %m", kill ? "kill" : "launch",
                                  e->app->id, e->id, w->id);
-                free(call);
+                worker_call_free(call);
         }
 }
 
@@ -263,8 +281,18 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
 
 static int on_placement(sd_event_source *s, void *userdata) {
         Master *m = userdata;
+        unsigned room;
 
-        if (cluster_schedule_step(m->cluster, PLACEMENT_SLICE))
+        if (m->worker_calls >= WORKER_CALLS_IN_FLIGHT_MAX) {
+                m->placement_waiting = true; /* worker_call_free() goes on */
+                return 0;
+        }
+        room = WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls;
+        if (!cluster_schedule_step(m->cluster, MIN(room, (unsigned) PLACEMENT_SLICE)))
+                return 0;
+        if (m->worker_calls >= WORKER_CALLS_IN_FLIGHT_MAX)
+                m->placement_waiting = true;
+        else
                 (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;
 }
@@ -286,7 +314,8 @@ static void on_schedule_needed(Cluster *c, void *userdata) {
                 }
                 (void) sd_event_source_set_description(m->placement, "placement");
         }
-        (void) sd_event_source_set_enabled(m->placement, SD_EVENT_ONESHOT);
+        if (!m->placement_waiting)
+                (void) sd_event_source_set_enabled(m->placement, SD_EVENT_ONESHOT);
 }
 
 const ClusterEffects master_effects = {

@@ -22,6 +22,8 @@ typedef struct Master {
         sd_event_source *status_timer;
         sd_event_source *state_timer;    /* saves the state a moment after a change */
         sd_event_source *placement;      /* places executors in slices, between requests */
+        bool placement_waiting;          /* for calls to workers to be answered */
+        unsigned worker_calls;           /* calls to workers not answered yet */
         Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
         bool state_dirty;
         usec_t state_save_cost;          /* how long the last full save took */
