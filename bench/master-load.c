@@ -1,6 +1,7 @@
 /* master-load: the master at scale (SPEC §10), over its real sockets.
  *
  *   master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS CORES APPS EXECUTORS_PER_APP
+ *               [SMALL_APPS]
  *
  * 1. Serves the simulated workers' request endpoint: one nng rep socket with
  *    many contexts, listening on tcp://HOST:FIRST_PORT .. FIRST_PORT+PORTS-1;
@@ -18,8 +19,18 @@
  *    EXECUTORS_PER_APP executors of one core, and waits until every one of
  *    them has been launched (LaunchExecutor arrived here) and announced
  *    (ExecutorAdded).  Placement latency of an executor = its app's
- *    RegisterApplication sent → its LaunchExecutor arrived.
- * 5. Reads the master's VmRSS/VmHWM and CPU time after each phase.
+ *    RegisterApplication sent → its LaunchExecutor arrived.  The master's
+ *    own cost per executor is the app's launch interval: first to last
+ *    launch of the app / (executors - 1), and the gaps between consecutive
+ *    launches.
+ * 5. With the cluster so loaded, registers SMALL_APPS (default 0) apps of
+ *    one one-core executor one after another, each when the previous one's
+ *    launch has arrived: RegisterApplication sent → its LaunchExecutor
+ *    arrived is the placement latency of one executor on a loaded master
+ *    (the figure for SPEC §10's "place ≤ 1 ms each").  The cluster must
+ *    have that many cores free: WORKERS × CORES ≥ APPS × EXECUTORS_PER_APP
+ *    + SMALL_APPS.
+ * 6. Reads the master's VmRSS/VmHWM and CPU time after each phase.
  *
  * Prints "key value" lines; exits 1 if a phase could not finish. */
 #include <dirent.h>
@@ -40,6 +51,7 @@
 #define SERVER_CONTEXTS 256
 #define HEARTBEAT_CONTEXTS 64
 #define MAX_APPS 64
+#define MAX_SMALL_APPS 1000
 #define APP_WAIT_USEC (60 * 1000000ull)     /* an app not placed by then: give up */
 #define APP_STALL_USEC (2 * 1000000ull)     /* ... or when no launch came for this long */
 #define EVENTS_GRACE_USEC (500 * 1000ull)   /* ExecutorAdded may be dropped by pub/sub */
@@ -57,7 +69,8 @@ typedef struct Load {
         int first_port, n_ports;
         int master_pid, n_workers, cores, n_apps, per_app;
         pthread_mutex_t lock;
-        AppTrack apps[MAX_APPS];
+        AppTrack apps[MAX_APPS + MAX_SMALL_APPS];
+        int n_small;
         int n_apps_seen;
         _Atomic uint64_t current_registered_at;
         atomic_uint kills, other_requests, unknown_executors;
@@ -67,6 +80,12 @@ typedef struct Load {
 } Load;
 
 static Load L = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The small-app phase waits for each launch without spinning (two cores:
+ * a spinning waiter would take one from the master). */
+static pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t launch_cond = PTHREAD_COND_INITIALIZER;
+static atomic_bool launch_waiter;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -147,7 +166,7 @@ static AppTrack *app_track(const char *app_id, bool create) {
         for (int i = 0; i < L.n_apps_seen && !t; i++)
                 if (streq(L.apps[i].id, app_id))
                         t = &L.apps[i];
-        if (!t && create && L.n_apps_seen < MAX_APPS) {
+        if (!t && create && L.n_apps_seen < MAX_APPS + MAX_SMALL_APPS) {
                 t = &L.apps[L.n_apps_seen];
                 t->launch_at = calloc((size_t) L.per_app + 1, sizeof(*t->launch_at));
                 if (t->launch_at) {
@@ -191,6 +210,11 @@ static void note_request(const void *buf, size_t len) {
                 if (atomic_compare_exchange_strong(&t->launch_at[le->executor_id], &zero, now)) {
                         atomic_fetch_add(&t->launches, 1);
                         atomic_store(&t->last_launch, now);
+                        if (atomic_load(&launch_waiter)) {
+                                pthread_mutex_lock(&launch_lock);
+                                pthread_cond_broadcast(&launch_cond);
+                                pthread_mutex_unlock(&launch_lock);
+                        }
                 } else
                         atomic_fetch_add(&t->duplicates, 1);
         } else if (env->body_case == SPARK__ENVELOPE__BODY_KILL_EXECUTOR)
@@ -461,10 +485,13 @@ static int place_apps(nng_socket s) {
         _cleanup_free_ uint64_t *place = calloc(n_all + 1, sizeof(uint64_t));
         _cleanup_free_ uint64_t *app_all = calloc((size_t) L.n_apps + 1, sizeof(uint64_t));
         _cleanup_free_ uint64_t *app_reply = calloc((size_t) L.n_apps + 1, sizeof(uint64_t));
+        _cleanup_free_ uint64_t *interval = calloc((size_t) L.n_apps + 1, sizeof(uint64_t));
+        _cleanup_free_ uint64_t *gaps = calloc(n_all + 1, sizeof(uint64_t));
+        size_t n_interval = 0, n_gaps = 0;
         unsigned events_seen = 0, launches = 0, duplicates = 0, missing = 0;
         int apps_done = 0, r = 0;
 
-        if (!place || !app_all || !app_reply)
+        if (!place || !app_all || !app_reply || !interval || !gaps)
                 return -ENOMEM;
         for (int a = 0; a < L.n_apps; a++) {
                 Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
@@ -521,10 +548,20 @@ static int place_apps(nng_socket s) {
                         missing += (unsigned) L.per_app - atomic_load(&t->launches);
                 }
                 app_all[a] = atomic_load(&t->last_launch) - t0;
-                for (int i = 1; i <= L.per_app; i++) {
-                        uint64_t at = atomic_load(&t->launch_at[i]);
-                        if (at)
-                                place[n++] = at > t0 ? at - t0 : 0;
+                {
+                        size_t first = n;
+                        for (int i = 1; i <= L.per_app; i++) {
+                                uint64_t at = atomic_load(&t->launch_at[i]);
+                                if (at)
+                                        place[n++] = at > t0 ? at - t0 : 0;
+                        }
+                        /* the master's pace: launch interval and gaps, in arrival order */
+                        bench_sort_u64(place + first, n - first);
+                        if (n - first >= 2) {
+                                interval[n_interval++] = (place[n - 1] - place[first]) * 1000 / (n - first - 1);
+                                for (size_t k = first + 1; k < n; k++)
+                                        gaps[n_gaps++] = place[k] - place[k - 1];
+                        }
                 }
                 apps_done++;
                 fprintf(stderr, "master-load: app %d/%d: %u executors placed in %.1f ms\n", a + 1, L.n_apps,
@@ -541,7 +578,73 @@ static int place_apps(nng_socket s) {
         print_latencies("app_register_reply", app_reply, (size_t) apps_done);
         print_latencies("app_all_placed", app_all, (size_t) apps_done);
         print_latencies("place", place, n);
+        /* ns per executor: the interval is a fraction of a microsecond's
+         * worth of resolution otherwise */
+        bench_sort_u64(interval, n_interval);
+        printf("launch_interval_ns_p50 %" PRIu64 "\nlaunch_interval_ns_max %" PRIu64 "\n",
+               bench_percentile_u64(interval, n_interval, 50), n_interval ? interval[n_interval - 1] : 0);
+        print_latencies("launch_gap", gaps, n_gaps);
         return r;
+}
+
+/* One-executor apps, one after another, on the loaded cluster. */
+static int place_small_apps(nng_socket s) {
+        _cleanup_free_ uint64_t *place = calloc((size_t) L.n_small + 1, sizeof(uint64_t));
+        _cleanup_free_ uint64_t *reply_lat = calloc((size_t) L.n_small + 1, sizeof(uint64_t));
+        int n = 0, missing = 0;
+
+        if (!place || !reply_lat)
+                return -ENOMEM;
+        atomic_store(&launch_waiter, true);
+        for (int a = 0; a < L.n_small; a++) {
+                Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
+                Envelope env = ENVELOPE_INIT, *reply = NULL;
+                AppTrack *t;
+                uint64_t t0, deadline;
+                char name[32];
+                int r;
+
+                snprintf(name, sizeof(name), "bench-small-%d", a);
+                ra.name = name;
+                ra.driver_url = (char *) "tcp://127.0.0.1:9";
+                ra.driver_events = (char *) "";
+                ra.max_cores = 1;
+                ra.cores_per_executor = 1;
+                ra.executor_memory_mb = 1;
+                ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
+                t0 = bench_now_usec();
+                atomic_store(&L.current_registered_at, t0);
+                r = call(s, &env, SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY, &reply);
+                if (r < 0)
+                        return r;
+                reply_lat[a] = bench_now_usec() - t0;
+                t = app_track(reply->register_application_reply->app_id, true);
+                envelope_free(reply);
+                if (!t)
+                        return -ENOMEM;
+                deadline = t0 + 5 * 1000000ull;
+                pthread_mutex_lock(&launch_lock);
+                while (atomic_load(&t->launches) < 1 && bench_now_usec() < deadline) {
+                        struct timespec ts;
+                        clock_gettime(CLOCK_REALTIME, &ts);
+                        ts.tv_nsec += 10 * 1000 * 1000;
+                        if (ts.tv_nsec >= 1000000000L) {
+                                ts.tv_sec++;
+                                ts.tv_nsec -= 1000000000L;
+                        }
+                        (void) pthread_cond_timedwait(&launch_cond, &launch_lock, &ts);
+                }
+                pthread_mutex_unlock(&launch_lock);
+                if (atomic_load(&t->launches) < 1) {
+                        missing++;
+                        continue;
+                }
+                place[n++] = atomic_load(&t->launch_at[1]) - t0;
+        }
+        printf("small_apps %d\nsmall_launches_missing %d\n", L.n_small, missing);
+        print_latencies("small_register_reply", reply_lat, (size_t) L.n_small);
+        print_latencies("small_place", place, (size_t) n);
+        return missing > 0 ? -ETIMEDOUT : 0;
 }
 
 int main(int argc, char **argv) {
@@ -549,9 +652,9 @@ int main(int argc, char **argv) {
         pthread_t events;
         int r;
 
-        if (argc != 11) {
+        if (argc != 11 && argc != 12) {
                 fprintf(stderr, "usage: master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS "
-                                "CORES APPS EXECUTORS_PER_APP\n");
+                                "CORES APPS EXECUTORS_PER_APP [SMALL_APPS]\n");
                 return 2;
         }
         L.master_url = argv[1];
@@ -564,7 +667,8 @@ int main(int argc, char **argv) {
         L.cores = atoi(argv[8]);
         L.n_apps = atoi(argv[9]);
         L.per_app = atoi(argv[10]);
-        if (L.n_workers < 1 || L.cores < 1 || L.n_apps < 0 || L.n_apps > MAX_APPS || L.per_app < 1 ||
+        L.n_small = argc > 11 ? atoi(argv[11]) : 0;
+        if (L.n_small < 0 || L.n_small > MAX_SMALL_APPS || L.n_workers < 1 || L.cores < 1 || L.n_apps < 0 || L.n_apps > MAX_APPS || L.per_app < 1 ||
             L.first_port < 1 || L.n_ports < 1 || L.first_port + L.n_ports > 65536)
                 return 2;
 
@@ -592,6 +696,10 @@ int main(int argc, char **argv) {
         if (r >= 0)
                 r = place_apps(s);
         report_master("master_apps");
+        if (r >= 0 && L.n_small > 0) {
+                r = place_small_apps(s);
+                report_master("master_small");
+        }
         printf("kills_seen %u\nother_requests %u\nunknown_executors %u\n", atomic_load(&L.kills),
                atomic_load(&L.other_requests), atomic_load(&L.unknown_executors));
         fflush(stdout);

@@ -7,8 +7,9 @@
 # Environment:
 #   SPARK_BUILD        the build dir (default build/)
 #   SPARK_PEERS        the peers' folder (default ../shared/peers)
-#   BENCH_WORKERS, BENCH_WORKER_CORES, BENCH_APPS, BENCH_APP_EXECUTORS
-#                      master scale (10000, 10, 10, 10000)
+#   BENCH_WORKERS, BENCH_WORKER_CORES, BENCH_APPS, BENCH_APP_EXECUTORS,
+#   BENCH_SMALL_APPS   master scale (10000, 10, 10, 9980, 200: 100,000
+#                      executors in all, the cluster's cores)
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SKIP         space-separated phases to leave out: baselines
 #                      throughput latency loss freeze worker scale dask
@@ -41,7 +42,8 @@ PEERS=${SPARK_PEERS:-$top/../shared/peers}
 WORKERS=${BENCH_WORKERS:-10000}
 WORKER_CORES=${BENCH_WORKER_CORES:-10}
 APPS=${BENCH_APPS:-10}
-APP_EXECUTORS=${BENCH_APP_EXECUTORS:-10000}
+APP_EXECUTORS=${BENCH_APP_EXECUTORS:-9980}
+SMALL_APPS=${BENCH_SMALL_APPS:-200}
 KILL_TRIALS=${BENCH_KILL_TRIALS:-20}
 SKIP=" ${BENCH_SKIP:-} "
 HB_TIMEOUT_MS=2000         # driver.executor_heartbeat_timeout_ms
@@ -456,7 +458,7 @@ run_cluster_phases() {
 
 run_scale() {
         local sbase master_url events_url rc=0
-        say "master scale: $WORKERS workers × $WORKER_CORES cores, $APPS apps × $APP_EXECUTORS executors"
+        say "master scale: $WORKERS workers × $WORKER_CORES cores, $APPS apps × $APP_EXECUTORS executors, then $SMALL_APPS apps × 1"
         sbase=$(pick_port_base) || { say "no free block of ports"; return 1; }
         master_url=$(url "$sbase")
         events_url=$(url $((sbase + 1)))
@@ -476,7 +478,7 @@ EOF
         sleep 0.3
         # the simulated workers' endpoints: 64 listeners, ports sbase+10 ..
         timeout 240 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
-                "${DAEMON_PID[scale-master]}" "$WORKERS" "$WORKER_CORES" "$APPS" "$APP_EXECUTORS" \
+                "${DAEMON_PID[scale-master]}" "$WORKERS" "$WORKER_CORES" "$APPS" "$APP_EXECUTORS" "$SMALL_APPS" \
                 >"$tmp/scale.out" 2>"$tmp/scale.log" &
         LOAD_PID=$!
         wait "$LOAD_PID" || rc=$?
@@ -491,8 +493,8 @@ EOF
         local placed=$(( ${R[scale_apps]:-0} * APP_EXECUTORS ))
         [ "${R[scale_executor_added_seen]:-0}" -ge "$placed" ] ||
                 note "master scale: a subscriber to the master's events saw ${R[scale_executor_added_seen]:-0} ExecutorAdded events of $placed executors placed (pub/sub dropped the rest)"
-        say "  register p99 ${R[scale_register_us_p99]:-n/a} µs, place p99 ${R[scale_place_us_p99]:-n/a} µs," \
-            "RSS ${R[scale_master_apps_hwm_kB]:-n/a} kB"
+        say "  register p99 ${R[scale_register_us_p99]:-n/a} µs, one-executor app placed p99" \
+            "${R[scale_small_place_us_p99]:-n/a} µs, RSS ${R[scale_master_small_hwm_kB]:-${R[scale_master_apps_hwm_kB]:-n/a}} kB"
 }
 
 run_dask() {
