@@ -6,6 +6,10 @@
 #include "master.h"
 
 #define MAX_REPORTED_EXECUTORS 65536
+/* A new app's first launches go out before its journal entry is synced to
+ * disk and it is answered: a small app's executors do not wait for the
+ * disk. */
+#define LAUNCHES_BEFORE_REPLY 16
 
 static bool endpoint_ok(const char *s, bool allow_empty) {
         if (isempty(s))
@@ -139,13 +143,26 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 .cores_per_executor = ra->cores_per_executor, .executor_memory_mb = ra->executor_memory_mb,
                 .env = (const char *const *) env_strings, .n_env = ra->n_executor_env,
         };
+        /* the id this app may get is on disk before anyone hears of it */
+        if (isempty(ra->app_id) && master_state_reserve_app_number(m) < 0) {
+                r = -EIO;
+                goto done;
+        }
         r = cluster_register_app(m->cluster, &reg, now_mono_usec(), &a);
 done:
         for (size_t i = 0; i < ra->n_executor_env; i++)
                 free(env_strings[i]);
+        if (r == -EIO)
+                return rpc_request_reply_error(req, r, "cannot record the application in the state directory");
         if (r < 0)
                 return rpc_request_reply_error(req, r,
                                                "invalid application registration (cores, memory, driver URL or environment)");
+        /* written before anyone hears of it, on disk before it is answered
+         * (a restart places its executors); its first launches go out in
+         * between */
+        (void) master_state_app_registered(m, a);
+        master_place_now(m, LAUNCHES_BEFORE_REPLY);
+        (void) master_state_sync(m);
 reply:
         reply.app_id = a->id;
         ENVELOPE_SET(&env, REGISTER_APPLICATION_REPLY, register_application_reply, &reply);

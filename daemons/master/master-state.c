@@ -4,22 +4,36 @@
  *
  * state_dir/state.pb, the snapshot, is written atomically (temporary file,
  * fsync, rename, fsync of the directory) a moment after a change — a
- * moment that grows with what a save costs (STATE_SAVE_SHARE), so that a
- * master with 100,000 executors does not spend its time saving them while
- * it places more.  Its executors are streamed to the file one by one, not
- * built as one message first.
+ * moment that grows with what building and writing it costs
+ * (STATE_SAVE_SHARE), so that a master with 100,000 executors does not
+ * spend its time saving them while it places more (a small state is saved
+ * 50 ms after a change, however slow the disk).  Its executors are
+ * streamed to the file one by one, not built as one message first.
  *
- * A new application must be on disk before it is answered: its id is never
- * handed out twice, and a restart still places its executors.  Rewriting
- * the snapshot for that took 66 ms with 90,000 executors; instead the
- * application is appended to state_dir/apps.journal and synced.  Entries
- * carry a sequence number; a snapshot records the last one it holds, and
- * the journal is emptied once the snapshot is on disk.  Loading replays the
- * entries after the snapshot's; a torn last entry (a crash in the middle of
- * an append) ends the replay. */
+ * A new application must be on disk before it is answered, so that a
+ * restart still places its executors.  Rewriting the snapshot for that took
+ * 66 ms with 90,000 executors; instead the application is appended to
+ * state_dir/apps.journal and synced.  Entries carry a sequence number; a
+ * snapshot records the last one it holds, and the journal is emptied once
+ * the snapshot is on disk.  Loading replays the entries after the
+ * snapshot's; a torn last entry (a crash in the middle of an append) ends
+ * the replay.
+ *
+ * An app's entry is written before its first launches go out and synced
+ * after them, before the answer: the launches do not wait for the disk.
+ * Written, it survives a crash of the master (the page cache keeps it), so
+ * the count of app ids goes on exactly after a restart in the same boot.
+ * A crash of the host may lose it after its id reached a worker, so app
+ * numbers are also reserved on disk in blocks of APP_NUMBER_BLOCK (an
+ * entry without an app), and a start in another boot than the state's
+ * goes on after the reserved ones: no id is handed out twice.  The driver,
+ * which had no answer, registers again under a new id, and the executors
+ * of the lost one are killed when their workers report them. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/stat.h>
+
+#include <systemd/sd-id128.h>
 
 #include "log.h"
 #include "master.h"
@@ -30,10 +44,11 @@
 #define STATE_MAX_BYTES (512u * 1024u * 1024u)
 #define STATE_SAVE_DELAY_USEC (50 * USEC_PER_MSEC)
 #define STATE_SAVE_DELAY_MAX_USEC (2 * USEC_PER_SEC)
-/* The delay before a save is at least this many times the last save's cost:
- * saving takes at most about 1/20 of the loop's time. */
+/* The delay before a save is at least this many times the last save's cost
+ * (without its syncs): saving takes at most about 1/20 of the loop's time. */
 #define STATE_SAVE_SHARE 20
 #define WRITER_BUFFER_BYTES (64u * 1024u)
+#define APP_NUMBER_BLOCK 64u
 /* MasterSnapshot.executors: field 6, length-delimited */
 #define SNAPSHOT_EXECUTOR_TAG ((6u << 3) | 2u)
 
@@ -120,6 +135,16 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
 }
 
 /* Everything but the executors, which master_state_save() streams. */
+/* This boot's id, "" if unknown (then every start counts as a new boot). */
+static const char *boot_id(void) {
+        static char buf[SD_ID128_STRING_MAX];
+        sd_id128_t id;
+
+        if (buf[0] == 0 && sd_id128_get_boot(&id) >= 0)
+                sd_id128_to_string(id, buf);
+        return buf;
+}
+
 static int state_build(Master *m, StateBuffers *b) {
         Hashmap *workers = cluster_workers(m->cluster);
         size_t na = 0, nenv = 0, nw = hashmap_size(workers), i = 0;
@@ -141,6 +166,8 @@ static int state_build(Master *m, StateBuffers *b) {
         b->snap.start_time = cluster_start_time(m->cluster);
         b->snap.next_app_number = cluster_next_app_number(m->cluster);
         b->snap.journal_seq = m->journal_seq;
+        b->snap.app_numbers_reserved = m->app_numbers_reserved;
+        b->snap.boot_id = (char *) boot_id();
 
         while (hashmap_iterate(workers, &i, &v, NULL)) {
                 Worker *w = v;
@@ -271,6 +298,7 @@ int master_state_save(Master *m) {
         int r;
 
         m->state_dirty = false;
+        m->journal_unsynced = false; /* whatever it held is in the snapshot */
         r = state_build(m, &b);
         if (r < 0)
                 return log_error_errno(r, "Failed to collect the state to save: %m");
@@ -292,6 +320,8 @@ int master_state_save(Master *m) {
         writer_put(w, buf, len);
         r = write_executors(m, w, &n_executors);
         writer_flush(w);
+        /* the work that grows with the state; the syncs' wait is the disk's */
+        m->state_save_cost = now_mono_usec() - start;
         if (r >= 0)
                 r = w->error;
         if (r >= 0 && fsync(fd) < 0)
@@ -313,9 +343,8 @@ int master_state_save(Master *m) {
          * (should the truncation not reach the disk) is skipped by seq. */
         if (m->journal_fd >= 0 && ftruncate(m->journal_fd, 0) < 0)
                 log_warning_errno(errno, "Failed to empty the state journal, ignoring: %m");
-        m->state_save_cost = now_mono_usec() - start;
         log_debug("Saved the state: %zu apps, %zu workers, %zu executors in %llu ms", b.snap.n_apps,
-                  b.snap.n_workers, n_executors, (unsigned long long) (m->state_save_cost / USEC_PER_MSEC));
+                  b.snap.n_workers, n_executors, (unsigned long long) ((now_mono_usec() - start) / USEC_PER_MSEC));
         return 0;
 }
 
@@ -361,7 +390,9 @@ static int journal_open(Master *m) {
         return 0;
 }
 
-static int journal_append(Master *m, App *a) {
+/* Appends one entry (an app, or NULL: the counters only); synced at once
+ * if sync, else by journal_sync(). */
+static int journal_append(Master *m, App *a, bool sync) {
         _cleanup_(record_buffers_done) RecordBuffers rb = {};
         Spark__StateJournalEntry entry = SPARK__STATE_JOURNAL_ENTRY__INIT;
         _cleanup_free_ uint8_t *buf = NULL;
@@ -371,14 +402,18 @@ static int journal_append(Master *m, App *a) {
         r = journal_open(m);
         if (r < 0)
                 return r;
-        r = record_buffers_alloc(&rb, 1, a->n_env);
-        if (r < 0)
-                return r;
-        r = record_fill(&rb, a, &entry.app);
-        if (r < 0)
-                return r;
+        if (a) {
+                r = record_buffers_alloc(&rb, 1, a->n_env);
+                if (r < 0)
+                        return r;
+                r = record_fill(&rb, a, &entry.app);
+                if (r < 0)
+                        return r;
+        }
         entry.seq = m->journal_seq + 1;
         entry.next_app_number = cluster_next_app_number(m->cluster);
+        entry.app_numbers_reserved = m->app_numbers_reserved;
+        entry.boot_id = (char *) boot_id();
         len = spark__state_journal_entry__get_packed_size(&entry);
         buf = malloc(len + 4);
         if (!buf)
@@ -390,26 +425,64 @@ static int journal_append(Master *m, App *a) {
         spark__state_journal_entry__pack(&entry, buf + 4);
         /* one write: an entry is whole or torn at the end, never interleaved */
         r = write_all(m->journal_fd, buf, len + 4);
-        if (r >= 0 && fdatasync(m->journal_fd) < 0)
-                r = -errno;
         if (r < 0)
                 return r;
         m->journal_seq = entry.seq;
-        return 0;
+        m->journal_unsynced = true;
+        return sync ? master_state_sync(m) : 0;
 }
 
 int master_state_app_registered(Master *m, App *a) {
+        int r = -EBADF;
+
+        if (m->journal_fd >= 0)
+                r = journal_append(m, a, false);
+        m->journal_error = r < 0 ? r : 0;
+        if (r < 0)
+                log_warning_errno(r, "Failed to append application %s to the state journal, saving all: %m", a->id);
+        else
+                master_state_changed(m); /* into the snapshot, in a while */
+        return r;
+}
+
+int master_state_sync(Master *m) {
+        int r = m->journal_error;
+
+        m->journal_error = 0;
+        if (r >= 0 && m->journal_unsynced) {
+                m->journal_unsynced = false;
+                if (fdatasync(m->journal_fd) >= 0)
+                        return 0;
+                r = -errno;
+                log_warning_errno(r, "Failed to sync the state journal, saving all: %m");
+        }
+        return r < 0 ? master_state_save(m) : 0;
+}
+
+int master_state_reserve_app_number(Master *m) {
+        unsigned next = cluster_next_app_number(m->cluster), before = m->app_numbers_reserved;
         int r;
 
-        if (m->journal_fd >= 0) {
-                r = journal_append(m, a);
-                if (r >= 0) {
-                        master_state_changed(m); /* into the snapshot, in a while */
-                        return 0;
-                }
-                log_warning_errno(r, "Failed to append application %s to the state journal, saving all: %m", a->id);
+        if (next < m->app_numbers_reserved) {
+                /* Running low: the next block goes with this app's own
+                 * entry, on disk before its answer — while the numbers
+                 * before it are on disk already.  No sync of its own. */
+                if (m->app_numbers_reserved - next < APP_NUMBER_BLOCK / 2)
+                        m->app_numbers_reserved = next + APP_NUMBER_BLOCK;
+                return 0;
         }
-        return master_state_save(m);
+        /* none on disk: now */
+        m->app_numbers_reserved = next + APP_NUMBER_BLOCK;
+        if (m->journal_fd >= 0) {
+                r = journal_append(m, NULL, true);
+                if (r >= 0)
+                        return 0;
+                log_warning_errno(r, "Failed to reserve app numbers in the state journal, saving all: %m");
+        }
+        r = master_state_save(m);
+        if (r < 0)
+                m->app_numbers_reserved = before;
+        return r;
 }
 
 void master_state_done(Master *m) {
@@ -473,11 +546,13 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
         return k;
 }
 
-static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, size_t *ret_executors) {
+static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, size_t *ret_executors, bool *same_boot) {
         size_t restored = 0;
 
         cluster_restore_counters(m->cluster, (time_t) snap->start_time, snap->next_app_number);
         m->journal_seq = snap->journal_seq;
+        m->app_numbers_reserved = snap->app_numbers_reserved;
+        *same_boot = !isempty(snap->boot_id) && streq(snap->boot_id, boot_id());
         for (size_t i = 0; i < snap->n_workers; i++) {
                 const Spark__WorkerInfo *wi = snap->workers[i];
                 WorkerRegistration reg = { wi->worker_id, wi->host, wi->endpoint, wi->events_endpoint,
@@ -513,8 +588,9 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
         return 0;
 }
 
-/* The applications registered after the snapshot; returns how many. */
-static int journal_replay(Master *m, usec_t now) {
+/* The applications registered after the snapshot; returns how many.
+ * *same_boot: whether the last entry was written in this boot. */
+static int journal_replay(Master *m, usec_t now, bool *same_boot) {
         _cleanup_free_ char *path = NULL;
         _cleanup_free_ uint8_t *buf = NULL;
         size_t len = 0, off = 0;
@@ -538,14 +614,16 @@ static int journal_replay(Master *m, usec_t now) {
                         break; /* torn: the append a crash interrupted, never answered */
                 entry = spark__state_journal_entry__unpack(NULL, n_entry, buf + off + 4);
                 off += 4 + n_entry;
-                if (!entry || !entry->app)
+                if (!entry)
                         break;
                 if (entry->seq > m->journal_seq) {
                         m->journal_seq = entry->seq;
                         if (entry->next_app_number > cluster_next_app_number(m->cluster))
                                 cluster_restore_counters(m->cluster, cluster_start_time(m->cluster),
                                                          entry->next_app_number);
-                        if (entry->app->info && !cluster_app(m->cluster, entry->app->info->app_id)) {
+                        m->app_numbers_reserved = MAX(m->app_numbers_reserved, entry->app_numbers_reserved);
+                        *same_boot = !isempty(entry->boot_id) && streq(entry->boot_id, boot_id());
+                        if (entry->app && entry->app->info && !cluster_app(m->cluster, entry->app->info->app_id)) {
                                 r = restore_app(m, entry->app, now, &a);
                                 if (r < 0)
                                         log_warning_errno(r, "State journal: skipping application '%s': %m",
@@ -568,6 +646,7 @@ int master_state_load(Master *m) {
         Spark__MasterSnapshot *snap;
         size_t len = 0, n_executors = 0, n_apps = 0;
         usec_t now = now_mono_usec();
+        bool same_boot = false;
         int r, k, replayed;
 
         if (state_path(m, STATE_FILE, &path) < 0)
@@ -595,7 +674,7 @@ int master_state_load(Master *m) {
                         spark__master_snapshot__free_unpacked(snap, NULL);
                         r = -ENOENT;
                 } else {
-                        r = restore(m, snap, now, &n_executors);
+                        r = restore(m, snap, now, &n_executors, &same_boot);
                         n_apps = snap->n_apps;
                         spark__master_snapshot__free_unpacked(snap, NULL);
                         if (r < 0)
@@ -607,7 +686,11 @@ int master_state_load(Master *m) {
 
         /* Entries are replayed whatever became of the snapshot: an
          * application answered must not be lost. */
-        replayed = journal_replay(m, now);
+        replayed = journal_replay(m, now, &same_boot);
+        /* In another boot, numbers below the reserved ones may have gone out
+         * unrecorded (written, not synced, when the host went down). */
+        if (!same_boot && cluster_next_app_number(m->cluster) < m->app_numbers_reserved)
+                cluster_restore_counters(m->cluster, cluster_start_time(m->cluster), m->app_numbers_reserved);
         k = journal_open(m);
         if (k < 0)
                 return log_error_errno(k, "Failed to open the state journal in %s: %m", m->config.master.state_dir);

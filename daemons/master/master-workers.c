@@ -251,14 +251,6 @@ static void on_worker_lost(Cluster *c, Worker *w, const char *reason, void *user
         publish(userdata, &env);
 }
 
-/* A new app must be on disk before anyone hears of it: ids are never
- * handed out twice, and a restart places its executors, whatever happens
- * to the master. */
-static void on_app_registered(Cluster *c, App *a, void *userdata) {
-        (void) c;
-        (void) master_state_app_registered(userdata, a);
-}
-
 static void on_app_removed(Cluster *c, App *a, void *userdata) {
         Spark__ApplicationRemoved ar = SPARK__APPLICATION_REMOVED__INIT;
         Envelope env = ENVELOPE_INIT;
@@ -279,28 +271,39 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
         w->link = rpc_client_free(w->link);
 }
 
-static int on_placement(sd_event_source *s, void *userdata) {
-        Master *m = userdata;
+/* Returns whether there may be more to place now. */
+static bool place_some(Master *m, unsigned max_launches) {
         unsigned room;
 
         if (m->worker_calls >= WORKER_CALLS_IN_FLIGHT_MAX) {
                 m->placement_waiting = true; /* worker_call_free() goes on */
-                return 0;
+                return false;
         }
         room = WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls;
-        if (!cluster_schedule_step(m->cluster, MIN(room, (unsigned) PLACEMENT_SLICE)))
-                return 0;
-        if (m->worker_calls >= WORKER_CALLS_IN_FLIGHT_MAX)
+        if (!cluster_schedule_step(m->cluster, MIN(room, max_launches)))
+                return false;
+        if (m->worker_calls >= WORKER_CALLS_IN_FLIGHT_MAX) {
                 m->placement_waiting = true;
-        else
+                return false;
+        }
+        return true;
+}
+
+static int on_placement(sd_event_source *s, void *userdata) {
+        if (place_some(userdata, PLACEMENT_SLICE))
                 (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;
 }
 
+void master_place_now(Master *m, unsigned max_launches) {
+        if (!m->placement_waiting && place_some(m, max_launches) && m->placement)
+                (void) sd_event_source_set_enabled(m->placement, SD_EVENT_ONESHOT);
+}
+
 /* Placement runs from the loop after the request that called for it has
- * been answered: a RegisterApplication is answered once the app is
- * recorded (and on disk, see on_app_registered()), not after its 10,000
- * LaunchExecutor calls have gone out. */
+ * been answered (but for the first few launches of a new app, see
+ * handle_register_application()): a RegisterApplication is not answered
+ * after its 10,000 LaunchExecutor calls have gone out. */
 static void on_schedule_needed(Cluster *c, void *userdata) {
         Master *m = userdata;
         int r;
@@ -326,7 +329,6 @@ const ClusterEffects master_effects = {
         .worker_lost = on_worker_lost,
         .app_removed = on_app_removed,
         .worker_removed = on_worker_removed,
-        .app_registered = on_app_registered,
         .schedule_needed = on_schedule_needed,
 };
 

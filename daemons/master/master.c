@@ -53,6 +53,12 @@ int master_new(const char *config_path, Master **ret) {
 Master *master_free(Master *m) {
         if (!m)
                 return NULL;
+        /* Stopping cleanly, every app number handed out is known: the
+         * reserved ones left are not skipped by the next start. */
+        if (m->cluster && m->state_timer && m->app_numbers_reserved > cluster_next_app_number(m->cluster)) {
+                m->app_numbers_reserved = cluster_next_app_number(m->cluster);
+                m->state_dirty = true;
+        }
         /* a change not saved yet reaches the disk before we go */
         if (m->cluster && m->state_dirty)
                 (void) master_state_save(m);

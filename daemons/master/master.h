@@ -26,9 +26,12 @@ typedef struct Master {
         unsigned worker_calls;           /* calls to workers not answered yet */
         Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
         bool state_dirty;
-        usec_t state_save_cost;          /* how long the last full save took */
+        usec_t state_save_cost;          /* the last full save's work, without its syncs */
         int journal_fd;                  /* state_dir/apps.journal, -1: not open */
         uint64_t journal_seq;            /* the last entry appended (or replayed) */
+        unsigned app_numbers_reserved;   /* on disk: app numbers below may be in use */
+        bool journal_unsynced;           /* an entry written, not synced yet */
+        int journal_error;               /* of that write */
         char status[256];
 } Master;
 
@@ -48,6 +51,9 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id);
 /* master-workers.c: the master's side of the worker protocol. */
 extern const ClusterEffects master_effects;
 void master_schedule_worker_check(Master *m);
+/* Places up to max_launches executors now (within the limit of calls in
+ * flight); the placement source does the rest. */
+void master_place_now(Master *m, unsigned max_launches);
 /* After a restart: launches that may not have reached a worker are sent again. */
 void master_resume_launches(Master *m);
 
@@ -61,9 +67,16 @@ void master_drivers_free(Master *m);
 int master_state_load(Master *m);
 int master_state_save(Master *m);
 void master_state_changed(Master *m);
-/* On disk before it returns (appended to the journal and synced; a full
- * save if that fails): a new application and the id counter. */
+/* A new application and the id counter: master_state_app_registered()
+ * writes its journal entry (it survives a crash of the master, not yet one
+ * of the host), master_state_sync() puts it on disk (a full save if either
+ * failed).  Its first launches may go out in between. */
 int master_state_app_registered(Master *m, App *a);
+int master_state_sync(Master *m);
+/* Before a new app number is handed out: the numbers up to it are reserved
+ * on disk (in blocks), for a restart after the host went down with an
+ * app's entry not yet on disk but its id already at a worker. */
+int master_state_reserve_app_number(Master *m);
 void master_state_done(Master *m);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Master *, master_free);
