@@ -17,7 +17,9 @@
  * snapshot records the last one it holds, and the journal is emptied once
  * the snapshot is on disk.  Loading replays the entries after the
  * snapshot's; a torn last entry (a crash in the middle of an append) ends
- * the replay.
+ * the replay, an entry that does not decode is skipped.  A journal with
+ * either is moved aside once a snapshot holds what it could read: new
+ * entries must not follow bytes the next load would stop at.
  *
  * An app's entry is written before its first launches go out and synced
  * after them, before the answer: the launches do not wait for the disk.
@@ -589,8 +591,9 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
 }
 
 /* The applications registered after the snapshot; returns how many.
- * *same_boot: whether the last entry was written in this boot. */
-static int journal_replay(Master *m, usec_t now, bool *same_boot) {
+ * *same_boot: whether the last entry was written in this boot; *damaged:
+ * whether some of the file could not be read. */
+static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged) {
         _cleanup_free_ char *path = NULL;
         _cleanup_free_ uint8_t *buf = NULL;
         size_t len = 0, off = 0;
@@ -613,9 +616,14 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot) {
                 if (n_entry > len - off - 4)
                         break; /* torn: the append a crash interrupted, never answered */
                 entry = spark__state_journal_entry__unpack(NULL, n_entry, buf + off + 4);
+                if (!entry) {
+                        /* its length held: the entries after it are whole */
+                        log_error("%s: skipping the corrupt entry of %zu bytes at offset %zu", path, n_entry, off);
+                        *damaged = true;
+                }
                 off += 4 + n_entry;
                 if (!entry)
-                        break;
+                        continue;
                 if (entry->seq > m->journal_seq) {
                         m->journal_seq = entry->seq;
                         if (entry->next_app_number > cluster_next_app_number(m->cluster))
@@ -635,6 +643,11 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot) {
                 }
                 spark__state_journal_entry__free_unpacked(entry, NULL);
         }
+        if (off < len) {
+                log_warning("%s: ignoring its torn or incomplete last entry, %zu bytes at offset %zu "
+                            "(an append a crash interrupted)", path, len - off, off);
+                *damaged = true;
+        }
         if (n > 0)
                 log_notice("Restored %d applications registered after the last snapshot from %s", n, path);
         return n;
@@ -646,7 +659,7 @@ int master_state_load(Master *m) {
         Spark__MasterSnapshot *snap;
         size_t len = 0, n_executors = 0, n_apps = 0;
         usec_t now = now_mono_usec();
-        bool same_boot = false;
+        bool same_boot = false, damaged = false;
         int r, k, replayed;
 
         if (state_path(m, STATE_FILE, &path) < 0)
@@ -686,11 +699,30 @@ int master_state_load(Master *m) {
 
         /* Entries are replayed whatever became of the snapshot: an
          * application answered must not be lost. */
-        replayed = journal_replay(m, now, &same_boot);
+        replayed = journal_replay(m, now, &same_boot, &damaged);
         /* In another boot, numbers below the reserved ones may have gone out
-         * unrecorded (written, not synced, when the host went down). */
-        if (!same_boot && cluster_next_app_number(m->cluster) < m->app_numbers_reserved)
+         * unrecorded (written, not synced, when the host went down); so may
+         * those of entries that could not be read. */
+        if ((!same_boot || damaged) && cluster_next_app_number(m->cluster) < m->app_numbers_reserved)
                 cluster_restore_counters(m->cluster, cluster_start_time(m->cluster), m->app_numbers_reserved);
+        if (damaged) {
+                /* what could be read goes into a snapshot first (the journal
+                 * is not open: it stays as it is), then the file is kept for
+                 * a post-mortem and a new one started */
+                _cleanup_free_ char *jpath = NULL, *bad = NULL;
+
+                k = master_state_save(m);
+                if (k < 0)
+                        return k;
+                if (state_path(m, JOURNAL_FILE, &jpath) < 0 ||
+                    asprintf(&bad, "%s.corrupt-%llu", jpath, (unsigned long long) time(NULL)) < 0)
+                        return log_oom();
+                if (rename(jpath, bad) < 0)
+                        return log_error_errno(errno, "Failed to move %s aside: %m", jpath);
+                log_warning("%s moved aside to %s", jpath, bad);
+                r = 0;
+                replayed = 0;
+        }
         k = journal_open(m);
         if (k < 0)
                 return log_error_errno(k, "Failed to open the state journal in %s: %m", m->config.master.state_dir);
