@@ -480,6 +480,39 @@ static int heartbeat_all(nng_socket s) {
         return atomic_load(&hb_done) >= L.n_workers ? 0 : -ETIMEDOUT;
 }
 
+/* Registers an application of max_cores one-core executors of 1 MiB (its
+ * driver URL is never dialled by the master) and starts tracking it.  The
+ * registration's start is *ret_t0, its reply's latency *ret_reply_usec. */
+static int register_app(nng_socket s, const char *name, int max_cores, uint64_t *ret_t0, uint64_t *ret_reply_usec,
+                        AppTrack **ret_track) {
+        Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
+        Envelope env = ENVELOPE_INIT, *reply = NULL;
+        AppTrack *t;
+        uint64_t t0;
+        int r;
+
+        ra.name = (char *) name;
+        ra.driver_url = (char *) "tcp://127.0.0.1:9";
+        ra.driver_events = (char *) "";
+        ra.max_cores = max_cores;
+        ra.cores_per_executor = 1;
+        ra.executor_memory_mb = 1;
+        ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
+        t0 = bench_now_usec();
+        atomic_store(&L.current_registered_at, t0);
+        r = call(s, &env, SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY, &reply);
+        if (r < 0)
+                return r;
+        *ret_reply_usec = bench_now_usec() - t0;
+        t = app_track(reply->register_application_reply->app_id, true);
+        envelope_free(reply);
+        if (!t)
+                return -ENOMEM;
+        *ret_t0 = t0;
+        *ret_track = t;
+        return 0;
+}
+
 static int place_apps(nng_socket s) {
         size_t n_all = (size_t) L.n_apps * (size_t) L.per_app, n = 0;
         _cleanup_free_ uint64_t *place = calloc(n_all + 1, sizeof(uint64_t));
@@ -494,30 +527,14 @@ static int place_apps(nng_socket s) {
         if (!place || !app_all || !app_reply || !interval || !gaps)
                 return -ENOMEM;
         for (int a = 0; a < L.n_apps; a++) {
-                Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
-                Envelope env = ENVELOPE_INIT, *reply = NULL;
                 AppTrack *t;
                 uint64_t t0, deadline, grace = 0, last_progress;
                 char name[32];
 
                 snprintf(name, sizeof(name), "bench-load-%d", a);
-                ra.name = name;
-                ra.driver_url = (char *) "tcp://127.0.0.1:9"; /* never dialled by the master */
-                ra.driver_events = (char *) "";
-                ra.max_cores = L.per_app;
-                ra.cores_per_executor = 1;
-                ra.executor_memory_mb = 1;
-                ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
-                t0 = bench_now_usec();
-                atomic_store(&L.current_registered_at, t0);
-                r = call(s, &env, SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY, &reply);
+                r = register_app(s, name, L.per_app, &t0, &app_reply[a], &t);
                 if (r < 0)
                         return r;
-                app_reply[a] = bench_now_usec() - t0;
-                t = app_track(reply->register_application_reply->app_id, true);
-                envelope_free(reply);
-                if (!t)
-                        return -ENOMEM;
                 t->registered_at = t0; /* also if a launch created the track first */
                 last_progress = bench_now_usec();
 
@@ -597,31 +614,15 @@ static int place_small_apps(nng_socket s) {
                 return -ENOMEM;
         atomic_store(&launch_waiter, true);
         for (int a = 0; a < L.n_small; a++) {
-                Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
-                Envelope env = ENVELOPE_INIT, *reply = NULL;
                 AppTrack *t;
                 uint64_t t0, deadline;
                 char name[32];
                 int r;
 
                 snprintf(name, sizeof(name), "bench-small-%d", a);
-                ra.name = name;
-                ra.driver_url = (char *) "tcp://127.0.0.1:9";
-                ra.driver_events = (char *) "";
-                ra.max_cores = 1;
-                ra.cores_per_executor = 1;
-                ra.executor_memory_mb = 1;
-                ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
-                t0 = bench_now_usec();
-                atomic_store(&L.current_registered_at, t0);
-                r = call(s, &env, SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY, &reply);
+                r = register_app(s, name, 1, &t0, &reply_lat[a], &t);
                 if (r < 0)
                         return r;
-                reply_lat[a] = bench_now_usec() - t0;
-                t = app_track(reply->register_application_reply->app_id, true);
-                envelope_free(reply);
-                if (!t)
-                        return -ENOMEM;
                 deadline = t0 + 5 * 1000000ull;
                 pthread_mutex_lock(&launch_lock);
                 while (atomic_load(&t->launches) < 1 && bench_now_usec() < deadline) {
