@@ -359,12 +359,12 @@ static void handle_poll_reply(Executor *e, Envelope *env) {
                                    n > 0 ? "" : " (not here)");
         }
 
-        if (!batch)
-                envelope_free(env);
-        if (batch)
+        if (batch) {
                 executor_pump_soon(e);
-        else
-                executor_pump(e);
+                return;
+        }
+        envelope_free(env);
+        executor_pump(e);
 }
 
 void executor_slot_done(void *userdata, bool discard) {
