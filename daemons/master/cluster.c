@@ -603,8 +603,6 @@ int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App
                    a->id, a->name, a->driver_url, a->max_cores, a->cores_per_executor, a->executor_memory_mb);
         if (ret)
                 *ret = a;
-        if (c->fx.app_registered)
-                c->fx.app_registered(c, a, c->userdata);
         schedule_soon(c);
         return 0;
 }

@@ -106,8 +106,6 @@ typedef struct ClusterEffects {
         void (*app_removed)(Cluster *c, App *a, void *userdata);
         /* a worker is gone from the table: drop what link points at */
         void (*worker_removed)(Cluster *c, Worker *w, void *userdata);
-        /* a new app has its id: the id counter must reach the disk first */
-        void (*app_registered)(Cluster *c, App *a, void *userdata);
         /* Placement is due after a change: the I/O layer calls
          * cluster_schedule_step() soon, from its loop, until it returns
          * false.  Called once until then.  NULL: every change places at once,

@@ -271,22 +271,22 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
         w->link = rpc_client_free(w->link);
 }
 
+/* With as many calls to workers unanswered as allowed, placement waits:
+ * worker_call_free() goes on. */
+static bool placement_must_wait(Master *m) {
+        if (m->worker_calls < WORKER_CALLS_IN_FLIGHT_MAX)
+                return false;
+        m->placement_waiting = true;
+        return true;
+}
+
 /* Returns whether there may be more to place now. */
 static bool place_some(Master *m, unsigned max_launches) {
-        unsigned room;
-
-        if (m->worker_calls >= WORKER_CALLS_IN_FLIGHT_MAX) {
-                m->placement_waiting = true; /* worker_call_free() goes on */
+        if (placement_must_wait(m))
                 return false;
-        }
-        room = WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls;
-        if (!cluster_schedule_step(m->cluster, MIN(room, max_launches)))
+        if (!cluster_schedule_step(m->cluster, MIN(WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls, max_launches)))
                 return false;
-        if (m->worker_calls >= WORKER_CALLS_IN_FLIGHT_MAX) {
-                m->placement_waiting = true;
-                return false;
-        }
-        return true;
+        return !placement_must_wait(m);
 }
 
 static int on_placement(sd_event_source *s, void *userdata) {
