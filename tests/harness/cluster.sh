@@ -97,10 +97,6 @@ worker_id_file() {
         return 1
 }
 
-quietly() {
-        "$@" >/dev/null 2>&1
-}
-
 # --- the master's view (sparkctl status --json) ----------------------------------
 
 status_json() {

@@ -180,6 +180,11 @@ wait_for() {
         wait_until "$WAIT_TIMEOUT" "$@"
 }
 
+# quietly CMD...: CMD with its output thrown away (for check and wait_for).
+quietly() {
+        "$@" >/dev/null 2>&1
+}
+
 # --- daemons ----------------------------------------------------------------------
 
 # start_daemon NAME CMD [ARG...]: start CMD in the background, stdin from

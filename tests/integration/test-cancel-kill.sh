@@ -22,10 +22,6 @@ for p in sparkctl spark-master spark-driver spark-executor; do
 done
 export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
 
-quietly() {
-        "$@" >/dev/null 2>&1
-}
-
 app_id() {
         "$SPARKCTL" status --json 2>/dev/null |
                 python3 -c 'import json, sys; a = json.load(sys.stdin)["apps"]; print(a[0]["app_id"] if a else "")'

@@ -21,10 +21,6 @@ run() {
         err=$(cat "$T/stderr")
 }
 
-quietly() {
-        "$@" >/dev/null 2>&1
-}
-
 valid_json() {
         python3 -m json.tool >/dev/null <<<"$1"
 }

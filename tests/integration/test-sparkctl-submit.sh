@@ -20,10 +20,6 @@ run() {
         err=$(cat "$T/stderr")
 }
 
-quietly() {
-        "$@" >/dev/null 2>&1
-}
-
 app_id() {
         "$SPARKCTL" status --json 2>/dev/null |
                 python3 -c 'import json, sys; a = json.load(sys.stdin)["apps"]; print(a[0]["app_id"] if a else "")'
