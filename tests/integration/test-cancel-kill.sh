@@ -2,9 +2,11 @@
 # Cancelling a job kills its running tasks at once: the driver answers each
 # executor's parked poll with the kills right away, once for the whole batch,
 # instead of letting them wait for the poll interval (up to 2 s).  A master,
-# a driver and two executors started by hand the way a worker would start
-# them (no systemd needed), 2 cores each; a job of 4 `sleep 600` tasks runs 2
-# on each executor, whose polls are then parked; sparkctl cancels it.
+# a driver and two workers of 2 cores each on the test's systemd user
+# manager: the master places one executor of 2 cores on each, which its
+# worker starts as a transient unit.  A job of 4 `sleep 600` tasks runs 2 on
+# each executor (as children of the executor process, counted by its pid),
+# whose polls are then parked; sparkctl cancels it.
 #
 # Not a timed check: the evidence is the driver's debug line saying it
 # answered a parked poll because of kills, which nothing else writes —
@@ -14,10 +16,11 @@
 # but without that line: then the round is played again, up to 3 times.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
+require_user_manager
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-for p in sparkctl spark-master spark-driver spark-executor; do
+for p in sparkctl spark-master spark-worker spark-driver spark-executor; do
         [ -x "$SPARK_BUILD/$p" ] || die "no $SPARK_BUILD/$p: build it first"
 done
 export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
@@ -37,9 +40,28 @@ job_id() {
                 python3 -c 'import json, sys; print([j["job_id"] for j in json.load(sys.stdin)["jobs"] if j["name"] == sys.argv[1]][-1])' "$1"
 }
 
+# The pid and the unit of executor N, from the driver's line
+#   Executor N registered from HOST: C cores, pid P, unit U
+# followed by the log fields [app=... executor=N ...] (the first such line:
+# an executor registers once).
+registered() {
+        sed -En "s/.*Executor $1 registered from .*: [0-9]+ cores, pid ([0-9]+), unit ([^ ]+).*/\\$2/p" \
+                "$(daemon_log driver)" | head -n 1
+}
+executor_pid() { registered "$1" 1; }
+executor_unit() { registered "$1" 2; }
+declare -A pid=() unit=()      # of executor N, once it registered
+
+# executor N runs, and is still the process that registered as N: its unit's
+# main process (a replacement would be a new unit under a new id)
+executor_serving() {
+        [ "$(systemctl --user show -p MainPID --value "${unit[$1]}" 2>/dev/null)" = "${pid[$1]}" ] &&
+                kill -0 "${pid[$1]}" 2>/dev/null
+}
+
 # task processes (children) of executor N
 n_tasks_of() {
-        pgrep -c -P "$(daemon_pid "executor$1")" || true
+        pgrep -c -P "${pid[$1]}" || true
 }
 
 tasks_running() {
@@ -50,23 +72,49 @@ no_tasks() {
         [ "$(n_tasks_of 1)" -eq 0 ] && [ "$(n_tasks_of 2)" -eq 0 ]
 }
 
+# executor N's lines "Killing task I of JOB." for the tasks it had (not those
+# it was told to kill but did not have: "... (not here).")
+n_kills_logged() {
+        unit_journal "${unit[$1]}" | grep -Ec "Killing task [0-3] of $2\.( |\$)"
+}
+kills_logged() {
+        [ "$(n_kills_logged "$1" "$2")" -ge 2 ]
+}
+
 # The longest poll interval there is (a fifth of the timeout, at most 2 s).
+# Two workers of 2 cores and executors of 2 cores: one executor on each.
 cat >"$T/spark.conf" <<CONF
 cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
 master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state"; };
 driver: { app_name = "cancel-kill-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
+          max_cores = 4; cores_per_executor = 2; executor_memory_mb = 512;
           executor_heartbeat_timeout_ms = 30000; locality_wait_ms = 0; };
 CONF
+for i in 1 2; do
+        cat >"$T/worker$i.conf" <<CONF
+@include "spark.conf"
+worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock";
+          cores = 2; memory_mb = 1024; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = 500;
+          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+CONF
+done
+stop_user_units_on_exit 'spark-executor-*'
 start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
 check "the master answers" wait_for quietly "$SPARKCTL" status
+for i in 1 2; do
+        start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$T/worker$i.conf"
+done
 start_daemon driver env SPARK_LOG_LEVEL=debug "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
 check "the driver registers its application" wait_for app_registered
+check "both executors register" wait_until 30 grep -q "Executor 2 registered" "$(daemon_log driver)"
 for i in 1 2; do
-        mkdir -p "$T/work$i"
-        start_daemon "executor$i" "$SPARK_BUILD/spark-executor" --driver "$SPARK_DRIVER_URL" --app-id "$(app_id)" \
-                --executor-id "$i" --cores 2 --work-dir "$T/work$i"
+        pid[$i]=$(executor_pid "$i")
+        unit[$i]=$(executor_unit "$i")
+        check_match "executor $i registered with its pid and unit" "^[0-9]+ spark-executor-[^ ]+-$i\.service\$" \
+                "${pid[$i]} ${unit[$i]}"
+        check_eq "... and is its unit's main process" "${pid[$i]:-none}" \
+                "$(systemctl --user show -p MainPID --value "${unit[$i]:-none}" 2>&1)"
 done
-check "both executors register" wait_for grep -q "Executor 2 registered" "$(daemon_log driver)"
 
 driver_log=$(daemon_log driver)
 early=
@@ -87,8 +135,9 @@ for round in 1 2 3; do
         check "$name: the tasks' processes are gone" wait_until 20 no_tasks
         check_match "$name: the job is cancelled" '"state":"cancelled"' "$("$SPARKCTL" job "$job" --json)"
         for i in 1 2; do
-                check_eq "$name: executor $i killed its 2 tasks" 2 \
-                        "$(grep -Ec "Killing task [0-3] of $job\.( |$)" "$(daemon_log "executor$i")")"
+                # the executor logs to the journal, which writes asynchronously
+                wait_until 10 kills_logged "$i" "$job"
+                check_eq "$name: executor $i killed its 2 tasks" 2 "$(n_kills_logged "$i" "$job")"
         done
 
         # Each parked poll answered once for the batch, with both its kills.
@@ -107,7 +156,7 @@ check "the parked poll of each executor was answered at once with its kills (rou
         test -n "$early"
 
 for i in 1 2; do
-        check "executor $i is still serving" daemon_alive "executor$i"
+        check "executor $i is still serving" executor_serving "$i"
 done
 run_ok=0
 "$SPARKCTL" submit --command 'echo {#}' --count 4 >"$T/after.out" 2>&1 || run_ok=$?

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# sparkctl submit / jobs / job / cancel against a real spark-master and
-# spark-driver, with one spark-executor started by hand the way a worker
-# would start it (no systemd needed): command jobs (quoting of input lines,
-# {} and {#}, task order), function jobs (a shared object built here), JSON
-# lines for any output bytes, failed tasks and their exit status, and
-# cancellation by SIGINT.
+# sparkctl submit / jobs / job / cancel against a real spark-master,
+# spark-worker and spark-driver: the worker (2 cores) runs on the test's
+# systemd user manager, and the master places the application's one executor
+# of 2 cores on it, which the worker starts as a transient unit.  Command
+# jobs (quoting of input lines, {} and {#}, task order), function jobs (a
+# shared object built here), JSON lines for any output bytes, failed tasks
+# and their exit status, and cancellation by SIGINT.
+# shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
+require_user_manager
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-for p in sparkctl spark-master spark-driver spark-executor; do
+for p in sparkctl spark-master spark-worker spark-driver spark-executor; do
         [ -x "$SPARK_BUILD/$p" ] || die "no $SPARK_BUILD/$p: build it first"
 done
 export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
@@ -38,19 +41,26 @@ for line in sys.stdin:
     print("%d:%s" % (d["task"], d["status"]))'
 }
 
+# One worker of 2 cores and an application that wants one executor of 2
+# cores: the master places exactly that one executor there.
 cat >"$T/spark.conf" <<CONF
 cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
 master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state"; };
+worker: { listen = "ipc://$T/worker.sock"; events_listen = "ipc://$T/worker-events.sock";
+          cores = 2; memory_mb = 1024; systemd_bus = "user"; work_dir = "$T/work"; heartbeat_ms = 500;
+          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
 driver: { app_name = "sparkctl-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
-          task_max_failures = 2; };
+          max_cores = 2; cores_per_executor = 2; executor_memory_mb = 512; task_max_failures = 2; };
 CONF
+stop_user_units_on_exit 'spark-executor-*'
 start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
 check "the master answers" wait_for quietly "$SPARKCTL" status
+start_daemon worker "$SPARK_BUILD/spark-worker" --config "$T/spark.conf"
 start_daemon driver "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
 check "the driver registers its application" wait_for app_registered
-mkdir -p "$T/work"
-start_daemon executor "$SPARK_BUILD/spark-executor" --driver "$SPARK_DRIVER_URL" --app-id "$(app_id)" \
-        --executor-id 1 --cores 2 --work-dir "$T/work"
+check "the executor the worker starts registers with 2 cores" \
+        wait_until 30 grep -Eq "Executor 1 registered from .*: 2 cores, pid [0-9]+, unit spark-executor-" \
+        "$(daemon_log driver)"
 check "the driver answers jobs" wait_for quietly "$SPARKCTL" jobs
 
 # --- command jobs ---------------------------------------------------------------------
