@@ -145,6 +145,13 @@ size_t hashmap_size(const Hashmap *h) {
         return h ? h->size : 0;
 }
 
+void hashmap_clear(Hashmap *h) {
+        if (!h)
+                return;
+        memset(h->entries, 0, h->capacity * sizeof(Entry));
+        h->size = 0;
+}
+
 bool hashmap_iterate(const Hashmap *h, size_t *state, void **ret_value, const char **ret_key) {
         if (!h)
                 return false;

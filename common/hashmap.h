@@ -17,6 +17,8 @@ void *hashmap_get(const Hashmap *h, const char *key);
 /* Returns the removed value or NULL. */
 void *hashmap_remove(Hashmap *h, const char *key);
 size_t hashmap_size(const Hashmap *h);
+/* Empties the map (it keeps its table); free the values first if owned. */
+void hashmap_clear(Hashmap *h);
 
 /* Iteration: `size_t i = 0; void *v; while (hashmap_iterate(h, &i, &v, NULL)) ...`.
  * The map must not change while iterating: collect first, then remove. */

@@ -50,6 +50,17 @@ START_TEST(test_model) {
         ck_assert_uint_eq(seen, count);
         for (int i = 0; i < N; i++)
                 ck_assert_ptr_eq(hashmap_get(h, keys[i]), present[i] ? keys[i] : NULL);
+
+        /* cleared, it is empty and usable again */
+        hashmap_clear(h);
+        ck_assert_uint_eq(hashmap_size(h), 0);
+        it = 0;
+        ck_assert(!hashmap_iterate(h, &it, &v, NULL));
+        for (int i = 0; i < N; i++)
+                ck_assert_ptr_null(hashmap_get(h, keys[i]));
+        ck_assert_int_eq(hashmap_put(h, keys[7], keys[7]), 0);
+        ck_assert_ptr_eq(hashmap_get(h, keys[7]), keys[7]);
+        ck_assert_uint_eq(hashmap_size(h), 1);
         hashmap_free(h);
 }
 END_TEST
@@ -58,6 +69,7 @@ START_TEST(test_null_safe) {
         ck_assert_ptr_null(hashmap_free(NULL));
         ck_assert_ptr_null(hashmap_get(NULL, "x"));
         ck_assert_uint_eq(hashmap_size(NULL), 0);
+        hashmap_clear(NULL);
 }
 END_TEST
 

@@ -18,6 +18,9 @@
 #define PREFETCH_FORGET_USEC (500 * USEC_PER_MSEC)
 /* After a socket disconnect: how long the unit may take to stop by itself. */
 #define UNIT_STOP_GRACE_USEC (1 * USEC_PER_SEC)
+/* A registration under an id the master has not announced asks for a
+ * snapshot at most this often (the executor retries every 250 ms). */
+#define UNKNOWN_ID_RESYNC_USEC (200 * USEC_PER_MSEC)
 
 DriverExecutor *driver_executor(Driver *d, int id) {
         if (id < 1 || (size_t) id >= d->n_executors_allocated)
@@ -300,6 +303,7 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
         Spark__RegisterExecutorReply reply = SPARK__REGISTER_EXECUTOR_REPLY__INIT;
         Envelope env = ENVELOPE_INIT;
         DriverExecutor *ex;
+        const char *started_on;
         int r;
 
         if (!d->registered)
@@ -312,6 +316,17 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
             !wire_name_is_valid(re->host, false) || !wire_name_is_valid(re->worker_id, true))
                 return rpc_request_reply_error(req, -EINVAL, "invalid executor registration");
 
+        /* Only an executor the master started, from the worker it started it
+         * on (driver-announced.c): one from another worker is an impostor,
+         * whatever else is true. */
+        started_on = driver_announced_worker(d, re->executor_id);
+        if (started_on && !streq(started_on, strempty(re->worker_id))) {
+                log_warning("Refused executor %d from %s: the master started it on worker %s, not \"%s\"",
+                            re->executor_id, re->host, started_on, strempty(re->worker_id));
+                return rpc_request_reply_error(req, -EPERM, "executor %d of %s was started on worker %s, not \"%s\"",
+                                               re->executor_id, d->app_id, started_on, strempty(re->worker_id));
+        }
+
         ex = driver_executor(d, re->executor_id);
         if (ex) {
                 /* A resend of the same registration on the same connection is
@@ -320,6 +335,19 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                         goto reply;
                 return rpc_request_reply_error(req, -EEXIST, "executor id %d is already registered%s",
                                                re->executor_id, ex->lost ? " (and was lost)" : "");
+        }
+
+        /* Not announced: its ExecutorAdded may still be on its way, or was
+         * lost; the executor retries, and a snapshot settles it. */
+        if (!started_on) {
+                usec_t now = now_mono_usec();
+                if (now - d->last_unknown_resync >= UNKNOWN_ID_RESYNC_USEC) {
+                        d->last_unknown_resync = now;
+                        driver_request_snapshot(d);
+                }
+                log_debug("Executor %d of %s is not one the master has started (yet)", re->executor_id, d->app_id);
+                return rpc_request_reply_error(req, -EAGAIN, "executor %d of %s is not one the master has started",
+                                               re->executor_id, d->app_id);
         }
 
         if ((size_t) re->executor_id >= d->n_executors_allocated) {

@@ -2,11 +2,10 @@
  * event streams that tell it of lost executors — the master's (executor and
  * worker state) and each worker's (the unit-stop signal).  A gap or a new
  * epoch in any stream is answered with a snapshot from the master, which is
- * the authority on which executors are alive. */
+ * the authority on which executors are alive and which of them may register
+ * (driver-announced.c). */
 #include "driver.h"
 #include "log.h"
-
-static void request_snapshot(Driver *d);
 
 static void on_register_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
         Driver *d = userdata;
@@ -34,7 +33,7 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
         snprintf(d->status, sizeof(d->status), "application %s", d->app_id);
         /* Events about our executors may have come before we knew our id:
          * a snapshot subscribes to the workers that host them. */
-        request_snapshot(d);
+        driver_request_snapshot(d);
 }
 
 void driver_register_app(Driver *d) {
@@ -104,6 +103,13 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                 return;
         }
 
+        /* The executors the master lists are the ones that may register. */
+        driver_forget_all_announced(d);
+        for (size_t k = 0; k < cs->n_executors; k++)
+                if (streq(cs->executors[k]->app_id, d->app_id))
+                        (void) driver_announce_executor(d, cs->executors[k]->executor_id,
+                                                        cs->executors[k]->worker_id);
+
         /* Executors we hold that the master no longer lists are gone. */
         for (size_t i = 0; i < d->n_executors_allocated; i++) {
                 DriverExecutor *ex = d->executors[i];
@@ -120,7 +126,7 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                         driver_subscribe_worker(d, cs->executors[k]->worker_events);
 }
 
-static void request_snapshot(Driver *d) {
+void driver_request_snapshot(Driver *d) {
         Spark__ClusterStateRequest csr = SPARK__CLUSTER_STATE_REQUEST__INIT;
         Envelope env = ENVELOPE_INIT;
 
@@ -136,7 +142,7 @@ static void on_resync(EventSub *s, const char *reason, void *userdata) {
         Driver *d = userdata;
 
         log_debug("Resynchronising with the master (%s: %s)", event_sub_url(s), reason);
-        request_snapshot(d);
+        driver_request_snapshot(d);
 }
 
 /* --------------------------------------------------------------- events */
@@ -154,13 +160,22 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
         switch (env->body_case) {
         case SPARK__ENVELOPE__BODY_EXECUTOR_ADDED:
                 info = env->executor_added->executor;
-                if (info && streq(info->app_id, d->app_id) && !isempty(info->worker_events))
+                if (!info || !streq(info->app_id, d->app_id))
+                        break;
+                (void) driver_announce_executor(d, info->executor_id, info->worker_id);
+                if (!isempty(info->worker_events))
                         driver_subscribe_worker(d, info->worker_events);
                 break;
         case SPARK__ENVELOPE__BODY_EXECUTOR_UPDATED:
                 info = env->executor_updated->executor;
-                if (info && streq(info->app_id, d->app_id) && executor_state_is_end(info->state)) {
+                if (!info || !streq(info->app_id, d->app_id))
+                        break;
+                if (!executor_state_is_end(info->state)) {
+                        /* an ExecutorAdded missed, or a worker re-adopting it */
+                        (void) driver_announce_executor(d, info->executor_id, info->worker_id);
+                } else {
                         char why[320];
+                        driver_forget_announced(d, info->executor_id);
                         snprintf(why, sizeof(why), "master reports it %s: %s",
                                  info->state == SPARK__EXECUTOR_STATE__EXECUTOR_LOST ? "lost" : "ended",
                                  strempty(info->reason));

@@ -38,7 +38,7 @@ int driver_new(const char *config_path, Driver **ret) {
                 return log_error_errno(r, "Failed to set up the scheduler: %m");
 
         if (hashmap_new(&d->jobs) < 0 || hashmap_new(&d->submissions) < 0 || hashmap_new(&d->libraries) < 0 ||
-            hashmap_new(&d->pipes) < 0 || hashmap_new(&d->worker_events) < 0)
+            hashmap_new(&d->pipes) < 0 || hashmap_new(&d->worker_events) < 0 || hashmap_new(&d->announced) < 0)
                 return log_oom();
         d->next_job_number = 1;
         d->heartbeat_timeout = (usec_t) d->config.driver.executor_heartbeat_timeout_ms * USEC_PER_MSEC;
@@ -72,6 +72,8 @@ Driver *driver_free(Driver *d) {
         hashmap_free(d->submissions);
         hashmap_free(d->libraries);
         hashmap_free(d->pipes);
+        driver_forget_all_announced(d);
+        hashmap_free(d->announced);
         scheduler_free(d->scheduler);
         sd_event_source_disable_unref(d->revive_timer);
         sd_event_source_disable_unref(d->heartbeat_timer);

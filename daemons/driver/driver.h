@@ -40,6 +40,8 @@ typedef struct Driver {
         EventSub *master_events;
         Hashmap *worker_events;   /* worker event URL → EventSub */
         bool resync_in_flight;
+        usec_t last_unknown_resync;   /* a registration under an unknown id asked for a snapshot */
+        Hashmap *announced;           /* executor id → the worker the master started it on */
 
         DriverExecutor **executors;   /* indexed by executor id */
         size_t n_executors_allocated;
@@ -145,5 +147,13 @@ void driver_jobs_free(Driver *d);
 void driver_register_app(Driver *d);
 int driver_subscribe_master(Driver *d);
 void driver_subscribe_worker(Driver *d, const char *events_url);
+/* asks the master for a snapshot of the app, unless one is on its way */
+void driver_request_snapshot(Driver *d);
+
+/* driver-announced.c */
+int driver_announce_executor(Driver *d, int id, const char *worker_id);
+void driver_forget_announced(Driver *d, int id);
+void driver_forget_all_announced(Driver *d);
+const char *driver_announced_worker(const Driver *d, int id);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Driver *, driver_free);

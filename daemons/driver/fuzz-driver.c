@@ -221,6 +221,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(driver_start_heartbeat_checks(d) >= 0);
         snprintf(d->app_id, sizeof(d->app_id), "%s", FUZZ_APP_ID);
         d->registered = true;
+        /* as the master's events would: executors 1-4 started on the seeds'
+         * worker, so that registrations reach the paths past the check */
+        for (int id = 1; id <= 4; id++)
+                FUZZ_ASSERT(driver_announce_executor(d, id, ids.worker_id) == 0);
 
         fuzz_rpc_set_handler(rpc, driver_handle_request, d);
         rpc_server_set_pipe_handler(fuzz_rpc_server(rpc), driver_on_pipe, d);

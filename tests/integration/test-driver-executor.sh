@@ -52,6 +52,31 @@ sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out1" 2>
 check_eq "2,000 function tasks succeed" 0 "$rc"
 check "... with 2,000 correct results in task order" cmp -s "$tmp/squares" "$tmp/out1"
 
+# --- only the executors the master started may register (SPEC §9) ----------
+# A cluster member starting spark-executor itself must not get the app's
+# tasks: an id the master never launched is refused (the executor retries,
+# in case the master's event is late), and so is a launched id from another
+# worker.
+app=$(sed -n 's/.*Application \(app-[0-9]*-[0-9]*\) .*registered.*/\1/p' "$(daemon_log driver)" | head -n 1)
+worker=$(sed -n 's/.*Executor 1 registered.* worker=\([^] ]*\).*/\1/p' "$(daemon_log driver)" | head -n 1)
+rogue() {
+        mkdir -p "$tmp/rogue"
+        timeout 3 "$SPARK_BUILD/spark-executor" --driver "ipc://$tmp/driver.sock" --app-id "$app" --cores 1 \
+                --work-dir "$tmp/rogue" "$@"
+}
+rc=0
+rogue --executor-id 999 --worker-id "$worker" >"$tmp/rogue1.log" 2>&1 || rc=$?
+check_eq "an executor id the master never launched is kept waiting (killed by timeout)" 124 "$rc"
+check_match "... told it is not one the master started" "not one the master has started" "$(cat "$tmp/rogue1.log")"
+check "... and it never registered" bash -c "! grep -q 'Executor 999 registered' '$(daemon_log driver)'"
+rc=0
+rogue --executor-id 1 --worker-id worker-20261129000000-impostor-1 >"$tmp/rogue2.log" 2>&1 || rc=$?
+check_eq "a launched executor id from another worker is refused at once (exit 1)" 1 "$rc"
+check_match "... naming the worker it was started on" "executor 1 of $app was started on worker $worker" \
+        "$(cat "$tmp/rogue2.log")"
+check "... and the driver says so" driver_log_has "Refused executor 1 from .*: the master started it on worker $worker"
+check_eq "... while executor 1 stays registered once" 1 "$(grep -c 'Executor 1 registered' "$(daemon_log driver)")"
+
 # run_job_with NAME INJECT: submits 2,000 slow tasks (--json), runs INJECT once
 # the job is under way, and checks each task's result arrived once and right.
 run_job_with() {

@@ -37,13 +37,19 @@ cluster: { master = "$M"; master_events = "ipc://$tmp/master-events.sock"; };
 master: { listen = "$M"; events_listen = "ipc://$tmp/master-events.sock"; state_dir = "$tmp/state"; };
 driver: { app_name = "hostile-test"; listen = "$D"; events_listen = "ipc://$tmp/driver-events.sock";
           cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;
-          locality_wait_ms = 0; };
+          locality_wait_ms = 0; executor_env = { SPARK_FAKE_MODE = "sleep"; }; };
 EOF
 cat >"$tmp/worker.conf" <<EOF
 @include "cluster.conf"
 worker: { listen = "$W"; events_listen = "ipc://$tmp/worker-events.sock";
           cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work"; heartbeat_ms = 500;
           executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+EOF
+cat >"$tmp/worker2.conf" <<EOF
+@include "cluster.conf"
+worker: { listen = "ipc://$tmp/worker2.sock"; events_listen = "ipc://$tmp/worker2-events.sock";
+          cores = 1; memory_mb = 1024; systemd_bus = "user"; work_dir = "$tmp/work2"; heartbeat_ms = 500;
+          executor_binary = "$SPARK_BUILD/tests/helpers/fake-executor"; executor_slice = "spark-test.slice"; };
 EOF
 stop_user_units_on_exit 'spark-executor-*'
 
@@ -293,28 +299,17 @@ reg_exec "driver: RegisterExecutor from host '../x'" '^error -22 invalid executo
 reg_exec "driver: RegisterExecutor from host 'a b'" '^error -22 invalid executor registration' "host=a b"
 reg_exec "driver: RegisterExecutor from worker 'w;rm'" '^error -22 invalid executor registration' "worker_id=w;rm"
 reg_exec "driver: RegisterExecutor taking a registered executor's id" '^error -17 executor id 1 is already registered' \
-        executor_id=1
+        executor_id=1 "worker_id=$WID"
+reg_exec "driver: RegisterExecutor taking a registered executor's id, from another worker" \
+        "^error -1 executor 1 of $APP was started on worker $WID, not \"worker-20261129000000-evil-1\"" \
+        executor_id=1 worker_id=worker-20261129000000-evil-1
+reg_exec "driver: RegisterExecutor under an id the master never started" \
+        "^error -11 executor 77 of $APP is not one the master has started" "worker_id=$WID"
 
 hostile "driver: Poll of an executor it does not know is told to shut down" \
         '^reply poll_reply shutdown=1 .*reason=unknown executor' "$D" send poll "app_id=$APP" executor_id=2147483647
 hostile "driver: Poll for another app is told to shut down" '^reply poll_reply shutdown=1 .*not this driver' \
         "$D" send poll app_id=app-20991231235959-0001 executor_id=1
-# A result must be for a task of the job: an executor registers (on this
-# connection; it is lost when the connection closes) and reports nonsense.
-# bad_result WHAT EXECUTOR-ID REGEX FIELD=VALUE...
-bad_result() {
-        hostile "$1" "$3" "$D" send register_executor "app_id=$APP" "executor_id=$2" host=evil cores=1 pid=1 \
-                + send poll "app_id=$APP" "executor_id=$2" results.0.job_id=job-0001 \
-                results.1.job_id=job-0001 results.1.index=0 results.1.attempt=1 "${@:4}"
-}
-# (the second result is a good one: a poll is refused whole)
-bad_result "driver: a result for task 5000 of a job of 3 tasks" 97 \
-        '^reply register_executor_reply // error -22 .*task 5000 .*job-0001' results.0.index=5000 results.0.attempt=1
-bad_result "driver: a result for task -1" 98 '^reply register_executor_reply // error -22 .*task -1 ' \
-        results.0.index=-1 results.0.attempt=1
-bad_result "driver: a result of attempt 0" 99 '^reply register_executor_reply // error -22 .*attempt 0' \
-        results.0.index=0 results.0.attempt=0
-
 sj() { hostile "$1" "$2" "$D" send submit_job name=evil kind=TASK_FUNCTION library=x symbol=square "${@:3}"; }
 sj "driver: SubmitJob with count 0" '^error -22 a job needs inputs or a task count' count=0
 sj "driver: SubmitJob with count 2^31-1" '^error -22 a job needs inputs or a task count' count=2147483647
@@ -350,8 +345,46 @@ check_eq "after everything the cluster looks as it did before" "$baseline" "$aft
 rc=0
 sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out2" 2>&1 || rc=$?
 check_eq "a job still runs, with the right results" "0 1 4 9" "$rc $(tr '\n' ' ' <"$tmp/out2" | sed 's/ $//')"
-for d in master worker driver; do
+
+# --- results that are not for a task of the job ----------------------------------------
+# Only an executor the master started may register (the checks above), so
+# this needs one that is started but never registers itself: a second
+# worker whose executor_binary only sleeps (tests/helpers/fake-executor;
+# SPARK_FAKE_MODE comes from the app's executor_env and the real executors
+# ignore it).  The hostile client takes that executor's place and reports
+# nonsense, on one connection; each poll must be refused whole (its second
+# result is a good one) and job-0001 must stay as it was.  Last, because
+# the executor is lost when the connection closes and then replaced.
+start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
+stub_executor() {
+        sparkctl status --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = [w["worker_id"] for w in d["workers"] if w["worker_id"] != sys.argv[1]]
+e = [e for e in d["executors"] if w and e["worker_id"] == w[0] and e["state"] == "running"]
+print(w[0], e[0]["executor_id"]) if e else sys.exit(1)' "$WID"
+}
+check "the master starts an executor on the sleeping worker" wait_until 30 quietly stub_executor
+read -r SWID SEID < <(stub_executor)
+job_0001() { sparkctl jobs --json | python3 -c '
+import json, sys
+print([j for j in json.load(sys.stdin)["jobs"] if j["job_id"] == "job-0001"])'; }
+job_before=$(job_0001)
+bad_poll() { echo + send poll "app_id=$APP" "executor_id=$SEID" results.0.job_id=job-0001 \
+        results.1.job_id=job-0001 results.1.index=0 results.1.attempt=1 "$@"; }
+# shellcheck disable=SC2046 # bad_poll prints words for hostile-client
+out=$("$HC" "$D" send register_executor "app_id=$APP" "executor_id=$SEID" "worker_id=$SWID" host=evil cores=1 \
+        pid=1 $(bad_poll results.0.index=5000 results.0.attempt=1) $(bad_poll results.0.index=-1 results.0.attempt=1) \
+        $(bad_poll results.0.index=0 results.0.attempt=0) 2>&1 | sed ':a;N;$!ba;s/\n/ \/\/ /g')
+check_match "driver: the executor the master started registers" '^reply register_executor_reply // ' "$out"
+check_match "driver: a result for task 5000 of a job of 3 tasks is refused" \
+        '^reply register_executor_reply // error -22 .*task 5000 .*job-0001' "$out"
+check_match "driver: a result for task -1 is refused" '^[^/]*// [^/]*// error -22 .*task -1 ' "$out"
+check_match "driver: a result of attempt 0 is refused" '^[^/]*// [^/]*// [^/]*// error -22 .*attempt 0' "$out"
+check_eq "driver: ... and job-0001 is as it was" "$job_before" "$(job_0001)"
+
+for d in master worker worker2 driver; do
         check "$d did not crash" daemon_alive "$d"
 done
 check "no daemon logged a sanitizer report" bash -c "! grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
-        '$(daemon_log master)' '$(daemon_log worker)' '$(daemon_log driver)'"
+        '$(daemon_log master)' '$(daemon_log worker)' '$(daemon_log worker2)' '$(daemon_log driver)'"

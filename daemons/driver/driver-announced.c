@@ -1,0 +1,80 @@
+/* The executors the master has started for this application, as its events
+ * and snapshots say, each with the worker it was started on.  An executor
+ * may register only under an id the master gave it and from that worker
+ * (SPEC §9: an unknown id gets an error and changes nothing), so a cluster
+ * member cannot pose as an executor and take an application's tasks.
+ *
+ * Bounded: an executor that ended is forgotten, a snapshot replaces the
+ * whole set, and no more than DRIVER_MAX_ANNOUNCED are kept. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "codec.h"
+#include "driver.h"
+#include "log.h"
+
+/* the master places at most max_cores executors of an app at a time */
+#define DRIVER_MAX_ANNOUNCED 100000
+
+typedef struct Announced {
+        char key[16];                    /* the executor id, in decimal */
+        char worker_id[WORKER_ID_MAX];
+} Announced;
+
+static void id_key(int id, char key[static 16]) {
+        snprintf(key, 16, "%d", id);
+}
+
+int driver_announce_executor(Driver *d, int id, const char *worker_id) {
+        char key[16];
+        Announced *a;
+        int r;
+
+        if (id < 1 || id > DRIVER_MAX_EXECUTOR_ID || !wire_name_is_valid(worker_id, false) ||
+            strlen(worker_id) >= WORKER_ID_MAX)
+                return -EINVAL;
+        id_key(id, key);
+        a = hashmap_get(d->announced, key);
+        if (a) {
+                /* a restarted worker re-adopts it under its own id */
+                snprintf(a->worker_id, sizeof(a->worker_id), "%s", worker_id);
+                return 0;
+        }
+        if (hashmap_size(d->announced) >= DRIVER_MAX_ANNOUNCED)
+                return log_warning_errno(-ENOSPC, "More than %d executors announced for %s, ignoring executor %d",
+                                         DRIVER_MAX_ANNOUNCED, d->app_id, id);
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        memcpy(a->key, key, sizeof(key));
+        snprintf(a->worker_id, sizeof(a->worker_id), "%s", worker_id);
+        r = hashmap_put(d->announced, a->key, a);
+        if (r < 0)
+                free(a);
+        return r;
+}
+
+void driver_forget_announced(Driver *d, int id) {
+        char key[16];
+
+        id_key(id, key);
+        free(hashmap_remove(d->announced, key));
+}
+
+void driver_forget_all_announced(Driver *d) {
+        size_t i = 0;
+        void *v;
+
+        while (hashmap_iterate(d->announced, &i, &v, NULL))
+                free(v);
+        hashmap_clear(d->announced);
+}
+
+const char *driver_announced_worker(const Driver *d, int id) {
+        char key[16];
+        const Announced *a;
+
+        id_key(id, key);
+        a = hashmap_get(d->announced, key);
+        return a ? a->worker_id : NULL;
+}
