@@ -288,11 +288,6 @@ static void handle_register_reply(Executor *e, Envelope *env) {
         max_result = rr->max_result_bytes > 0 ? rr->max_result_bytes : EXECUTOR_DEFAULT_MAX_RESULT_BYTES;
         e->max_result_bytes = (size_t) MIN(max_result, (int64_t) (SIZE_MAX / 4));
 
-        /* A parked poll is answered within heartbeat_ms; resending on a live
-         * connection would only hand the driver a duplicate. */
-        for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++)
-                (void) nng_ctx_set_ms(e->slots[i].ctx, NNG_OPT_REQ_RESENDTIME, e->timeout_ms);
-
         e->state = EXECUTOR_POLLING;
         e->last_reply = now_mono_usec();
         executor_arm_deadline(e);

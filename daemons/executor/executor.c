@@ -179,11 +179,15 @@ static int executor_connect(Executor *e) {
         if (r >= 0)
                 r = nng_util_set_reconnect(e->sock, 50, 1000);
         /* A request is sent again at once when its connection drops (nng
-         * does that itself); on a live connection only after this long,
-         * which is longer than a parked poll may take.  Contexts take it
-         * from the socket when they are opened. */
+         * does that itself, whatever this option says); on a live
+         * connection never: a parked poll is answered within heartbeat_ms,
+         * a resend would only hand the driver a duplicate, and a silent
+         * driver is the deadline's business (executor_arm_deadline()).
+         * Without a resend time nng arms no timer per request either, which
+         * spared its timer thread a wake-up per poll.  Contexts take it from
+         * the socket when they are opened. */
         if (r >= 0)
-                r = nng_errno(nng_socket_set_ms(e->sock, NNG_OPT_REQ_RESENDTIME, EXECUTOR_DEFAULT_TIMEOUT_MS));
+                r = nng_errno(nng_socket_set_ms(e->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE));
         if (r < 0)
                 return log_error_errno(r, "Failed to set socket options: %m");
         r = executor_slots_open(e);
