@@ -9,11 +9,14 @@
  *                                            trips, one context
  *
  * Prints "key value" lines: rate_msgs_per_s; rtt_us_p50, rtt_us_p99,
- * rtt_us_mean.  Exits non-zero on any error. */
+ * rtt_us_mean, and rtt_ctxsw_server, rtt_ctxsw_client: the context
+ * switches of each side (all its threads) per round trip.  Exits non-zero on any error. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <nng/nng.h>
@@ -203,8 +206,49 @@ static int run_rate(const char *url, int n_contexts, double seconds) {
 
 /* -------------------------------------------------------------- rtt */
 
+/* Context switches of process pid, over all its threads, from /proc. */
+static uint64_t ctxsw_of(pid_t pid) {
+        char path[64];
+        uint64_t sum = 0;
+        struct dirent *de;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+        d = opendir(path);
+        if (!d)
+                return 0;
+        while ((de = readdir(d))) {
+                char status[sizeof(path) + sizeof(de->d_name) + 8], line[128];
+                unsigned long long n;
+                FILE *f;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(status, sizeof(status), "%s/%s/status", path, de->d_name);
+                f = fopen(status, "re");
+                if (!f)
+                        continue;
+                while (fgets(line, sizeof(line), f))
+                        if (sscanf(line, "voluntary_ctxt_switches: %llu", &n) == 1 ||
+                            sscanf(line, "nonvoluntary_ctxt_switches: %llu", &n) == 1)
+                                sum += n;
+                fclose(f);
+        }
+        closedir(d);
+        return sum;
+}
+
+static uint64_t own_ctxsw(void) {
+        struct rusage ru;
+
+        if (getrusage(RUSAGE_SELF, &ru) < 0)
+                return 0;
+        return (uint64_t) ru.ru_nvcsw + (uint64_t) ru.ru_nivcsw;
+}
+
 static int run_rtt(const char *url, int count) {
         _cleanup_free_ uint64_t *samples = calloc((size_t) count, sizeof(uint64_t));
+        uint64_t server_cs = 0, client_cs = 0;
         nng_socket s;
         pid_t server;
         int rv;
@@ -222,7 +266,13 @@ static int run_rtt(const char *url, int count) {
         }
         for (int i = -count / 10; i < count; i++) {
                 nng_msg *m;
-                uint64_t t0 = bench_now_usec();
+                uint64_t t0;
+
+                if (i == 0) {
+                        server_cs = ctxsw_of(server);
+                        client_cs = own_ctxsw();
+                }
+                t0 = bench_now_usec();
 
                 if (nng_msg_alloc(&m, MSG_BYTES) != 0)
                         break;
@@ -239,10 +289,14 @@ static int run_rtt(const char *url, int count) {
                 if (i >= 0)
                         samples[i] = bench_now_usec() - t0;
         }
+        server_cs = ctxsw_of(server) - server_cs;
+        client_cs = own_ctxsw() - client_cs;
         bench_sort_u64(samples, (size_t) count);
         printf("rtt_us_p50 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 50));
         printf("rtt_us_p99 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 99));
         printf("rtt_us_mean %.1f\n", bench_mean_u64(samples, (size_t) count));
+        printf("rtt_ctxsw_server %.1f\n", (double) server_cs / count);
+        printf("rtt_ctxsw_client %.1f\n", (double) client_cs / count);
         fflush(stdout);
         stop_server(server);
         _exit(0);

@@ -133,6 +133,7 @@ run_baselines() {
         run_fg "$BT/nng-baseline" rtt "$(url $((base + 81)))" 5000 >"$tmp/nng-rtt.out" || return 1
         R[nng_rtt_p50]=$(kv "$tmp/nng-rtt.out" rtt_us_p50)
         R[nng_rtt_p99]=$(kv "$tmp/nng-rtt.out" rtt_us_p99)
+        R[nng_rtt_ctxsw]="$(kv "$tmp/nng-rtt.out" rtt_ctxsw_server) $(kv "$tmp/nng-rtt.out" rtt_ctxsw_client)"
         # each start after 250 ms of quiet, as an application's first
         # executor comes: the kernel then makes the move into the new cgroup
         # wait for an RCU grace period (bench/unit-baseline.c); back to back,
@@ -307,12 +308,39 @@ measure_throughput() {
 }
 
 # ============================================================ latency
+# Context switches of PROCESS (all its threads; with "nng", only nng's own
+# threads): where a one-task job's time goes beyond its four messages is
+# mostly threads handing work to each other.
+ctxsw_of() {
+        local t
+        for t in /proc/"$1"/task/*; do
+                [ "${2:-}" != nng ] || [[ $(cat "$t/comm" 2>/dev/null) == nng:* ]] || continue
+                awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "$t/status" 2>/dev/null
+        done | awk '{ s += $1 } END { print s + 0 }'
+}
+# the pids of the running driver's executors
+driver_executor_pids() {
+        awk '/Executor [0-9]+ registered from/ { sub(/.* pid /, ""); sub(/,.*/, ""); print }' "$tmp/$DRIVER.log"
+}
+
 measure_latency() {
+        local jobs=1050 p d0 dn0 e0=0 en0=0 e1=0 en1=0  # 1000 measured + bench-client's 50 warm-up jobs
+        d0=$(ctxsw_of "${DAEMON_PID[$DRIVER]}") dn0=$(ctxsw_of "${DAEMON_PID[$DRIVER]}" nng)
+        for p in $(driver_executor_pids); do
+                e0=$((e0 + $(ctxsw_of "$p"))) en0=$((en0 + $(ctxsw_of "$p" nng)))
+        done
         run_fg timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" 1000 >"$tmp/latency.out" \
                 2>>"$tmp/client.log" || return 1
+        for p in $(driver_executor_pids); do
+                e1=$((e1 + $(ctxsw_of "$p"))) en1=$((en1 + $(ctxsw_of "$p" nng)))
+        done
+        R[lat_ctxsw]=$(awk -v d="$(( $(ctxsw_of "${DAEMON_PID[$DRIVER]}") - d0 ))" \
+                -v dn="$(( $(ctxsw_of "${DAEMON_PID[$DRIVER]}" nng) - dn0 ))" -v e="$((e1 - e0))" -v en="$((en1 - en0))" \
+                -v n="$jobs" 'BEGIN { printf("%.1f %.1f %.1f %.1f", d / n, dn / n, e / n, en / n) }')
         R[lat_p50]=$(kv "$tmp/latency.out" latency_us_p50)
         R[lat_p99]=$(kv "$tmp/latency.out" latency_us_p99)
-        say "  submit→result p50 ${R[lat_p50]} µs, p99 ${R[lat_p99]} µs"
+        say "  submit→result p50 ${R[lat_p50]} µs, p99 ${R[lat_p99]} µs; context switches per job" \
+                "(driver, of which nng; executors, of which nng): ${R[lat_ctxsw]}"
 }
 
 # ========================================================= loss trials

@@ -43,6 +43,12 @@ build_table() {
         r=$(ratio "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}")
         row "One task submit→result, p99" "$(fmt "${R[lat_p99]:-}") µs" \
                 "raw nng 64 B round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 10×" "$(verdict "$r" le 10)"
+        local cs raw
+        read -r -a cs <<<"${R[lat_ctxsw]:-}"
+        read -r -a raw <<<"${R[nng_rtt_ctxsw]:-}"
+        row "… context switches per one-task job, all threads (the driver answers two round trips, the executor asks one)" \
+                "driver ${cs[0]:-n/a} (nng's threads ${cs[1]:-n/a}); executors ${cs[2]:-n/a} (nng's ${cs[3]:-n/a})" \
+                "raw round trip: answering side ${raw[0]:-n/a}, asking side ${raw[1]:-n/a}" "—" "—" "info"
         row "One task submit→result, p50, vs the peer" "$(fmt "${R[lat_p50]:-}") µs" \
                 "$dask_tag p50: $(fmt "${R[dask_lat_p50]:-}") µs" "$(ratio "${R[lat_p50]:-}" "${R[dask_lat_p50]:-}")" \
                 "—" "info"
