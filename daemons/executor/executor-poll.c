@@ -178,6 +178,10 @@ static int send_poll(Executor *e, PollSlot *s, Task *results, size_t n, size_t h
         s->n_results = n;
         e->n_polls++;
         e->n_results_sent += n;
+        /* This poll asks for work too: a delayed one would find it out and
+         * do nothing (executor_pump_soon()), a wake-up per task for naught. */
+        if (e->repoll_source)
+                (void) sd_event_source_set_enabled(e->repoll_source, SD_EVENT_OFF);
         return 0;
 }
 
