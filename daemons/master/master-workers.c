@@ -280,10 +280,42 @@ static bool placement_must_wait(Master *m) {
         return true;
 }
 
+static bool launch_under_way(const Executor *e) {
+        return e && e->worker && e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING;
+}
+
+/* Sends up to max of the launches resumed after a restart (those still
+ * under way); returns whether some are left, and how many it sent. */
+static bool resume_some(Master *m, unsigned max, unsigned *ret_sent) {
+        unsigned sent = 0;
+
+        while (m->next_resumed < m->n_resumed && sent < max) {
+                const ResumedLaunch *l = &m->resumed[m->next_resumed++];
+                Executor *e = cluster_executor(m->cluster, l->app_id, l->executor_id);
+
+                if (launch_under_way(e)) {
+                        worker_call_start(m, e->worker, e, false, NULL);
+                        sent++;
+                }
+        }
+        *ret_sent = sent;
+        if (m->next_resumed < m->n_resumed)
+                return true;
+        free(m->resumed);
+        m->resumed = NULL;
+        m->n_resumed = m->next_resumed = 0;
+        return false;
+}
+
 /* Returns whether there may be more to place now. */
 static bool place_some(Master *m, unsigned max_launches) {
+        unsigned resumed;
+
         if (placement_must_wait(m))
                 return false;
+        if (resume_some(m, MIN(WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls, max_launches), &resumed))
+                return !placement_must_wait(m);
+        max_launches -= resumed;
         if (!cluster_schedule_step(m->cluster, MIN(WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls, max_launches)))
                 return false;
         return !placement_must_wait(m);
@@ -311,7 +343,9 @@ static void on_schedule_needed(Cluster *c, void *userdata) {
         if (!m->placement) {
                 r = sd_event_add_defer(m->event, &m->placement, on_placement, m);
                 if (r < 0) {
+                        unsigned resumed;
                         log_warning_errno(r, "Failed to defer placement, placing at once: %m");
+                        (void) resume_some(m, UINT_MAX, &resumed);
                         cluster_schedule(c);
                         return;
                 }
@@ -338,15 +372,30 @@ void master_resume_launches(Master *m) {
         /* LaunchExecutor is idempotent on the worker: one it got already is
          * acknowledged, one it never got is started now. */
         for (App *a = cluster_apps(m->cluster); a; a = a->next)
+                for (size_t i = 0; i < a->n_executors_allocated; i++)
+                        n += launch_under_way(a->executors[i]);
+        if (n == 0)
+                return;
+        m->resumed = calloc(n, sizeof(*m->resumed));
+        if (!m->resumed) {
+                log_oom();
+                return;
+        }
+        for (App *a = cluster_apps(m->cluster); a; a = a->next)
                 for (size_t i = 0; i < a->n_executors_allocated; i++) {
-                        Executor *e = a->executors[i];
-                        if (e && e->worker && e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING) {
-                                worker_call_start(m, e->worker, e, false, NULL);
-                                n++;
-                        }
+                        ResumedLaunch *l = &m->resumed[m->n_resumed];
+                        if (!launch_under_way(a->executors[i]))
+                                continue;
+                        snprintf(l->app_id, sizeof(l->app_id), "%s", a->id);
+                        l->executor_id = a->executors[i]->id;
+                        m->n_resumed++;
                 }
-        if (n > 0)
-                log_info("Sent %zu launches again that were under way before the restart", n);
+        m->next_resumed = 0;
+        log_info("Sending %zu launches again that were under way before the restart", m->n_resumed);
+}
+
+void master_place_soon(Master *m) {
+        on_schedule_needed(m->cluster, m);
 }
 
 static int on_worker_check(sd_event_source *s, uint64_t usec, void *userdata) {

@@ -79,6 +79,7 @@ Master *master_free(Master *m) {
         sd_event_source_unref(m->status_timer);
         sd_event_source_unref(m->state_timer);
         sd_event_source_unref(m->placement);
+        free(m->resumed);
         sd_event_unref(m->event);
         config_done(&m->config);
         free(m->config_path);
@@ -145,8 +146,10 @@ int master_start(Master *m) {
                 return log_error_errno(r, "Failed to add the status timer: %m");
         (void) sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
 
+        /* both through the placement source: within the limit of calls in
+         * flight, between requests */
         master_resume_launches(m);
-        cluster_schedule(m->cluster);
+        master_place_soon(m);
         master_schedule_worker_check(m);
         log_info("Master %s listening on %s, events on %s", cluster_id(m->cluster), m->config.master.listen,
                  m->config.master.events_listen);

@@ -10,6 +10,13 @@
 #include "rpc-client.h"
 #include "rpc-server.h"
 
+/* A launch under way before a restart (ids: by the time it is sent, the
+ * executor may be gone). */
+typedef struct ResumedLaunch {
+        char app_id[APP_ID_MAX];
+        int executor_id;
+} ResumedLaunch;
+
 typedef struct Master {
         sd_event *event;
         char *config_path;
@@ -24,6 +31,8 @@ typedef struct Master {
         sd_event_source *placement;      /* places executors in slices, between requests */
         bool placement_waiting;          /* for calls to workers to be answered */
         unsigned worker_calls;           /* calls to workers not answered yet */
+        ResumedLaunch *resumed;          /* launches under way before a restart, to send again */
+        size_t n_resumed, next_resumed;
         Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
         bool state_dirty;
         usec_t state_save_cost;          /* the last full save's work, without its syncs */
@@ -54,8 +63,12 @@ void master_schedule_worker_check(Master *m);
 /* Places up to max_launches executors now (within the limit of calls in
  * flight); the placement source does the rest. */
 void master_place_now(Master *m, unsigned max_launches);
-/* After a restart: launches that may not have reached a worker are sent again. */
+/* After a restart: launches that may not have reached a worker are sent
+ * again, by the placement source, first and within the same limit of calls
+ * in flight; then placement goes on. */
 void master_resume_launches(Master *m);
+/* Places executors (and resumes launches) from the loop, in slices. */
+void master_place_soon(Master *m);
 
 /* master-drivers.c: an executor of app_id could not reach its driver: ask
  * the driver; if it does not answer either, the application is removed. */
