@@ -13,9 +13,6 @@
 #include "driver.h"
 #include "log.h"
 
-/* the master places at most max_cores executors of an app at a time */
-#define DRIVER_MAX_ANNOUNCED 100000
-
 typedef struct Announced {
         char key[16];                    /* the executor id, in decimal */
         char worker_id[WORKER_ID_MAX];

@@ -17,6 +17,9 @@
 #include "scheduler.h"
 
 #define DRIVER_MAX_EXECUTOR_ID 1000000
+/* Executors the driver keeps as announced by the master (driver-announced.c):
+ * the master places at most max_cores of an app's executors at a time. */
+#define DRIVER_MAX_ANNOUNCED 100000
 #define DRIVER_MAX_REQUEST_BYTES (256u * 1024u * 1024u)
 /* An executor may hold this many tasks beyond its cores at most; how many it
  * gets depends on how fast it finishes them (driver-executors.c). */
