@@ -1,6 +1,7 @@
 /* Codec: round trips and every kind of bad input. */
 #include <check.h>
 
+#include "check-run.h"
 #include "codec.h"
 
 static void encode_heartbeat(const char *id, void **buf, size_t *len) {
@@ -167,8 +168,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("codec");
         TCase *tc = tcase_create("codec");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_nested_round_trip);
@@ -181,9 +180,5 @@ int main(void) {
         tcase_add_test(tc, test_error_envelope);
         tcase_add_test(tc, test_wire_names);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check-run.h"
 #include "config.h"
 #include "macro.h"
 
@@ -314,11 +315,5 @@ static Suite *config_docs_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(config_docs_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(config_docs_suite());
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "config.h"
 #include "macro.h"
 
@@ -781,11 +782,5 @@ static Suite *config_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(config_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(config_suite());
 }

@@ -9,6 +9,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/pub.h>
 
+#include "check-run.h"
 #include "codec.h"
 #include "event-pub.h"
 #include "event-sub.h"
@@ -396,11 +397,5 @@ static Suite *event_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(event_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(event_suite());
 }

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "check-run.h"
 #include "executor-env.h"
 #include "macro.h"
 
@@ -59,16 +60,10 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("executor-env");
         TCase *tc = tcase_create("executor-env");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_worker_names);
         tcase_add_test(tc, test_other_names);
         tcase_add_test(tc, test_length);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <stdio.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "hashmap.h"
 
@@ -76,15 +77,9 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("hashmap");
         TCase *tc = tcase_create("hashmap");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_model);
         tcase_add_test(tc, test_null_safe);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -1,6 +1,7 @@
 /* Ids and unit names. */
 #include <check.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "ids.h"
 
@@ -75,17 +76,11 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("ids");
         TCase *tc = tcase_create("ids");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_app_id);
         tcase_add_test(tc, test_worker_id);
         tcase_add_test(tc, test_unit_names);
         tcase_add_test(tc, test_escape);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "check-run.h"
 #include "loop-queue.h"
 #include "macro.h"
 
@@ -373,11 +374,5 @@ static Suite *loop_queue_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(loop_queue_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(loop_queue_suite());
 }

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "check-run.h"
 #include "codec.h"
 #include "event-pub.h"
 #include "event-sub.h"
@@ -338,11 +339,5 @@ static Suite *tls_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(tls_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(tls_suite());
 }

@@ -3,6 +3,7 @@
 
 #include <nng/nng.h>
 
+#include "check-run.h"
 #include "codec.h"
 #include "macro.h"
 #include "nng-util.h"
@@ -61,11 +62,5 @@ static Suite *nng_util_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(nng_util_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(nng_util_suite());
 }

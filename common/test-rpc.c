@@ -13,6 +13,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "check-run.h"
 #include "codec.h"
 #include "macro.h"
 #include "nng-util.h"
@@ -866,15 +867,8 @@ static Suite *rpc_suite(void) {
 }
 
 int main(int argc, char *argv[]) {
-        SRunner *sr;
-        int failed;
-
         if (argc == 3 && streq(argv[1], "--req-child"))
                 return req_child(argv[2]);
 
-        sr = srunner_create(rpc_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(rpc_suite());
 }

@@ -3,6 +3,7 @@
  * of every size. */
 #include <check.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "sha256.h"
 
@@ -94,8 +95,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("sha256");
         TCase *tc = tcase_create("sha256");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_fips_vectors);
         tcase_add_test(tc, test_million_a);
@@ -103,9 +102,5 @@ int main(void) {
         tcase_add_test(tc, test_incremental_matches_one_shot);
         tcase_add_test(tc, test_hex_is_valid);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

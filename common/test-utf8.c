@@ -1,6 +1,7 @@
 /* UTF-8 text checks. */
 #include <check.h>
 
+#include "check-run.h"
 #include "utf8.h"
 
 START_TEST(test_text) {
@@ -24,14 +25,8 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("utf8");
         TCase *tc = tcase_create("utf8");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_text);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

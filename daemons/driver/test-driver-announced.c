@@ -3,6 +3,7 @@
 #include <check.h>
 #include <stdio.h>
 
+#include "check-run.h"
 #include "driver.h"
 #include "macro.h"
 
@@ -95,16 +96,10 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("driver-announced");
         TCase *tc = tcase_create("driver-announced");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_announce_and_forget);
         tcase_add_test(tc, test_hostile_announcements);
         tcase_add_test(tc, test_bounded);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

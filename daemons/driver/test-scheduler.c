@@ -4,6 +4,7 @@
 #include <check.h>
 #include <stdio.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "scheduler.h"
 #include "time-util.h"
@@ -968,8 +969,6 @@ END_TEST
 int main(void) {
         Suite *suite = suite_create("scheduler");
         TCase *tc = tcase_create("scheduler");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_offer_fills_free_cores);
@@ -997,9 +996,5 @@ int main(void) {
         tcase_add_test(tc, test_throughput);
         tcase_add_test(tc, test_throughput_locality);
         suite_add_tcase(suite, tc);
-        sr = srunner_create(suite);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(suite);
 }

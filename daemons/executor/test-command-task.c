@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include "check-run.h"
 #include "command-task.h"
 
 static uint64_t now_ms(void) {
@@ -250,8 +251,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("command-task");
         TCase *tc = tcase_create("command-task");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_exit_codes_and_stdout);
@@ -263,9 +262,5 @@ int main(void) {
         tcase_add_test(tc, test_kill_before_start);
         tcase_add_test(tc, test_environment_and_signals_reset);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

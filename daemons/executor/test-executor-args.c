@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdarg.h>
 
+#include "check-run.h"
 #include "executor-args.h"
 
 #define APP "app-20261129172233-0001"
@@ -147,16 +148,10 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("executor-args");
         TCase *tc = tcase_create("executor-args");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_worker_command_line);
         tcase_add_test(tc, test_environment);
         tcase_add_test(tc, test_refusals);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "check-run.h"
 #include "codec.h"
 #include "daemon.h"
 #include "rpc-server.h"
@@ -799,8 +800,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("executor");
         TCase *tc = tcase_create("executor");
-        SRunner *sr;
-        int failed;
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 180);
@@ -812,9 +811,5 @@ int main(void) {
         tcase_add_test(tc, test_sigterm_kills_commands);
         tcase_add_test(tc, test_throughput_empty_tasks);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

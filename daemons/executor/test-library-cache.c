@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "check-run.h"
 #include "function-task.h"
 #include "library-cache.h"
 #include "sha256.h"
@@ -358,8 +359,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("library-cache");
         TCase *tc = tcase_create("library-cache");
-        SRunner *sr;
-        int failed;
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
@@ -372,9 +371,5 @@ int main(void) {
         tcase_add_test(tc, test_fetch_failure_not_remembered);
         tcase_add_test(tc, test_function_task_outcomes);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "check-run.h"
 #include "task-runner.h"
 
 typedef struct Fake {
@@ -273,8 +274,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("task-runner");
         TCase *tc = tcase_create("task-runner");
-        SRunner *sr;
-        int failed;
 
         tcase_add_checked_fixture(tc, setup, NULL);
         tcase_set_timeout(tc, 60);
@@ -283,9 +282,5 @@ int main(void) {
         tcase_add_test(tc, test_kill_queued_and_running);
         tcase_add_test(tc, test_stop_with_stuck_task);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

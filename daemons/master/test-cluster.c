@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check-run.h"
 #include "cluster.h"
 #include "log.h"
 #include "macro.h"
@@ -532,8 +533,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("cluster");
         TCase *tc = tcase_create("cluster");
-        SRunner *sr;
-        int failed;
 
         /* quiet unless SPARK_LOG_LEVEL asks otherwise */
         log_set_max_level(LOG_ERR);
@@ -553,9 +552,5 @@ int main(void) {
         tcase_add_test(tc, test_executor_limit);
         tcase_add_test(tc, test_deferred_placement_in_slices);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "placement.h"
 
@@ -212,8 +213,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("placement");
         TCase *tc = tcase_create("placement");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_spread_out_round_robin);
         tcase_add_test(tc, test_consolidate_fills_first);
@@ -224,9 +223,5 @@ int main(void) {
         tcase_add_test(tc, test_many_workers);
         tcase_add_test(tc, test_selection_matches_full_sort);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -1,6 +1,7 @@
 /* Advertised endpoints. */
 #include <check.h>
 
+#include "check-run.h"
 #include "endpoint.h"
 #include "macro.h"
 
@@ -28,14 +29,8 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("endpoint");
         TCase *tc = tcase_create("endpoint");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_advertise);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

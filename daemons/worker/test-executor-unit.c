@@ -16,6 +16,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "check-run.h"
 #include "executor-unit.h"
 #include "ids.h"
 #include "macro.h"
@@ -757,7 +758,6 @@ int main(void) {
         sd_bus *bus = NULL;
         Suite *s;
         TCase *tc;
-        SRunner *sr;
         ssize_t n;
         int failed, r;
 
@@ -812,13 +812,10 @@ int main(void) {
         tcase_add_test(tc, test_list_races);
         tcase_add_test(tc, test_free_in_flight);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
+        failed = check_run(s);
 
         stop_leftovers();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work_dir);
         (void) !system(cmd);
-        return failed == 0 ? 0 : 1;
+        return failed;
 }

@@ -3,6 +3,7 @@
 #include <check.h>
 #include <signal.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "unit-outcome.h"
 
@@ -244,8 +245,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("unit-outcome");
         TCase *tc = tcase_create("unit-outcome");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_running);
         tcase_add_test(tc, test_exit_codes);
@@ -256,9 +255,5 @@ int main(void) {
         tcase_add_test(tc, test_names);
         tcase_add_test(tc, test_states);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -7,6 +7,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "check-run.h"
 #include "executor-env.h"
 #include "macro.h"
 #include "unit-properties.h"
@@ -338,17 +339,11 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("unit-properties");
         TCase *tc = tcase_create("unit-properties");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_validate);
         tcase_add_test(tc, test_argv_env);
         tcase_add_test(tc, test_make_work_dir);
         tcase_add_test(tc, test_properties);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check-run.h"
 #include "args.h"
 #include "macro.h"
 
@@ -186,8 +187,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("sparkctl-args");
         TCase *tc = tcase_create("args");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_commands);
         tcase_add_test(tc, test_submit);
@@ -196,9 +195,5 @@ int main(void) {
         tcase_add_test(tc, test_help_flags);
         tcase_add_test(tc, test_tls_flags);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check-run.h"
 #include "output.h"
 #include "status.h"
 #include "task-output.h"
@@ -314,8 +315,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("sparkctl-output");
         TCase *tc = tcase_create("output");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_utf8);
         tcase_add_test(tc, test_json_escape);
@@ -329,9 +328,5 @@ int main(void) {
         tcase_add_test(tc, test_task_outcome_json);
         tcase_add_test(tc, test_progress_format);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "args.h"
 #include "codec.h"
 #include "job-request.h"
@@ -509,8 +510,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("sparkctl-submit");
         TCase *tc = tcase_create("submit");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 30);
         tcase_add_checked_fixture(tc, setup, teardown);
@@ -526,9 +525,5 @@ int main(void) {
         tcase_add_test(tc, test_driver_errors);
         tcase_add_test(tc, test_split_lines);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "check-run.h"
 #include "template.h"
 
 static char *quoted(const char *s, size_t n) {
@@ -117,17 +118,11 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("sparkctl-template");
         TCase *tc = tcase_create("template");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_quote);
         tcase_add_test(tc, test_expand);
         tcase_add_test(tc, test_shell_round_trip);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

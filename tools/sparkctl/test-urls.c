@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "urls.h"
 
@@ -127,8 +128,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("sparkctl-urls");
         TCase *tc = tcase_create("urls");
-        SRunner *sr;
-        int failed;
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_listen_to_dial);
@@ -137,9 +136,5 @@ int main(void) {
         tcase_add_test(tc, test_broken_file);
         tcase_add_test(tc, test_invalid);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }
