@@ -25,10 +25,7 @@ cluster_init() {
         SPARKCTL=$SPARK_BUILD/sparkctl
         FAKE_DRIVER=$SPARK_BUILD/tests/helpers/fake-driver
         FAKE_EXECUTOR=$SPARK_BUILD/tests/helpers/fake-executor
-        local p
-        for p in "$SPARK_BUILD/spark-master" "$SPARK_BUILD/spark-worker" "$SPARKCTL" "$FAKE_DRIVER" "$FAKE_EXECUTOR"; do
-                [ -x "$p" ] || die "no $p: build it first (make all test-helpers)"
-        done
+        require_programs spark-master spark-worker sparkctl tests/helpers/fake-driver tests/helpers/fake-executor
         command -v jq >/dev/null || skip_all "jq is not installed"
         require_user_manager
         stop_user_units_on_exit 'spark-executor-*'

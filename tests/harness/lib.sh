@@ -244,6 +244,20 @@ stop_daemons() {
         done
 }
 
+# require_programs PATH...: each, relative to $SPARK_BUILD, must be built.
+require_programs() {
+        local p
+        for p in "$@"; do
+                [ -x "$SPARK_BUILD/$p" ] || die "no $SPARK_BUILD/$p: build it first (make all test-helpers)"
+        done
+}
+
+# app_registered: the master at $SPARK_MASTER_URL lists an application.
+app_registered() {
+        "$SPARK_BUILD/sparkctl" status --json 2>/dev/null |
+                python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["apps"] else 1)'
+}
+
 # --- the user manager -------------------------------------------------------------
 
 # require_user_manager: the test needs the harness's systemd user manager.

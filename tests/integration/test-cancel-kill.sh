@@ -20,19 +20,8 @@ require_user_manager
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-for p in sparkctl spark-master spark-worker spark-driver spark-executor; do
-        [ -x "$SPARK_BUILD/$p" ] || die "no $SPARK_BUILD/$p: build it first"
-done
+require_programs sparkctl spark-master spark-worker spark-driver spark-executor
 export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
-
-app_id() {
-        "$SPARKCTL" status --json 2>/dev/null |
-                python3 -c 'import json, sys; a = json.load(sys.stdin)["apps"]; print(a[0]["app_id"] if a else "")'
-}
-
-app_registered() {
-        [ -n "$(app_id)" ]
-}
 
 # the id of the job named $1
 job_id() {

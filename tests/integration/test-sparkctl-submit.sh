@@ -12,24 +12,13 @@ require_user_manager
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-for p in sparkctl spark-master spark-worker spark-driver spark-executor; do
-        [ -x "$SPARK_BUILD/$p" ] || die "no $SPARK_BUILD/$p: build it first"
-done
+require_programs sparkctl spark-master spark-worker spark-driver spark-executor
 export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
 
 run() {
         out=$("$@" 2>"$T/stderr")
         rc=$?
         err=$(cat "$T/stderr")
-}
-
-app_id() {
-        "$SPARKCTL" status --json 2>/dev/null |
-                python3 -c 'import json, sys; a = json.load(sys.stdin)["apps"]; print(a[0]["app_id"] if a else "")'
-}
-
-app_registered() {
-        [ -n "$(app_id)" ]
 }
 
 # every line is a JSON object; prints "index:status" per line
