@@ -9,7 +9,9 @@
  *                                  each line prefixed with the time it was
  *                                  read ("T line"); for daemons' stderr,
  *                                  whose lines carry no time of their own
- *   bench-tool rss PID             prints "VmRSS_kB VmHWM_kB" of PID */
+ *   bench-tool rss PID             prints "VmRSS_kB VmHWM_kB" of PID
+ *   bench-tool ctxsw PID [PREFIX]  prints PID's context switches, all its
+ *                                  threads (or those named PREFIX...) */
 #include <inttypes.h>
 #include <signal.h>
 
@@ -94,6 +96,10 @@ int main(int argc, char **argv) {
                 return tslog();
         if (argc == 3 && streq(argv[1], "rss"))
                 return rss(argv[2]);
-        fprintf(stderr, "usage: bench-tool now | kill SIGNAL PID | tslog | rss PID\n");
+        if ((argc == 3 || argc == 4) && streq(argv[1], "ctxsw") && atol(argv[2]) > 0) {
+                printf("%" PRIu64 "\n", bench_ctxsw_of((pid_t) atol(argv[2]), argc == 4 ? argv[3] : NULL));
+                return 0;
+        }
+        fprintf(stderr, "usage: bench-tool now | kill SIGNAL PID | tslog | rss PID | ctxsw PID [PREFIX]\n");
         return 2;
 }

@@ -14,7 +14,6 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -206,38 +205,6 @@ static int run_rate(const char *url, int n_contexts, double seconds) {
 
 /* -------------------------------------------------------------- rtt */
 
-/* Context switches of process pid, over all its threads, from /proc. */
-static uint64_t ctxsw_of(pid_t pid) {
-        char path[64];
-        uint64_t sum = 0;
-        struct dirent *de;
-        DIR *d;
-
-        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
-        d = opendir(path);
-        if (!d)
-                return 0;
-        while ((de = readdir(d))) {
-                char status[sizeof(path) + sizeof(de->d_name) + 8], line[128];
-                unsigned long long n;
-                FILE *f;
-
-                if (de->d_name[0] == '.')
-                        continue;
-                snprintf(status, sizeof(status), "%s/%s/status", path, de->d_name);
-                f = fopen(status, "re");
-                if (!f)
-                        continue;
-                while (fgets(line, sizeof(line), f))
-                        if (sscanf(line, "voluntary_ctxt_switches: %llu", &n) == 1 ||
-                            sscanf(line, "nonvoluntary_ctxt_switches: %llu", &n) == 1)
-                                sum += n;
-                fclose(f);
-        }
-        closedir(d);
-        return sum;
-}
-
 static uint64_t own_ctxsw(void) {
         struct rusage ru;
 
@@ -269,7 +236,7 @@ static int run_rtt(const char *url, int count) {
                 uint64_t t0;
 
                 if (i == 0) {
-                        server_cs = ctxsw_of(server);
+                        server_cs = bench_ctxsw_of(server, NULL);
                         client_cs = own_ctxsw();
                 }
                 t0 = bench_now_usec();
@@ -289,7 +256,7 @@ static int run_rtt(const char *url, int count) {
                 if (i >= 0)
                         samples[i] = bench_now_usec() - t0;
         }
-        server_cs = ctxsw_of(server) - server_cs;
+        server_cs = bench_ctxsw_of(server, NULL) - server_cs;
         client_cs = own_ctxsw() - client_cs;
         bench_sort_u64(samples, (size_t) count);
         printf("rtt_us_p50 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 50));

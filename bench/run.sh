@@ -312,11 +312,7 @@ measure_throughput() {
 # threads): where a one-task job's time goes beyond its four messages is
 # mostly threads handing work to each other.
 ctxsw_of() {
-        local t
-        for t in /proc/"$1"/task/*; do
-                [ "${2:-}" != nng ] || [[ $(cat "$t/comm" 2>/dev/null) == nng:* ]] || continue
-                awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "$t/status" 2>/dev/null
-        done | awk '{ s += $1 } END { print s + 0 }'
+        "$BT/bench-tool" ctxsw "$1" ${2:+"$2:"} 2>/dev/null || echo 0
 }
 # the pids of the running driver's executors
 driver_executor_pids() {
