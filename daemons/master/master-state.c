@@ -136,7 +136,6 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         return 0;
 }
 
-/* Everything but the executors, which master_state_save() streams. */
 /* This boot's id, "" if unknown (then every start counts as a new boot). */
 static const char *boot_id(void) {
         static char buf[SD_ID128_STRING_MAX];
@@ -147,6 +146,7 @@ static const char *boot_id(void) {
         return buf;
 }
 
+/* Everything but the executors, which master_state_save() streams. */
 static int state_build(Master *m, StateBuffers *b) {
         Hashmap *workers = cluster_workers(m->cluster);
         size_t na = 0, nenv = 0, nw = hashmap_size(workers), i = 0;
@@ -635,8 +635,7 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
                                 r = restore_app(m, entry->app, now, &a);
                                 if (r < 0)
                                         log_warning_errno(r, "State journal: skipping application '%s': %m",
-                                                          entry->app->info ? strempty(entry->app->info->app_id)
-                                                                           : "");
+                                                          strempty(entry->app->info->app_id));
                                 else
                                         n++;
                         }
