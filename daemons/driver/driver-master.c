@@ -103,13 +103,6 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                 return;
         }
 
-        /* The executors the master lists are the ones that may register. */
-        driver_forget_all_announced(d);
-        for (size_t k = 0; k < cs->n_executors; k++)
-                if (streq(cs->executors[k]->app_id, d->app_id))
-                        (void) driver_announce_executor(d, cs->executors[k]->executor_id,
-                                                        cs->executors[k]->worker_id);
-
         /* Executors we hold that the master no longer lists are gone. */
         for (size_t i = 0; i < d->n_executors_allocated; i++) {
                 DriverExecutor *ex = d->executors[i];
@@ -121,9 +114,18 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                 if (!listed)
                         driver_executor_lost(d, ex, EXECUTOR_LOSS_SNAPSHOT, "not alive in the master's snapshot");
         }
-        for (size_t k = 0; k < cs->n_executors; k++)
-                if (streq(cs->executors[k]->app_id, d->app_id) && !isempty(cs->executors[k]->worker_events))
-                        driver_subscribe_worker(d, cs->executors[k]->worker_events);
+
+        /* The executors the master lists are the ones that may register;
+         * their workers' unit-stop events are the ones to hear. */
+        driver_forget_all_announced(d);
+        for (size_t k = 0; k < cs->n_executors; k++) {
+                const Spark__ExecutorInfo *info = cs->executors[k];
+                if (!streq(info->app_id, d->app_id))
+                        continue;
+                (void) driver_announce_executor(d, info->executor_id, info->worker_id);
+                if (!isempty(info->worker_events))
+                        driver_subscribe_worker(d, info->worker_events);
+        }
 }
 
 void driver_request_snapshot(Driver *d) {
