@@ -130,7 +130,7 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR)
 	install -m 755 $(B)/spark-master $(B)/spark-worker $(B)/spark-driver $(DESTDIR)$(SBINDIR)/
 	install -m 755 $(B)/spark-executor $(DESTDIR)$(LIBEXECDIR)/
-	install -m 755 $(B)/sparkctl $(DESTDIR)$(BINDIR)/
+	install -m 755 $(B)/sparkctl tools/spark-tls $(DESTDIR)$(BINDIR)/
 	if ls units/*.service units/*.slice >/dev/null 2>&1; then install -m 644 units/*.service units/*.slice $(DESTDIR)$(UNITDIR)/; fi
 	if ls conf/*.conf >/dev/null 2>&1; then install -d $(DESTDIR)$(SYSCONFDIR)/spark && install -m 644 conf/*.conf $(DESTDIR)$(SYSCONFDIR)/spark/; fi
 	install -D -m 644 include/spark/task.h $(DESTDIR)$(PREFIX)/include/spark/task.h

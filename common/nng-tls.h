@@ -9,7 +9,7 @@
  * Host names: the dialer checks the server certificate against the URL's
  * host.  mbedTLS 2.28 (Debian's) matches only DNS names and the CN, not IP
  * address entries, so a certificate for an address must also carry the
- * address as a DNS name (tools/spark-tls.sh writes both).
+ * address as a DNS name (tools/spark-tls writes both).
  *
  * Errors, for the callers' messages:
  *   -ENOKEY        a tls+tcp:// URL without the settings it needs

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutual TLS (SPEC §9): a master, two workers (executors on the user
 # manager) and a driver, every endpoint tls+tcp:// with certificates made by
-# tools/spark-tls.sh.  A job runs through sparkctl over TLS; then clients
+# tools/spark-tls, one with its role for each daemon and a client one
+# for sparkctl.  A job runs through sparkctl over TLS; then clients
 # without a certificate, with a self-signed one, with one from another CA,
 # trusting another CA, and speaking plain tcp:// are refused (sparkctl exit
 # 3, a clear message), the daemon that refused says so in its log, and a
@@ -18,12 +19,25 @@ tls=$tmp/tls
 other=$tmp/other
 
 # --- certificates ------------------------------------------------------------
-check "spark-tls.sh makes a CA" "$SPARK_SRC/tools/spark-tls.sh" ca "$tls"
-check "... and a host certificate signed by it" "$SPARK_SRC/tools/spark-tls.sh" host "$tls" 127.0.0.1
-check "... which openssl verifies against the CA" openssl verify -CAfile "$tls/ca.pem" "$tls/127.0.0.1.pem"
-check_eq "the host key is private" 600 "$(stat -c %a "$tls/127.0.0.1.key")"
-if ! { "$SPARK_SRC/tools/spark-tls.sh" ca "$other" && "$SPARK_SRC/tools/spark-tls.sh" host "$other" 127.0.0.1; } >/dev/null; then
-        die "cannot make the other CA's certificate"
+spark_tls() { "$SPARK_SRC/tools/spark-tls" "$@"; }
+check "spark-tls makes a CA" spark_tls ca "$tls"
+for role in master worker driver client; do
+        check "... and a $role certificate signed by it" spark_tls $role "$tls" $role 127.0.0.1
+done
+check "... which openssl verifies against the CA" openssl verify -CAfile "$tls/ca.pem" "$tls/worker.pem"
+check_match "... whose subject names its role" "O ?= ?spark-deploy, OU ?= ?worker, CN ?= ?worker" \
+        "$(openssl x509 -in "$tls/worker.pem" -noout -subject)"
+check_eq "the key is private" 600 "$(stat -c %a "$tls/worker.key")"
+check_eq "--days sets the validity" "$(date -u -d '+3 days' +%Y-%m-%d)" \
+        "$(spark_tls --days 3 admin "$tls" admin >/dev/null &&
+                date -u -d "$(openssl x509 -in "$tls/admin.pem" -noout -enddate | cut -d= -f2)" +%Y-%m-%d)"
+rc=0
+out=$(spark_tls host "$tls" old-style 2>&1) || rc=$?
+check_eq "the old 'host' command is refused (exit 1)" 1 "$rc"
+check_match "... naming the role commands" "master\|worker\|driver .*client\|admin" "$out"
+if ! { spark_tls ca "$other" && spark_tls worker "$other" worker 127.0.0.1 &&
+        spark_tls client "$other" client 127.0.0.1; } >/dev/null; then
+        die "cannot make the other CA's certificates"
 fi
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -keyout "$tmp/self.key" \
         -out "$tmp/self.pem" -subj "/CN=127.0.0.1" -addext "subjectAltName=DNS:127.0.0.1,IP:127.0.0.1" 2>/dev/null ||
@@ -36,24 +50,28 @@ driver_port=$(free_port) || die "no free port"
 driver_events_port=$(free_port) || die "no free port"
 master_url=tls+tcp://127.0.0.1:$master_port
 driver_url=tls+tcp://127.0.0.1:$driver_port
-cat >"$tmp/cluster.conf" <<EOF
+# the cluster group with the certificate NAME of directory DIR
+cluster_with() {
+        cat <<EOF
 cluster: { master = "$master_url"; master_events = "tls+tcp://127.0.0.1:$events_port";
-           tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$tls/127.0.0.1.pem"; tls_key_file = "$tls/127.0.0.1.key"; };
+           tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$1/$2.pem"; tls_key_file = "$1/$2.key"; };
+EOF
+}
+cluster_with "$tls" client >"$tmp/cluster.conf" # for sparkctl
+cat >"$tmp/daemons.conf" <<EOF
 master: { listen = "$master_url"; events_listen = "tls+tcp://127.0.0.1:$events_port";
           state_dir = "$tmp/state"; worker_timeout_ms = 3000; };
 driver: { app_name = "tls-test"; listen = "$driver_url"; events_listen = "tls+tcp://127.0.0.1:$driver_events_port";
           advertise_host = "127.0.0.1"; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0; };
 EOF
+{ cluster_with "$tls" master; cat "$tmp/daemons.conf"; } >"$tmp/master.conf"
+{ cluster_with "$tls" driver; cat "$tmp/daemons.conf"; } >"$tmp/driver.conf"
 # worker3: a host whose certificate comes from another CA.
 for i in 1 2 3; do
         port=$(free_port) || die "no free port"
         eport=$(free_port) || die "no free port"
         {
-                [ $i = 3 ] || echo '@include "cluster.conf"'
-                [ $i != 3 ] || cat <<EOF
-cluster: { master = "$master_url"; master_events = "tls+tcp://127.0.0.1:$events_port";
-           tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$other/127.0.0.1.pem"; tls_key_file = "$other/127.0.0.1.key"; };
-EOF
+                if [ $i = 3 ]; then cluster_with "$other" worker; else cluster_with "$tls" worker; fi
                 cat <<EOF
 worker: { listen = "tls+tcp://127.0.0.1:$port"; events_listen = "tls+tcp://127.0.0.1:$eport";
           advertise_host = "127.0.0.1"; cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i";
@@ -63,15 +81,15 @@ EOF
 done
 stop_user_units_on_exit 'spark-executor-*'
 
-for f in cluster worker1 worker3; do
+for f in master driver worker1 worker3; do
         check_eq "$f.conf passes --check-config" "configuration OK" \
                 "$("$SPARK_BUILD/spark-master" --config "$tmp/$f.conf" --check-config 2>&1)"
 done
-sed "s|tls_key_file = \"[^\"]*\"|tls_key_file = \"$tls/ca.pem\"|" "$tmp/cluster.conf" >"$tmp/badkey.conf"
+sed "s|tls_key_file = \"[^\"]*\"|tls_key_file = \"$tls/ca.pem\"|" "$tmp/master.conf" >"$tmp/badkey.conf"
 rc=0
 out=$("$SPARK_BUILD/spark-master" --config "$tmp/badkey.conf" --check-config 2>&1) || rc=$?
 check_eq "a certificate file given as the key fails --check-config (exit 78)" 78 "$rc"
-check_match "... naming the files" "cluster\.tls_\*: the certificate .*127\.0\.0\.1\.pem and the private key .*ca\.pem cannot be used together" "$out"
+check_match "... naming the files" "cluster\.tls_\*: the certificate .*master\.pem and the private key .*ca\.pem cannot be used together" "$out"
 
 # sparkctl finds cluster.conf's TLS files through $SPARK_CONF_DIR.
 export SPARK_CONF_DIR=$tmp
@@ -80,11 +98,11 @@ n_workers() { sparkctl status --json 2>/dev/null | python3 -c 'import json, sys;
 workers_are() { [ "$(n_workers)" = "$1" ]; }
 log_has() { grep -Eq -- "$2" "$(daemon_log "$1")"; }
 
-start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/master.conf"
 start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
 start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
 check "two workers register over TLS" wait_for workers_are 2
-start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/driver.conf"
 check "the executors register with the driver over TLS" wait_until 30 log_has driver 'Executor 4 registered'
 
 # --- a job over TLS -------------------------------------------------------------
@@ -130,9 +148,9 @@ check "the master logs the refusal" wait_until 20 more_refusals "$master_url" ma
 refused "a self-signed certificate" "$handshake" \
         --master "$master_url" --tls-ca "$tls/ca.pem" --tls-cert "$tmp/self.pem" --tls-key "$tmp/self.key" status
 refused "a certificate from another CA" "$handshake" \
-        --master "$master_url" --tls-ca "$tls/ca.pem" --tls-cert "$other/127.0.0.1.pem" --tls-key "$other/127.0.0.1.key" status
+        --master "$master_url" --tls-ca "$tls/ca.pem" --tls-cert "$other/client.pem" --tls-key "$other/client.key" status
 refused "a server not signed by the CA we trust" "$handshake" \
-        --master "$master_url" --tls-ca "$other/ca.pem" --tls-cert "$other/127.0.0.1.pem" --tls-key "$other/127.0.0.1.key" status
+        --master "$master_url" --tls-ca "$other/ca.pem" --tls-cert "$other/client.pem" --tls-key "$other/client.key" status
 refused "the driver refuses a client without a certificate" "$handshake" \
         --driver "$driver_url" --tls-ca "$tls/ca.pem" jobs
 check "the driver logs the refusal" wait_for more_refusals "$driver_url" driver 0

@@ -110,7 +110,7 @@ ct_boot() {
         # Whatever of ours this host has (a `make install`, a test user)
         # would stand in the packages' way: the containers start without it.
         rm -rf "$d/root/etc/spark" "$d/root/var/lib/spark" "$d/root/usr/lib/spark" \
-                "$d/root"/usr/sbin/spark-* "$d/root"/usr/bin/sparkctl "$d/root"/etc/systemd/system/spark-*
+                "$d/root"/usr/sbin/spark-* "$d/root"/usr/bin/sparkctl "$d/root"/usr/bin/spark-tls "$d/root"/etc/systemd/system/spark-*
         systemd-nspawn --directory="$d/root" --boot --register=no --keep-unit --machine="$name" \
                 --hostname="$name" --console=pipe "$@" -- $(_ct_masks) \
                 </dev/null >"$d/console.log" 2>&1 &
