@@ -274,7 +274,7 @@ fuzz-seeds: fuzz-build
 
 -include $(shell find $(FB)/obj -name '*.d' 2>/dev/null)
 
-# `make bench` (SPEC §10): builds the programs, the task libraries and the
+# `make bench` (docs/DESIGN.md §10): builds the programs, the task libraries and the
 # bench's own helpers (bench/*.c), then runs bench/run.sh against a private
 # systemd user manager.  Never part of `make check`.
 BENCH_PROGS := nng-baseline unit-baseline bench-tool bench-client master-load
@@ -300,7 +300,7 @@ clean: clean-fuzz
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # --- packages and system tests (packaging/, tests/system/) ---------------------
-# `make deb` and `make rpm` build the packages of SPEC §8 from a copy of the
+# `make deb` and `make rpm` build the packages of docs/DESIGN.md §8 from a copy of the
 # source tree into build/packages/ (and run lintian / rpmlint on them);
 # `make check-system` (root) installs the .debs in booted systemd-nspawn
 # containers and runs a cluster from them (tests/system/run.sh).
@@ -314,7 +314,7 @@ check-system: deb rpm
 	SPARK_PACKAGES=$(abspath $(PACKAGES_DIR)) tests/system/run.sh
 
 # --- fault injection (tests/faults/) --------------------------------------------
-# `make check-faults` (root): the fault-injection suite of SPEC §9 — a real
+# `make check-faults` (root): the fault-injection suite of docs/DESIGN.md §9 — a real
 # cluster on a private systemd user manager, one fault per scenario, and a
 # table of detection times, retries, lost/duplicate results and leaks.
 # FAULTS="executor-kill netns-cut" runs only those scenarios; SANITIZE=1 runs

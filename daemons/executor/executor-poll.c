@@ -1,4 +1,4 @@
-/* The executor's side of the pull protocol (SPEC §4): RegisterExecutor,
+/* The executor's side of the pull protocol (docs/DESIGN.md §4): RegisterExecutor,
  * then Polls on at most two request contexts — one that the driver may park
  * until it has work (or heartbeat_ms passes), and one that carries results
  * as soon as they are there while the first is parked. */

@@ -1,4 +1,4 @@
-/* Finding the executor units that outlived a worker restart (SPEC §5):
+/* Finding the executor units that outlived a worker restart (docs/DESIGN.md §5):
  * ListUnitsByPatterns, then for each unit not yet watched a PropertiesChanged
  * match and one GetAll after it.  The match comes first, so a unit that ends
  * after it is seen ending; one that ended before it is found gone by the
