@@ -5,6 +5,7 @@
  * no-ops. */
 #include <inttypes.h>
 
+#include "alloc-util.h"
 #include "driver.h"
 #include "log.h"
 
@@ -50,15 +51,9 @@ void driver_queue_kill(Driver *d, int executor_id, const char *job_id, int index
 
         if (!ex || ex->lost)
                 return;
-        if (ex->n_kills == ex->n_kills_allocated) {
-                size_t n = MAX(ex->n_kills_allocated * 2, (size_t) 8);
-                Spark__TaskKill *t = realloc(ex->kills, n * sizeof(*t));
-                if (!t) {
-                        log_oom();
-                        return;
-                }
-                ex->kills = t;
-                ex->n_kills_allocated = n;
+        if (GREEDY_REALLOC(ex->kills, ex->n_kills_allocated, ex->n_kills + 1) < 0) {
+                log_oom();
+                return;
         }
         k = &ex->kills[ex->n_kills];
         spark__task_kill__init(k);
@@ -350,15 +345,8 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                                                re->executor_id, d->app_id);
         }
 
-        if ((size_t) re->executor_id >= d->n_executors_allocated) {
-                size_t n = MAX((size_t) re->executor_id + 1, d->n_executors_allocated * 2);
-                DriverExecutor **t = realloc(d->executors, n * sizeof(*t));
-                if (!t)
-                        return -ENOMEM;
-                memset(t + d->n_executors_allocated, 0, (n - d->n_executors_allocated) * sizeof(*t));
-                d->executors = t;
-                d->n_executors_allocated = n;
-        }
+        if (GREEDY_REALLOC0(d->executors, d->n_executors_allocated, (size_t) re->executor_id + 1) < 0)
+                return -ENOMEM;
         ex = calloc(1, sizeof(*ex));
         if (!ex)
                 return -ENOMEM;

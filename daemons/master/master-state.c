@@ -37,6 +37,7 @@
 
 #include <systemd/sd-id128.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "master.h"
 
@@ -493,34 +494,6 @@ void master_state_done(Master *m) {
         m->journal_fd = -1;
 }
 
-static int read_file(const char *path, uint8_t **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        _cleanup_free_ uint8_t *buf = NULL;
-        struct stat st;
-        size_t off = 0;
-
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if ((uint64_t) st.st_size > STATE_MAX_BYTES)
-                return -EFBIG;
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (off < (size_t) st.st_size) {
-                ssize_t k = read(fd, buf + off, (size_t) st.st_size - off);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EIO;
-                off += (size_t) k;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_len = off;
-        return 0;
-}
-
 static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **ret) {
         _cleanup_free_ char **env = NULL;
         AppRegistration reg;
@@ -595,13 +568,15 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
  * whether some of the file could not be read. */
 static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged) {
         _cleanup_free_ char *path = NULL;
-        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_free_ char *data = NULL;
+        const uint8_t *buf;
         size_t len = 0, off = 0;
         int r, n = 0;
 
         if (state_path(m, JOURNAL_FILE, &path) < 0)
                 return log_oom();
-        r = read_file(path, &buf, &len);
+        r = read_full_file(path, 0, STATE_MAX_BYTES, &data, &len);
+        buf = (uint8_t *) data;
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -654,7 +629,8 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
 
 int master_state_load(Master *m) {
         _cleanup_free_ char *path = NULL;
-        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_free_ char *data = NULL;
+        const uint8_t *buf;
         Spark__MasterSnapshot *snap;
         size_t len = 0, n_executors = 0, n_apps = 0;
         usec_t now = now_mono_usec();
@@ -668,7 +644,8 @@ int master_state_load(Master *m) {
                 return log_error_errno(r, "Failed to add the state timer: %m");
         (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_OFF);
 
-        r = read_file(path, &buf, &len);
+        r = read_full_file(path, 0, STATE_MAX_BYTES, &data, &len);
+        buf = (uint8_t *) data;
         if (r == -ENOENT)
                 log_info("No saved state in %s: starting afresh", m->config.master.state_dir);
         else if (r < 0)
