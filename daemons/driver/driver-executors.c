@@ -213,6 +213,24 @@ static void executor_free(DriverExecutor *ex) {
         free(ex);
 }
 
+/* Maps the connection to the executor, so that its disconnect is noticed
+ * (driver_on_pipe).  A connection that carries another executor already is
+ * refused (-EEXIST): its disconnect would be taken for that one's.  On
+ * failure the executor has no connection in the map (a frozen or silent
+ * one is still found by its missed polls). */
+static int executor_map_pipe(Driver *d, DriverExecutor *ex, uint32_t pipe) {
+        int r;
+
+        if (ex->pipe_key[0])
+                hashmap_remove(d->pipes, ex->pipe_key);
+        ex->pipe_id = pipe;
+        snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, pipe);
+        r = hashmap_put(d->pipes, ex->pipe_key, ex);
+        if (r < 0)
+                ex->pipe_key[0] = '\0';
+        return r;
+}
+
 static void on_kill_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
         (void) c, (void) reply, (void) userdata;
         if (error < 0 && error != -ECANCELED && error != -ENOENT)
@@ -364,15 +382,22 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                 return r;
         }
         (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
+        r = executor_map_pipe(d, ex, ex->pipe_id);
+        if (r < 0) {
+                executor_free(ex);
+                if (r != -EEXIST)
+                        return r;
+                return rpc_request_reply_error(req, r, "executor %d: this connection carries another executor",
+                                               re->executor_id);
+        }
         r = scheduler_add_executor(d->scheduler, ex->id, ex->host, ex->cores);
         if (r < 0) {
+                hashmap_remove(d->pipes, ex->pipe_key);
                 executor_free(ex);
                 return rpc_request_reply_error(req, r, "executor %d refused by the scheduler", re->executor_id);
         }
         d->executors[ex->id] = ex;
         d->n_live_executors++;
-        snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, ex->pipe_id);
-        (void) hashmap_put(d->pipes, ex->pipe_key, ex);
 
         log_struct(LOG_INFO,
                    LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
@@ -412,11 +437,11 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
         ex->last_poll = now;
         if (pipe != ex->pipe_id) {
                 /* reconnected: follow the new connection */
-                if (ex->pipe_key[0])
-                        hashmap_remove(d->pipes, ex->pipe_key);
-                ex->pipe_id = pipe;
-                snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, pipe);
-                (void) hashmap_put(d->pipes, ex->pipe_key, ex);
+                int r = executor_map_pipe(d, ex, pipe);
+
+                if (r < 0)
+                        return rpc_request_reply_error(req, r, "executor %d: cannot follow its new connection: %s",
+                                                       ex->id, strerror(-r));
         }
 
         for (size_t i = 0; i < poll->n_results; i++)
