@@ -26,11 +26,17 @@ else
 B       := build
 SANFLAGS :=
 endif
+# pkg-config runs once per make, not once per compile: CPPFLAGS may come
+# from the environment (dpkg's buildflags), and such a variable stays
+# recursively expanded through +=.
+PKG_CPPFLAGS := $(shell pkg-config --cflags $(PKGS))
 CPPFLAGS += -D_GNU_SOURCE -DSPARK_VERSION='"$(VERSION)"' -I$(B)/gen -Icommon -Idaemons/shared -Iinclude \
-            $(shell pkg-config --cflags $(PKGS))
+            $(PKG_CPPFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -MMD -MP
 LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lnng -lpthread -ldl -lm
-CHECK_LIBS := $(shell pkg-config --libs check)
+# libcheck is needed by the unit tests only, so `make all` (the packages'
+# build) does not ask for it: expanded, once, by the first test link.
+CHECK_LIBS = $(eval CHECK_LIBS := $$(shell pkg-config --libs check))$(CHECK_LIBS)
 
 # spark-executor is started once per executor, so its start-up is part of
 # every executor's launch.  Where their archives are installed (Debian's
@@ -39,7 +45,9 @@ CHECK_LIBS := $(shell pkg-config --libs check)
 # of each start on the test machines (bench/README.md).  EXECUTOR_STATIC=0
 # links it like the other programs.
 EXECUTOR_ARCHIVES := nng mbedtls mbedx509 mbedcrypto protobuf-c
-EXECUTOR_STATIC ?= $(if $(filter-out /%,$(foreach l,$(EXECUTOR_ARCHIVES),$(shell $(CC) -print-file-name=lib$(l).a))),0,1)
+ifndef EXECUTOR_STATIC
+EXECUTOR_STATIC := $(if $(filter-out /%,$(foreach l,$(EXECUTOR_ARCHIVES),$(shell $(CC) -print-file-name=lib$(l).a))),0,1)
+endif
 ifeq ($(EXECUTOR_STATIC),1)
 EXECUTOR_LDLIBS := $(shell pkg-config --libs libsystemd libconfig) \
                    -Wl,-Bstatic $(addprefix -l,$(EXECUTOR_ARCHIVES)) -Wl,-Bdynamic -lpthread -ldl -lm
@@ -59,17 +67,46 @@ objs      = $(patsubst %.c,$(B)/obj/%.o,$(1))
 COMMON_A := $(B)/lib/daemons-shared.a $(B)/lib/common.a
 
 .PHONY: all check check-unit check-integration clean install demo bench
-all: $(addprefix $(B)/,$(PROGRAMS)) unit-tests test-helpers examples
+all: $(addprefix $(B)/,$(PROGRAMS)) examples
+
+# Everything built depends on the flags stamp, a file that holds the flags
+# and settings of the last build and is rewritten (so newer) only when they
+# change: a build with other CFLAGS, VERSION, SANITIZE, EXECUTOR_STATIC,
+# LDFLAGS or compiler rebuilds everything instead of mixing old objects in.
+# Checked while the Makefile is read, so `make -n` stays quiet when nothing
+# changed; a dry run (-n) with other flags shows the rebuild without
+# writing the stamp.
+FLAGS_STAMP := $(B)/flags.stamp
+BUILD_FLAGS := CC=$(CC) CPPFLAGS=$(CPPFLAGS) CFLAGS=$(ALL_CFLAGS) LDFLAGS=$(LDFLAGS) \
+               LDLIBS=$(LDLIBS) EXECUTOR_STATIC=$(EXECUTOR_STATIC) EXECUTOR_LDLIBS=$(EXECUTOR_LDLIBS) \
+               VERSION=$(VERSION) SANITIZE=$(SANITIZE)
+ifneq ($(filter-out clean clean-fuzz,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(BUILD_FLAGS),$(file <$(FLAGS_STAMP)))
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+$(shell mkdir -p $(B))
+$(file >$(FLAGS_STAMP),$(BUILD_FLAGS))
+else
+$(FLAGS_STAMP): FORCE
+endif
+endif
+endif
+.PHONY: FORCE
+FORCE:
+$(FLAGS_STAMP):
+	@mkdir -p $(dir $@)
+	printf '%s\n' '$(subst ','\'',$(BUILD_FLAGS))' >$@
+# The files a link takes from its prerequisites (not the stamp).
+link_inputs = $(filter %.o %.a,$^)
 
 $(PROTO_C) $(PROTO_H) &: proto/spark.proto
 	@mkdir -p $(B)/gen
 	protoc-c --proto_path=proto --c_out=$(B)/gen $<
 
-$(B)/obj/gen/spark.pb-c.o: $(PROTO_C)
+$(B)/obj/gen/spark.pb-c.o: $(PROTO_C) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(CFLAGS) $(SANFLAGS) -c -o $@ $<
 
-$(B)/obj/%.o: %.c | $(PROTO_H)
+$(B)/obj/%.o: %.c $(FLAGS_STAMP) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -81,31 +118,33 @@ $(B)/lib/$(subst /,-,$(1)).a: $(call objs,$(call lib_srcs,$(1))) $(if $(filter c
 UNIT_TESTS += $(patsubst $(1)/test-%.c,$(B)/tests/test-%,$(wildcard $(1)/test-*.c))
 $(patsubst $(1)/test-%.c,$(B)/tests/test-%,$(wildcard $(1)/test-*.c)): $(B)/tests/test-%: $(B)/obj/$(1)/test-%.o $(B)/lib/$(subst /,-,$(1)).a $(COMMON_A)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS)
+	$$(CC) $(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $$(link_inputs) $$(CHECK_LIBS) $$(LDLIBS)
 endef
 $(foreach m,$(MODULES),$(eval $(call module_rules,$(m))))
 
 define program_rule
-$(B)/$(1): $(B)/obj/$(call prog_dir,$(1))/main.o $(B)/lib/$(subst /,-,$(call prog_dir,$(1))).a $(COMMON_A)
-	$$(CC) $(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+$(B)/$(1): $(B)/obj/$(call prog_dir,$(1))/main.o $(B)/lib/$(subst /,-,$(call prog_dir,$(1))).a $(COMMON_A) $(FLAGS_STAMP)
+	$$(CC) $(ALL_CFLAGS) $$(LDFLAGS) -o $$@ $$(link_inputs) $$(LDLIBS)
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 $(B)/spark-executor: LDLIBS = $(EXECUTOR_LDLIBS)
 
-# Helper programs used only by tests (e.g. a fake executor binary).
+# Helper programs used only by tests (e.g. a fake executor binary).  A
+# static pattern rule, so that their objects are named targets, not
+# intermediate files that make deletes (and rebuilds on the next run).
 TEST_HELPERS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(wildcard tests/helpers/*.c))
-$(B)/tests/helpers/%: $(B)/obj/tests/helpers/%.o $(COMMON_A)
+$(TEST_HELPERS): $(B)/tests/helpers/%: $(B)/obj/tests/helpers/%.o $(COMMON_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(link_inputs) $(LDLIBS)
 
 # Shared objects of function tasks: the examples, and the test tasks.  Built
 # without sanitizers: they are loaded into whichever executor runs them.
 EXAMPLE_LIBS := $(patsubst examples/%.c,$(B)/examples/%.so,$(wildcard examples/*.c))
 TASK_LIBS := $(patsubst tests/helpers/tasks/%.c,$(B)/tests/helpers/tasks/%.so,$(wildcard tests/helpers/tasks/*.c))
-$(B)/examples/%.so: examples/%.c include/spark/task.h
+$(B)/examples/%.so: examples/%.c include/spark/task.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC -Iinclude -o $@ $<
-$(B)/tests/helpers/tasks/%.so: tests/helpers/tasks/%.c include/spark/task.h
+$(B)/tests/helpers/tasks/%.so: tests/helpers/tasks/%.c include/spark/task.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -Wno-missing-prototypes $(CFLAGS) -shared -fPIC -Iinclude -o $@ $<
 
@@ -115,15 +154,16 @@ test-helpers: $(TEST_HELPERS) $(TASK_LIBS)
 examples: $(EXAMPLE_LIBS)
 
 # `make check`: unit tests, then black-box tests against a private systemd
-# user manager started by tests/harness.
-check: all
+# user manager started by tests/harness.  The tests and their helpers are
+# built here, not by `make all`.
+check: all unit-tests test-helpers
 	SPARK_BUILD=$(abspath $(B)) tests/run-unit.sh $(UNIT_TESTS)
 	SPARK_BUILD=$(abspath $(B)) tests/run-integration.sh
 
-check-unit: all
+check-unit: all unit-tests
 	SPARK_BUILD=$(abspath $(B)) tests/run-unit.sh $(UNIT_TESTS)
 
-check-integration: all
+check-integration: all test-helpers
 	SPARK_BUILD=$(abspath $(B)) tests/run-integration.sh
 
 install: all
@@ -210,7 +250,6 @@ fuzz_replay = files=$$(find tests/fuzz/$(1)/regressions tests/fuzz/$(1)/seeds -t
 	echo "fuzz-smoke: $(1): $$(echo "$$files" | wc -l) committed inputs replayed"; fi
 
 .PHONY: fuzz fuzz-build fuzz-smoke fuzz-seeds clean-fuzz
-clean: clean-fuzz
 clean-fuzz:
 	rm -rf $(FB)
 
@@ -235,17 +274,17 @@ fuzz-seeds: fuzz-build
 
 -include $(shell find $(FB)/obj -name '*.d' 2>/dev/null)
 
-# `make bench` (SPEC §10): builds the programs, the task libraries and the
+# `make bench` (docs/DESIGN.md §10): builds the programs, the task libraries and the
 # bench's own helpers (bench/*.c), then runs bench/run.sh against a private
 # systemd user manager.  Never part of `make check`.
 BENCH_PROGS := nng-baseline unit-baseline bench-tool bench-client master-load
 BENCH_BINS  := $(addprefix $(B)/bench/,$(BENCH_PROGS)) $(B)/bench/stamp
 $(addprefix $(B)/bench/,$(BENCH_PROGS)): $(B)/bench/%: $(B)/obj/bench/%.o $(COMMON_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(link_inputs) $(LDLIBS)
 # The process a transient unit runs in the StartTransientUnit baseline:
 # static, so that its first instruction comes without the loader's work.
-$(B)/bench/stamp: bench/stamp.c
+$(B)/bench/stamp: bench/stamp.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -static -o $@ $<
 
@@ -255,13 +294,13 @@ bench-build: $(addprefix $(B)/,$(PROGRAMS)) $(TASK_LIBS) $(BENCH_BINS)
 bench: bench-build
 	SPARK_BUILD=$(abspath $(B)) bench/run.sh
 
-clean:
+clean: clean-fuzz
 	rm -rf build build-san
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # --- packages and system tests (packaging/, tests/system/) ---------------------
-# `make deb` and `make rpm` build the packages of SPEC §8 from a copy of the
+# `make deb` and `make rpm` build the packages of docs/DESIGN.md §8 from a copy of the
 # source tree into build/packages/ (and run lintian / rpmlint on them);
 # `make check-system` (root) installs the .debs in booted systemd-nspawn
 # containers and runs a cluster from them (tests/system/run.sh).
@@ -275,14 +314,14 @@ check-system: deb rpm
 	SPARK_PACKAGES=$(abspath $(PACKAGES_DIR)) tests/system/run.sh
 
 # --- fault injection (tests/faults/) --------------------------------------------
-# `make check-faults` (root): the fault-injection suite of SPEC §9 — a real
+# `make check-faults` (root): the fault-injection suite of docs/DESIGN.md §9 — a real
 # cluster on a private systemd user manager, one fault per scenario, and a
 # table of detection times, retries, lost/duplicate results and leaks.
 # FAULTS="executor-kill netns-cut" runs only those scenarios; SANITIZE=1 runs
 # the daemons of build-san/ (ASan+UBSan).  About 2.5 minutes.
 FAULTS ?=
 .PHONY: check-faults
-$(B)/tests/faults/fault-stamp: tests/faults/fault-stamp.c
+$(B)/tests/faults/fault-stamp: tests/faults/fault-stamp.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -o $@ $<
 check-faults: $(addprefix $(B)/,$(PROGRAMS)) $(TASK_LIBS) $(B)/tests/faults/fault-stamp

@@ -23,6 +23,7 @@
 
 #include "bench-util.h"
 #include "codec.h"
+#include "fileio.h"
 #include "macro.h"
 
 #define CALL_TIMEOUT_MS 60000
@@ -215,17 +216,19 @@ static int run_latency(Client *c, int count) {
 }
 
 static int read_file(const char *path, ProtobufCBinaryData *ret) {
-        _cleanup_fclose_ FILE *f = fopen(path, "re");
-        long size;
+        char *data;
+        size_t len;
+        int r;
 
-        if (!f || fseek(f, 0, SEEK_END) < 0 || (size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) < 0)
-                return -errno;
-        ret->data = malloc((size_t) size);
-        if (!ret->data)
-                return -ENOMEM;
-        if (fread(ret->data, 1, (size_t) size, f) != (size_t) size)
-                return -EIO;
-        ret->len = (size_t) size;
+        r = read_full_file(path, 0, 0, &data, &len);
+        if (r < 0)
+                return r;
+        if (len == 0) {
+                free(data);
+                return -ENODATA;
+        }
+        ret->data = (uint8_t *) data;
+        ret->len = len;
         return 0;
 }
 

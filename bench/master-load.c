@@ -1,4 +1,4 @@
-/* master-load: the master at scale (SPEC §10), over its real sockets.
+/* master-load: the master at scale (docs/DESIGN.md §10), over its real sockets.
  *
  *   master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS CORES APPS EXECUTORS_PER_APP
  *               [SMALL_APPS]
@@ -27,7 +27,7 @@
  *    one one-core executor one after another, each when the previous one's
  *    launch has arrived: RegisterApplication sent → its LaunchExecutor
  *    arrived is the placement latency of one executor on a loaded master
- *    (the figure for SPEC §10's "place ≤ 1 ms each").  The cluster must
+ *    (the figure for docs/DESIGN.md §10's "place ≤ 1 ms each").  The cluster must
  *    have that many cores free: WORKERS × CORES ≥ APPS × EXECUTORS_PER_APP
  *    + SMALL_APPS.
  * 6. Reads the master's VmRSS/VmHWM and CPU time after each phase.

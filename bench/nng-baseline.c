@@ -1,5 +1,5 @@
 /* nng-baseline: the raw nng req/rep mechanism with nothing of ours around
- * it, the "limit" rows of SPEC §10.  The rep side runs in a child process
+ * it, the "limit" rows of docs/DESIGN.md §10.  The rep side runs in a child process
  * (as a daemon would), echoing each request from an aio callback; the req
  * side is this process.
  *

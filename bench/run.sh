@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmarks of SPEC §10 (see bench/README.md): every figure beside a
+# The benchmarks of docs/DESIGN.md §10 (see bench/README.md): every figure beside a
 # baseline measured in this same run, one table on stdout and in
 # bench/results/<date>.md.  Run by `make bench` (as root: it starts a private
 # systemd user manager, tests/harness/usermgr.sh).

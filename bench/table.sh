@@ -93,7 +93,7 @@ build_table() {
                 "$(fmt "${R[scale_register_us_p99]:-}") µs" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
                 "$(ratio "${R[scale_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" "≤ 1 ms p99" \
                 "$(verdict "${R[scale_register_us_p99]:-}" le 1000)"
-        # SPEC §10 "place ≤ 1 ms each": one executor's placement on a loaded
+        # docs/DESIGN.md §10 "place ≤ 1 ms each": one executor's placement on a loaded
         # master (goal), and what the master itself spends per executor of a
         # large app (info); the time a large app's last executor waits is
         # that cost times its place in the queue (info).
@@ -149,7 +149,7 @@ build_table() {
                 echo
                 echo "\`make bench\` (bench/run.sh) on $(nproc) cores, $(uname -r); tree at $commit."
                 echo "Machine ${BUSY_BEFORE}% busy in the second before the run; the run took ${R[run_seconds]} s."
-                echo "Every baseline was measured in this run; the goals are SPEC §10's. How to read this: bench/README.md."
+                echo "Every baseline was measured in this run; the goals are docs/DESIGN.md §10's. How to read this: bench/README.md."
                 echo
                 echo "| figure | ours | baseline (same run) | ratio | goal | pass/fail |"
                 echo "|---|---|---|---|---|---|"

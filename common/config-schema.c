@@ -1,4 +1,4 @@
-/* The configuration schema: one row per key of SPEC §3, with its type,
+/* The configuration schema: one row per key of spark.conf(5), with its type,
  * default, range and whether SIGHUP may change it, and the checks of the
  * string values.
  *

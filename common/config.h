@@ -1,4 +1,4 @@
-/* Configuration: the keys of the /etc/spark files (SPEC §3), one schema row per
+/* Configuration: the keys of the /etc/spark files (spark.conf(5)), one schema row per
  * key, loaded with libconfig into a plain struct.  Nothing here logs: loading
  * returns every problem as a "FILE:LINE: message" string for the caller to print. */
 #pragma once
@@ -121,7 +121,7 @@ const char *config_section_to_string(ConfigSection s);
 ConfigSection config_section_from_string(const char *s);
 const char *config_key_type_to_string(ConfigKeyType t);
 
-/* The schema, in the order of SPEC §3. */
+/* The schema, in the order of spark.conf(5). */
 const ConfigKey *config_schema(size_t *ret_n);
 const ConfigKey *config_key_find(ConfigSection section, const char *name);
 /* "master.worker_timeout_ms" */

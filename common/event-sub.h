@@ -6,7 +6,7 @@
  *   - no position yet (first event), another epoch, or a gap
  *     (seq != last + 1): the resync hook runs first, with the reason, and
  *     then the event is delivered all the same;  the hook is expected to
- *     ask the publisher for a snapshot (pub/sub can drop, §4);
+ *     ask the publisher for a snapshot (pub/sub can drop, docs/DESIGN.md §4);
  *   - seq <= last in the same epoch (already covered by a snapshot, see
  *     event_sub_set_position()): dropped, counted as stale;
  *   - otherwise the event is delivered.

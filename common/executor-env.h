@@ -1,4 +1,4 @@
-/* The environment a worker gives every executor it starts (SPEC §5), and so
+/* The environment a worker gives every executor it starts (docs/DESIGN.md §5), and so
  * the names an application's executor_env may not set.  One list for the
  * three places that check an executor_env: the configuration (driver.
  * executor_env, --check-config), the master (an app's registration) and the

@@ -2,12 +2,11 @@
  * *_file() helpers: nng_tls_config_cert_key_file() wants the certificate
  * and the key in one file, and reading them ourselves tells a missing or
  * unreadable file (errno) from one the TLS engine rejects (-EBADMSG). */
-#include <fcntl.h>
-#include <sys/stat.h>
 
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 
+#include "fileio.h"
 #include "nng-tls.h"
 #include "nng-util.h"
 
@@ -32,40 +31,7 @@ static void tls_config_freep(nng_tls_config **c) {
 
 /* The file's contents, NUL-terminated, as the PEM parsers want them. */
 static int read_pem(const char *path, char **ret) {
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t n = 0;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-        if (st.st_size > (off_t) TLS_PEM_FILE_MAX)
-                return -EFBIG;
-
-        buf = malloc(TLS_PEM_FILE_MAX + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = read(fd, buf + n, TLS_PEM_FILE_MAX + 1 - n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-                if (n > TLS_PEM_FILE_MAX)
-                        return -EFBIG;
-        }
-        buf[n] = '\0';
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return read_full_file(path, 0, TLS_PEM_FILE_MAX, ret, NULL);
 }
 
 static int engine_error(int nng_rv) {

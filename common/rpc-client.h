@@ -4,7 +4,7 @@
  * The async client dials one URL without blocking and keeps reconnecting by
  * itself; each call gets its own nng context and aio, so any number of calls
  * can be in flight.  A call whose connection drops is resent on the next
- * connection (requests are idempotent by design, §4).
+ * connection (requests are idempotent by design, docs/DESIGN.md §4).
  *
  * Threading: rpc_client_* must be called on the loop thread; reply
  * callbacks run there too.  rpc_call_sync() needs no loop and may be called

@@ -17,44 +17,33 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "check-run.h"
 #include "config.h"
+#include "fileio.h"
 #include "macro.h"
 
 #define PAGE "docs/spark.conf.5"
 #define PAGES_GLOB "docs/*.[1-8]"
 
 static char *read_file(const char *path) {
-        _cleanup_fclose_ FILE *f = NULL;
         char *buf = NULL;
-        size_t size = 0, n;
-        char chunk[4096];
-        FILE *m;
+        int r = read_full_file(path, 0, 0, &buf, NULL);
 
-        f = fopen(path, "re");
-        ck_assert_msg(f, "cannot open %s (run from the source root)", path);
-        m = open_memstream(&buf, &size);
-        ck_assert(m);
-        while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-                fwrite(chunk, 1, n, m);
-        ck_assert_int_eq(fclose(m), 0);
+        ck_assert_msg(r >= 0, "cannot read %s (run from the source root): %s", path, strerror(-r));
         return buf;
 }
 
 /* The lines of text, split in place; NULL-terminated. */
 static char **split_lines(char *text, size_t *ret_n) {
-        size_t n = 0, cap = 64;
-        char **lines = malloc(cap * sizeof(char *));
+        size_t n = 0, cap = 0;
+        char **lines = NULL;
 
-        ck_assert(lines);
+        ck_assert_int_eq(GREEDY_REALLOC(lines, cap, 1), 0);
         for (char *p = text; p && *p;) {
                 char *nl = strchr(p, '\n');
 
-                if (n + 2 > cap) {
-                        cap *= 2;
-                        lines = realloc(lines, cap * sizeof(char *));
-                        ck_assert(lines);
-                }
+                ck_assert_int_eq(GREEDY_REALLOC(lines, cap, n + 2), 0);
                 lines[n++] = p;
                 if (nl)
                         *nl = '\0';

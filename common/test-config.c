@@ -119,7 +119,7 @@ static int load_text(const char *text, SparkConfig *c, char ***errors, char **re
         return r;
 }
 
-/* SPEC §3, written out independently of the schema table. */
+/* spark.conf(5), written out independently of the schema table. */
 static const struct {
         const char *key, *value;
 } spec_defaults[] = {

@@ -6,6 +6,7 @@
 
 #include <nng/nng.h>
 
+#include "alloc-util.h"
 #include "nng-util.h"
 #include "time-util.h"
 #include "tls-watch.h"
@@ -46,14 +47,8 @@ static WatchedEndpoint *endpoint_add(TlsWatch *w, bool listener, uint64_t id, co
         WatchedEndpoint *e;
         char *copy;
 
-        if (w->n_endpoints == w->n_allocated) {
-                size_t n = MAX(w->n_allocated * 2, 8u);
-                WatchedEndpoint *a = realloc(w->endpoints, n * sizeof(*a));
-                if (!a)
-                        return NULL;
-                w->endpoints = a;
-                w->n_allocated = n;
-        }
+        if (GREEDY_REALLOC(w->endpoints, w->n_allocated, w->n_endpoints + 1) < 0)
+                return NULL;
         copy = strdup(url);
         if (!copy)
                 return NULL;

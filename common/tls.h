@@ -1,4 +1,4 @@
-/* Mutual TLS settings (SPEC §9): the cluster CA and this host's certificate
+/* Mutual TLS settings (docs/DESIGN.md §9): the cluster CA and this host's certificate
  * and key, as PEM files.  The configuration keeps them in
  * cluster.tls_ca_file / tls_cert_file / tls_key_file; the socket layer
  * (nng-tls.h) applies them to every tls+tcp:// listener and dialer.

@@ -1,7 +1,7 @@
 /* The executors the master has started for this application, as its events
  * and snapshots say, each with the worker it was started on.  An executor
  * may register only under an id the master gave it and from that worker
- * (SPEC §9: an unknown id gets an error and changes nothing), so a cluster
+ * (docs/DESIGN.md §9: an unknown id gets an error and changes nothing), so a cluster
  * member cannot pose as an executor and take an application's tasks.
  *
  * Bounded: an executor that ended is forgotten, a snapshot replaces the

@@ -5,6 +5,7 @@
  * no-ops. */
 #include <inttypes.h>
 
+#include "alloc-util.h"
 #include "driver.h"
 #include "log.h"
 
@@ -50,15 +51,9 @@ void driver_queue_kill(Driver *d, int executor_id, const char *job_id, int index
 
         if (!ex || ex->lost)
                 return;
-        if (ex->n_kills == ex->n_kills_allocated) {
-                size_t n = MAX(ex->n_kills_allocated * 2, (size_t) 8);
-                Spark__TaskKill *t = realloc(ex->kills, n * sizeof(*t));
-                if (!t) {
-                        log_oom();
-                        return;
-                }
-                ex->kills = t;
-                ex->n_kills_allocated = n;
+        if (GREEDY_REALLOC(ex->kills, ex->n_kills_allocated, ex->n_kills + 1) < 0) {
+                log_oom();
+                return;
         }
         k = &ex->kills[ex->n_kills];
         spark__task_kill__init(k);
@@ -218,6 +213,24 @@ static void executor_free(DriverExecutor *ex) {
         free(ex);
 }
 
+/* Maps the connection to the executor, so that its disconnect is noticed
+ * (driver_on_pipe).  A connection that carries another executor already is
+ * refused (-EEXIST): its disconnect would be taken for that one's.  On
+ * failure the executor has no connection in the map (a frozen or silent
+ * one is still found by its missed polls). */
+static int executor_map_pipe(Driver *d, DriverExecutor *ex, uint32_t pipe) {
+        int r;
+
+        if (ex->pipe_key[0])
+                hashmap_remove(d->pipes, ex->pipe_key);
+        ex->pipe_id = pipe;
+        snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, pipe);
+        r = hashmap_put(d->pipes, ex->pipe_key, ex);
+        if (r < 0)
+                ex->pipe_key[0] = '\0';
+        return r;
+}
+
 static void on_kill_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
         (void) c, (void) reply, (void) userdata;
         if (error < 0 && error != -ECANCELED && error != -ENOENT)
@@ -350,15 +363,8 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                                                re->executor_id, d->app_id);
         }
 
-        if ((size_t) re->executor_id >= d->n_executors_allocated) {
-                size_t n = MAX((size_t) re->executor_id + 1, d->n_executors_allocated * 2);
-                DriverExecutor **t = realloc(d->executors, n * sizeof(*t));
-                if (!t)
-                        return -ENOMEM;
-                memset(t + d->n_executors_allocated, 0, (n - d->n_executors_allocated) * sizeof(*t));
-                d->executors = t;
-                d->n_executors_allocated = n;
-        }
+        if (GREEDY_REALLOC0(d->executors, d->n_executors_allocated, (size_t) re->executor_id + 1) < 0)
+                return -ENOMEM;
         ex = calloc(1, sizeof(*ex));
         if (!ex)
                 return -ENOMEM;
@@ -376,15 +382,22 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                 return r;
         }
         (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
+        r = executor_map_pipe(d, ex, ex->pipe_id);
+        if (r < 0) {
+                executor_free(ex);
+                if (r != -EEXIST)
+                        return r;
+                return rpc_request_reply_error(req, r, "executor %d: this connection carries another executor",
+                                               re->executor_id);
+        }
         r = scheduler_add_executor(d->scheduler, ex->id, ex->host, ex->cores);
         if (r < 0) {
+                hashmap_remove(d->pipes, ex->pipe_key);
                 executor_free(ex);
                 return rpc_request_reply_error(req, r, "executor %d refused by the scheduler", re->executor_id);
         }
         d->executors[ex->id] = ex;
         d->n_live_executors++;
-        snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, ex->pipe_id);
-        (void) hashmap_put(d->pipes, ex->pipe_key, ex);
 
         log_struct(LOG_INFO,
                    LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
@@ -424,11 +437,11 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
         ex->last_poll = now;
         if (pipe != ex->pipe_id) {
                 /* reconnected: follow the new connection */
-                if (ex->pipe_key[0])
-                        hashmap_remove(d->pipes, ex->pipe_key);
-                ex->pipe_id = pipe;
-                snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, pipe);
-                (void) hashmap_put(d->pipes, ex->pipe_key, ex);
+                int r = executor_map_pipe(d, ex, pipe);
+
+                if (r < 0)
+                        return rpc_request_reply_error(req, r, "executor %d: cannot follow its new connection: %s",
+                                                       ex->id, strerror(-r));
         }
 
         for (size_t i = 0; i < poll->n_results; i++)

@@ -311,10 +311,17 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
         j->submitted = now;
         if (!isempty(sj->request_id))
                 snprintf(j->request_id, sizeof(j->request_id), "%s", sj->request_id);
-        if (hashmap_put(d->jobs, j->id, j) < 0)
+        r = hashmap_put(d->jobs, j->id, j);
+        if (r < 0)
                 goto fail_scheduled;
-        if (j->request_id[0])
-                (void) hashmap_put(d->submissions, j->request_id, j);
+        /* Without it a resent SubmitJob would run the job twice. */
+        if (j->request_id[0]) {
+                r = hashmap_put(d->submissions, j->request_id, j);
+                if (r < 0) {
+                        hashmap_remove(d->jobs, j->id);
+                        goto fail_scheduled;
+                }
+        }
         j->prev = d->jobs_tail;
         if (d->jobs_tail)
                 d->jobs_tail->next = j;

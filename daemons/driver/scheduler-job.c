@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "alloc-util.h"
 #include "macro.h"
 #include "scheduler-internal.h"
 
@@ -17,9 +18,6 @@
 
 /* Room for `need` more retried entries. */
 static int queue_reserve(TaskQueue *q, uint32_t need) {
-        uint32_t *items;
-        size_t cap;
-
         if (q->cap - q->len >= need)
                 return 0;
         if (q->head > 0 && q->head >= q->len / 2) {
@@ -31,15 +29,7 @@ static int queue_reserve(TaskQueue *q, uint32_t need) {
                 if (q->cap - q->len >= need)
                         return 0;
         }
-        cap = MAX(MAX((size_t) q->cap * 2, (size_t) q->len + need), (size_t) 16);
-        if (cap > UINT32_MAX)
-                return -ENOMEM;
-        items = realloc(q->retried, cap * sizeof(uint32_t));
-        if (!items)
-                return -ENOMEM;
-        q->retried = items;
-        q->cap = (uint32_t) cap;
-        return 0;
+        return GREEDY_REALLOC(q->retried, q->cap, (size_t) q->len + need);
 }
 
 static void queue_push_retried(TaskQueue *q, uint32_t index) {
@@ -117,15 +107,8 @@ static int intern_list(Scheduler *s, const char *const *names, uint32_t **ids, s
                         return r;
                 if (!sched_host_mark(s, h, gen))
                         continue;
-                if (*n == *cap) {
-                        size_t c = MAX(*cap * 2, (size_t) 16);
-                        uint32_t *p = realloc(*ids, c * sizeof(uint32_t));
-
-                        if (!p)
-                                return -ENOMEM;
-                        *ids = p;
-                        *cap = c;
-                }
+                if (GREEDY_REALLOC(*ids, *cap, *n + 1) < 0)
+                        return -ENOMEM;
                 (*ids)[(*n)++] = h;
         }
         return 0;
@@ -398,18 +381,8 @@ static int reserve_for_failure(Job *job, uint32_t index) {
         uint32_t need = job->n_running + 1;
         int r;
 
-        if (job->cap_errors - job->n_errors < need) {
-                size_t cap = MAX(MAX((size_t) job->cap_errors * 2, (size_t) job->n_errors + need), (size_t) 16);
-                TaskError *e;
-
-                if (cap > UINT32_MAX)
-                        return -ENOMEM;
-                e = realloc(job->errors, cap * sizeof(TaskError));
-                if (!e)
-                        return -ENOMEM;
-                job->errors = e;
-                job->cap_errors = (uint32_t) cap;
-        }
+        if (GREEDY_REALLOC(job->errors, job->cap_errors, (size_t) job->n_errors + need) < 0)
+                return -ENOMEM;
         r = queue_reserve(&job->any, need);
         if (r < 0)
                 return r;

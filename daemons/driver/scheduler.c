@@ -3,6 +3,7 @@
  * queues are scheduler-job.c's. */
 #include <stdio.h>
 
+#include "alloc-util.h"
 #include "macro.h"
 #include "scheduler-internal.h"
 
@@ -118,23 +119,6 @@ Scheduler *scheduler_free(Scheduler *s) {
         return NULL;
 }
 
-static int grow_array(void **p, uint32_t *cap, uint32_t need, size_t size) {
-        size_t c;
-        void *q;
-
-        if (need <= *cap)
-                return 0;
-        c = MAX(MAX((size_t) *cap * 2, (size_t) need), (size_t) 8);
-        if (c > UINT32_MAX)
-                return -ENOMEM;
-        q = realloc(*p, c * size);
-        if (!q)
-                return -ENOMEM;
-        *p = q;
-        *cap = (uint32_t) c;
-        return 0;
-}
-
 /* ---- hosts ---- */
 
 /* Hosts are never forgotten: a host id stays valid for the jobs that prefer
@@ -150,10 +134,10 @@ int sched_intern_host(Scheduler *s, const char *name, uint32_t *ret) {
                 *ret = h->id;
                 return 0;
         }
-        r = grow_array((void **) &s->hosts, &s->cap_hosts, s->n_hosts + 1, sizeof(Host *));
+        r = GREEDY_REALLOC(s->hosts, s->cap_hosts, s->n_hosts + 1);
         if (r < 0)
                 return r;
-        r = grow_array((void **) &s->host_marks, &s->cap_host_marks, s->n_hosts + 1, sizeof(uint32_t));
+        r = GREEDY_REALLOC(s->host_marks, s->cap_host_marks, s->n_hosts + 1);
         if (r < 0)
                 return r;
         h = calloc(1, sizeof(Host));
@@ -198,7 +182,7 @@ bool sched_host_mark(Scheduler *s, uint32_t host, uint32_t gen) {
 /* ---- executors ---- */
 
 int sched_executor_reserve_slot(Executor *e) {
-        return grow_array((void **) &e->running, &e->cap_running, e->n_running + 1, sizeof(RunEntry));
+        return GREEDY_REALLOC(e->running, e->cap_running, e->n_running + 1);
 }
 
 void sched_executor_attach(Executor *e, Job *job, uint32_t index) {
@@ -238,7 +222,7 @@ int scheduler_add_executor(Scheduler *s, int executor_id, const char *host, int 
         r = sched_intern_host(s, host, &h);
         if (r < 0)
                 return r;
-        r = grow_array((void **) &s->executors, &s->cap_executors, s->n_executors + 1, sizeof(Executor *));
+        r = GREEDY_REALLOC(s->executors, s->cap_executors, s->n_executors + 1);
         if (r < 0)
                 return r;
         e = calloc(1, sizeof(Executor));

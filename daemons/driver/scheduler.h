@@ -86,7 +86,7 @@ typedef struct SchedulerConfig {
         unsigned executor_prefetch;   /* tasks an executor may hold beyond its cores */
 } SchedulerConfig;
 
-/* The shipped defaults (SPEC §3). */
+/* The shipped defaults (spark.conf(5)). */
 void scheduler_config_default(SchedulerConfig *cfg);
 
 typedef enum JobState {

@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include "alloc-util.h"
 #include "command-task.h"
 
 extern char **environ;
@@ -46,17 +47,8 @@ static void tail_append(CommandResult *r, const char *buf, size_t n) {
 }
 
 static int output_append(OutputBuf *o, const char *buf, size_t n) {
-        if (o->len + n + 1 > o->allocated) {
-                size_t a = MAX(o->allocated * 2, o->len + n + 1);
-                char *p;
-
-                a = MAX(a, (size_t) 256);
-                p = realloc(o->data, a);
-                if (!p)
-                        return -ENOMEM;
-                o->data = p;
-                o->allocated = a;
-        }
+        if (GREEDY_REALLOC(o->data, o->allocated, o->len + n + 1) < 0)
+                return -ENOMEM;
         memcpy(o->data + o->len, buf, n);
         o->len += n;
         o->data[o->len] = '\0';

@@ -1,24 +1,15 @@
 /* See executor-args.h. */
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <sys/stat.h>
 
 #include "config.h"
+#include "error-buf.h"
 #include "executor-args.h"
 #include "ids.h"
 
-static int usage(char *error, size_t size, const char *fmt, ...) _printf_(3, 4);
-static int usage(char *error, size_t size, const char *fmt, ...) {
-        va_list ap;
-
-        if (error && size > 0) {
-                va_start(ap, fmt);
-                vsnprintf(error, size, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
-}
+/* A usage error: the message in error, -EINVAL. */
+#define usage(error, size, ...) error_buf_invalid(error, size, __VA_ARGS__)
 
 void executor_args_help(FILE *f) {
         fprintf(f,

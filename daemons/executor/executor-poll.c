@@ -1,10 +1,11 @@
-/* The executor's side of the pull protocol (SPEC §4): RegisterExecutor,
+/* The executor's side of the pull protocol (docs/DESIGN.md §4): RegisterExecutor,
  * then Polls on at most two request contexts — one that the driver may park
  * until it has work (or heartbeat_ms passes), and one that carries results
  * as soon as they are there while the first is parked. */
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "alloc-util.h"
 #include "executor.h"
 #include "nng-util.h"
 
@@ -104,21 +105,9 @@ int executor_send_register(Executor *e) {
 }
 
 static int result_buf_reserve(Executor *e, size_t n) {
-        Spark__TaskResult *b;
-        Spark__TaskResult **p;
-
-        if (n <= e->result_cap)
-                return 0;
-        n = MAX(n, e->result_cap * 2);
-        b = realloc(e->result_buf, n * sizeof(*b));
-        if (!b)
+        if (GREEDY_REALLOC(e->result_buf, e->result_buf_allocated, n) < 0 ||
+            GREEDY_REALLOC(e->result_ptrs, e->result_ptrs_allocated, n) < 0)
                 return -ENOMEM;
-        e->result_buf = b;
-        p = realloc(e->result_ptrs, n * sizeof(*p));
-        if (!p)
-                return -ENOMEM;
-        e->result_ptrs = p;
-        e->result_cap = n;
         return 0;
 }
 

@@ -135,7 +135,7 @@ struct Executor {
         /* A reused array for the TaskResults of one Poll. */
         Spark__TaskResult *result_buf;
         Spark__TaskResult **result_ptrs;
-        size_t result_cap;
+        size_t result_buf_allocated, result_ptrs_allocated;
 
         uint64_t n_tasks_received, n_results_sent, n_polls, n_kills;
 };

@@ -3,10 +3,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 
+#include "error-buf.h"
+#include "fileio.h"
 #include "hashmap.h"
 #include "library-cache.h"
 #include "sha256.h"
@@ -45,18 +46,6 @@ struct LibraryCache {
 };
 
 static atomic_uint_fast64_t cache_ids = 0;
-
-static int fail(char *error, size_t size, int code, const char *fmt, ...) _printf_(4, 5);
-static int fail(char *error, size_t size, int code, const char *fmt, ...) {
-        va_list ap;
-
-        if (error && size > 0) {
-                va_start(ap, fmt);
-                vsnprintf(error, size, fmt, ap);
-                va_end(ap);
-        }
-        return code;
-}
 
 static Library *library_free(Library *l) {
         size_t i = 0;
@@ -130,39 +119,6 @@ int library_cache_path(const LibraryCache *c, const char *hash, char *buf, size_
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* Reads a whole file, if it is there. */
-static int read_file(const char *path, void **ret_data, size_t *ret_len) {
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *data = NULL;
-        struct stat st;
-        size_t done = 0;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -EBADF;
-        data = malloc(st.st_size > 0 ? (size_t) st.st_size : 1);
-        if (!data)
-                return -ENOMEM;
-        while (done < (size_t) st.st_size) {
-                ssize_t n = read(fd, data + done, (size_t) st.st_size - done);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        return -EIO; /* shrank under us */
-                done += (size_t) n;
-        }
-        *ret_data = TAKE_PTR(data);
-        *ret_len = done;
-        return 0;
-}
-
 /* Writes data to path atomically: a temporary file next to it, renamed. */
 static int write_file_atomic(const char *dir, const char *path, const char *hash, const void *data, size_t len) {
         char tmp[PATH_MAX];
@@ -207,30 +163,30 @@ static bool hash_matches(const void *data, size_t len, const char *hash, char ac
  * app may have left it; anything else there is replaced). */
 static int library_materialize(LibraryCache *c, Library *l, const char *path, char *error, size_t error_size) {
         _cleanup_free_ void *data = NULL;
+        _cleanup_free_ char *stored = NULL;
         char actual[SHA256_HEX_SIZE];
         size_t len = 0;
         int r;
 
-        r = read_file(path, &data, &len);
-        if (r >= 0 && hash_matches(data, len, l->hash, actual))
+        r = read_full_file(path, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, 0, &stored, &len);
+        if (r >= 0 && hash_matches(stored, len, l->hash, actual))
                 return 0;
         if (r != -ENOENT)
                 (void) unlink(path);
-        free(TAKE_PTR(data));
 
         if (!c->fetch)
-                return fail(error, error_size, -ENOENT, "library %s is not available", l->hash);
+                return error_buf_set(error, error_size, -ENOENT, "library %s is not available", l->hash);
         r = c->fetch(l->hash, &data, &len, error, error_size, c->userdata);
         if (r < 0)
                 return r;
         if (!hash_matches(data, len, l->hash, actual))
-                return fail(error, error_size, -EBADMSG,
-                            "library hash mismatch: the %zu bytes fetched for %s have hash %s", len, l->hash,
-                            actual);
+                return error_buf_set(error, error_size, -EBADMSG,
+                                     "library hash mismatch: the %zu bytes fetched for %s have hash %s", len, l->hash,
+                                     actual);
         r = write_file_atomic(c->dir, path, l->hash, data, len);
         if (r < 0)
-                return fail(error, error_size, r, "cannot store library %s in %s: %s", l->hash, c->dir,
-                            strerror(-r));
+                return error_buf_set(error, error_size, r, "cannot store library %s in %s: %s", l->hash, c->dir,
+                                     strerror(-r));
         return 0;
 }
 
@@ -249,7 +205,7 @@ static int library_load(LibraryCache *c, Library *l, char *error, size_t error_s
 
         r = library_cache_path(c, l->hash, path, sizeof(path));
         if (r < 0)
-                return fail(error, error_size, r, "library directory name too long: %s", c->dir);
+                return error_buf_set(error, error_size, r, "library directory name too long: %s", c->dir);
 
         r = library_materialize(c, l, path, error, error_size);
         if (r == -EBADMSG)
@@ -261,19 +217,19 @@ static int library_load(LibraryCache *c, Library *l, char *error, size_t error_s
         if (!h) {
                 const char *e = dlerror();
 
-                r = fail(error, error_size, -ENOEXEC, "library %s: %s", l->hash, e ? e : "cannot be loaded");
+                r = error_buf_set(error, error_size, -ENOEXEC, "library %s: %s", l->hash, e ? e : "cannot be loaded");
                 library_break(l, r, error);
                 return r;
         }
         abi = dlsym(h, SPARK_TASK_ABI_SYMBOL);
         if (!abi || *abi != SPARK_TASK_ABI_VERSION) {
                 if (!abi)
-                        r = fail(error, error_size, -ENOEXEC,
-                                 "library %s: no %s symbol (build it with SPARK_TASK_ABI from <spark/task.h>)",
-                                 l->hash, SPARK_TASK_ABI_SYMBOL);
+                        r = error_buf_set(error, error_size, -ENOEXEC,
+                                          "library %s: no %s symbol (build it with SPARK_TASK_ABI from <spark/task.h>)",
+                                          l->hash, SPARK_TASK_ABI_SYMBOL);
                 else
-                        r = fail(error, error_size, -ENOEXEC, "library %s: ABI version %u, expected %u", l->hash,
-                                 (unsigned) *abi, SPARK_TASK_ABI_VERSION);
+                        r = error_buf_set(error, error_size, -ENOEXEC, "library %s: ABI version %u, expected %u", l->hash,
+                                          (unsigned) *abi, SPARK_TASK_ABI_VERSION);
                 dlclose(h);
                 library_break(l, r, error);
                 return r;
@@ -313,7 +269,7 @@ static int library_find_symbol(Library *l, const char *symbol, spark_task_fn *re
         (void) dlerror();
         p = dlsym(l->handle, symbol);
         if (!p)
-                return fail(error, error_size, -ENOENT, "symbol '%.255s' not found in library %s", symbol, l->hash);
+                return error_buf_set(error, error_size, -ENOENT, "symbol '%.255s' not found in library %s", symbol, l->hash);
 
         n = strlen(symbol);
         s = malloc(sizeof(Symbol) + n + 1);
@@ -339,13 +295,13 @@ int library_cache_lookup(LibraryCache *c, const char *hash, const char *symbol, 
         if (!c || !ret_fn)
                 return -EINVAL;
         if (!sha256_hex_is_valid(hash))
-                return fail(error, error_size, -EINVAL, "invalid library hash \"%.80s\"", strna(hash));
+                return error_buf_set(error, error_size, -EINVAL, "invalid library hash \"%.80s\"", strna(hash));
         if (isempty(symbol))
-                return fail(error, error_size, -EINVAL, "no symbol given for library %s", hash);
+                return error_buf_set(error, error_size, -EINVAL, "no symbol given for library %s", hash);
 
         l = cache_get_library(c, hash);
         if (!l)
-                return fail(error, error_size, -ENOMEM, "out of memory");
+                return error_buf_set(error, error_size, -ENOMEM, "out of memory");
 
         pthread_mutex_lock(&l->lock);
         if (l->state == LIBRARY_NEW) {
@@ -355,7 +311,7 @@ int library_cache_lookup(LibraryCache *c, const char *hash, const char *symbol, 
                         goto out;
         }
         if (l->state == LIBRARY_BROKEN) {
-                r = fail(error, error_size, l->error_code, "%s", strna(l->error));
+                r = error_buf_set(error, error_size, l->error_code, "%s", strna(l->error));
                 goto out;
         }
         r = library_find_symbol(l, symbol, ret_fn, error, error_size);

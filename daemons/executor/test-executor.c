@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "alloc-util.h"
 #include "check-run.h"
 #include "codec.h"
 #include "daemon.h"
@@ -115,10 +116,7 @@ static FakeJob *driver_add_job(Driver *d, const char *id, size_t n) {
 }
 
 static void driver_queue_job(Driver *d, FakeJob *j) {
-        if (d->n_queue + j->n > d->queue_cap) {
-                d->queue_cap = MAX(d->queue_cap * 2, d->n_queue + j->n);
-                d->queue = realloc(d->queue, d->queue_cap * sizeof(FakeTask *));
-        }
+        ck_assert_int_eq(GREEDY_REALLOC(d->queue, d->queue_cap, d->n_queue + j->n), 0);
         for (size_t i = 0; i < j->n; i++)
                 d->queue[d->n_queue++] = &j->tasks[i];
 }

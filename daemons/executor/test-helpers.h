@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "fileio.h"
 #include "macro.h"
 
 extern char **environ;
@@ -99,26 +100,10 @@ static inline int test_task_library(const char *name, const char *dir, char *pat
 
 /* Reads a whole (small) file into a malloc()ed buffer. */
 static inline int test_read_file(const char *path, void **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        struct stat st;
         char *b;
-        size_t done = 0;
+        int r = read_full_file(path, 0, 0, &b, ret_len);
 
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return -errno;
-        b = malloc((size_t) st.st_size + 1);
-        if (!b)
-                return -ENOMEM;
-        while (done < (size_t) st.st_size) {
-                ssize_t n = read(fd, b + done, (size_t) st.st_size - done);
-
-                if (n <= 0) {
-                        free(b);
-                        return n < 0 ? -errno : -EIO;
-                }
-                done += (size_t) n;
-        }
-        *ret = b;
-        *ret_len = done;
-        return 0;
+        if (r >= 0)
+                *ret = b;
+        return r;
 }

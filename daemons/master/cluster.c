@@ -5,12 +5,14 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "alloc-util.h"
 #include "cluster.h"
 #include "executor-env.h"
 #include "log.h"
 #include "macro.h"
 #include "placement.h"
 #include "utf8.h"
+#include "wire-names.h"
 
 #define APP_ID_COUNTER_MAX 999999
 
@@ -34,45 +36,7 @@ struct Cluster {
         bool schedule_pending;   /* told the I/O layer (fx.schedule_needed), not run yet */
 };
 
-static const char *const executor_state_table[] = {
-        [SPARK__EXECUTOR_STATE__EXECUTOR_STATE_UNKNOWN] = "UNKNOWN",
-        [SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING] = "LAUNCHING",
-        [SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING] = "RUNNING",
-        [SPARK__EXECUTOR_STATE__EXECUTOR_EXITED] = "EXITED",
-        [SPARK__EXECUTOR_STATE__EXECUTOR_FAILED] = "FAILED",
-        [SPARK__EXECUTOR_STATE__EXECUTOR_KILLED] = "KILLED",
-        [SPARK__EXECUTOR_STATE__EXECUTOR_LOST] = "LOST",
-};
-
-static const char *const app_state_table[] = {
-        [SPARK__APP_STATE__APP_STATE_UNKNOWN] = "UNKNOWN",
-        [SPARK__APP_STATE__APP_WAITING] = "WAITING",
-        [SPARK__APP_STATE__APP_RUNNING] = "RUNNING",
-        [SPARK__APP_STATE__APP_FINISHED] = "FINISHED",
-        [SPARK__APP_STATE__APP_FAILED] = "FAILED",
-};
-
-static const char *const worker_state_table[] = {
-        [SPARK__WORKER_STATE__WORKER_STATE_UNKNOWN] = "UNKNOWN",
-        [SPARK__WORKER_STATE__WORKER_ALIVE] = "ALIVE",
-        [SPARK__WORKER_STATE__WORKER_LOST] = "LOST",
-};
-
 static void schedule_soon(Cluster *c);
-
-#define TABLE_LOOKUP(table, i) ((unsigned) (i) < ELEMENTSOF(table) && table[i] ? table[i] : "INVALID")
-
-const char *executor_state_to_string(ExecutorState s) {
-        return TABLE_LOOKUP(executor_state_table, s);
-}
-
-const char *app_state_to_string(AppState s) {
-        return TABLE_LOOKUP(app_state_table, s);
-}
-
-const char *worker_state_to_string(WorkerState s) {
-        return TABLE_LOOKUP(worker_state_table, s);
-}
 
 bool executor_state_is_terminal(ExecutorState s) {
         return s == SPARK__EXECUTOR_STATE__EXECUTOR_EXITED || s == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED ||
@@ -261,7 +225,7 @@ static void executor_set_state(Cluster *c, Executor *e, ExecutorState state, con
                                       .message_id = state == SPARK__EXECUTOR_STATE__EXECUTOR_LOST
                                                             ? SPARK_MESSAGE_EXECUTOR_LOST
                                                             : SPARK_MESSAGE_EXECUTOR_EXITED),
-                           "Executor %s/%d %s: %s", a->id, e->id, executor_state_to_string(state),
+                           "Executor %s/%d %s: %s", a->id, e->id, wire_executor_state_to_string(state),
                            isempty(reason) ? "-" : reason);
         } else if (state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING) {
                 log_struct(LOG_INFO, LOG_FIELDS(.app_id = a->id, .executor_id = e->id),
@@ -295,15 +259,8 @@ static Executor *app_new_executor(Cluster *c, App *a, Worker *w) {
         Executor *e;
         int id = a->next_executor_id;
 
-        if ((size_t) id >= a->n_executors_allocated) {
-                size_t n = MAX(a->n_executors_allocated * 2, (size_t) 8);
-                Executor **t = realloc(a->executors, n * sizeof(Executor *));
-                if (!t)
-                        return NULL;
-                memset(t + a->n_executors_allocated, 0, (n - a->n_executors_allocated) * sizeof(Executor *));
-                a->executors = t;
-                a->n_executors_allocated = n;
-        }
+        if (GREEDY_REALLOC0(a->executors, a->n_executors_allocated, (size_t) id + 1) < 0)
+                return NULL;
         e = calloc(1, sizeof(*e));
         if (!e)
                 return NULL;
@@ -631,7 +588,7 @@ int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const cha
 
         log_struct(state == SPARK__APP_STATE__APP_FAILED ? LOG_WARNING : LOG_INFO,
                    LOG_FIELDS(.app_id = a->id, .message_id = SPARK_MESSAGE_APP_REMOVED),
-                   "Application %s removed (%s): %s", a->id, app_state_to_string(state),
+                   "Application %s removed (%s): %s", a->id, wire_app_state_to_string(state),
                    isempty(reason) ? "-" : reason);
         if (c->fx.app_removed)
                 c->fx.app_removed(c, a, c->userdata);

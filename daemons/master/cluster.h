@@ -191,6 +191,3 @@ size_t cluster_n_executors(Cluster *c);
 const char *cluster_id(Cluster *c);
 
 bool executor_state_is_terminal(ExecutorState s);
-const char *executor_state_to_string(ExecutorState s);
-const char *app_state_to_string(AppState s);
-const char *worker_state_to_string(WorkerState s);

@@ -37,6 +37,7 @@
 
 #include <systemd/sd-id128.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "master.h"
 
@@ -49,6 +50,10 @@
 /* The delay before a save is at least this many times the last save's cost
  * (without its syncs): saving takes at most about 1/20 of the loop's time. */
 #define STATE_SAVE_SHARE 20
+/* A save that failed is tried again after this, doubling up to the most
+ * while it keeps failing. */
+#define STATE_SAVE_RETRY_MIN_USEC (500 * USEC_PER_MSEC)
+#define STATE_SAVE_RETRY_MAX_USEC (30 * USEC_PER_SEC)
 #define WRITER_BUFFER_BYTES (64u * 1024u)
 #define APP_NUMBER_BLOCK 64u
 /* MasterSnapshot.executors: field 6, length-delimited */
@@ -288,7 +293,7 @@ static int state_path(Master *m, const char *name, char **ret) {
         return asprintf(ret, "%s/%s", m->config.master.state_dir, name) < 0 ? -ENOMEM : 0;
 }
 
-int master_state_save(Master *m) {
+static int state_save(Master *m) {
         _cleanup_(state_buffers_done) StateBuffers b = {};
         _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_free_ char *tmp = NULL, *path = NULL;
@@ -299,7 +304,6 @@ int master_state_save(Master *m) {
         size_t len, n_executors = 0;
         int r;
 
-        m->state_dirty = false;
         m->journal_unsynced = false; /* whatever it held is in the snapshot */
         r = state_build(m, &b);
         if (r < 0)
@@ -348,6 +352,38 @@ int master_state_save(Master *m) {
         log_debug("Saved the state: %zu apps, %zu workers, %zu executors in %llu ms", b.snap.n_apps,
                   b.snap.n_workers, n_executors, (unsigned long long) ((now_mono_usec() - start) / USEC_PER_MSEC));
         return 0;
+}
+
+int master_state_save(Master *m) {
+        bool unsynced = m->journal_unsynced;
+        usec_t delay;
+        int r;
+
+        m->state_dirty = false;
+        r = state_save(m);
+        if (r >= 0) {
+                if (m->state_save_error < 0)
+                        log_info("Saved the state in %s again", m->config.master.state_dir);
+                m->state_save_error = 0;
+                m->state_save_retry = 0;
+                return 0;
+        }
+
+        /* Not on disk (a full disk, say): the state stays to be saved, and
+         * the journal entries it would have held stay to be synced.  Again
+         * later, and later each time in a row; the status shows it until a
+         * save succeeds. */
+        m->state_dirty = true;
+        m->journal_unsynced = unsynced;
+        m->state_save_error = r;
+        m->state_save_retry = MIN(MAX(m->state_save_retry * 2, STATE_SAVE_RETRY_MIN_USEC), STATE_SAVE_RETRY_MAX_USEC);
+        delay = m->state_save_retry;
+        if (m->state_timer) {
+                log_warning("Saving the state again in %llu ms", (unsigned long long) (delay / USEC_PER_MSEC));
+                (void) sd_event_source_set_time_relative(m->state_timer, delay);
+                (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_ONESHOT);
+        }
+        return r;
 }
 
 static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -493,34 +529,6 @@ void master_state_done(Master *m) {
         m->journal_fd = -1;
 }
 
-static int read_file(const char *path, uint8_t **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        _cleanup_free_ uint8_t *buf = NULL;
-        struct stat st;
-        size_t off = 0;
-
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if ((uint64_t) st.st_size > STATE_MAX_BYTES)
-                return -EFBIG;
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (off < (size_t) st.st_size) {
-                ssize_t k = read(fd, buf + off, (size_t) st.st_size - off);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EIO;
-                off += (size_t) k;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_len = off;
-        return 0;
-}
-
 static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **ret) {
         _cleanup_free_ char **env = NULL;
         AppRegistration reg;
@@ -595,13 +603,15 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
  * whether some of the file could not be read. */
 static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged) {
         _cleanup_free_ char *path = NULL;
-        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_free_ char *data = NULL;
+        const uint8_t *buf;
         size_t len = 0, off = 0;
         int r, n = 0;
 
         if (state_path(m, JOURNAL_FILE, &path) < 0)
                 return log_oom();
-        r = read_file(path, &buf, &len);
+        r = read_full_file(path, 0, STATE_MAX_BYTES, &data, &len);
+        buf = (uint8_t *) data;
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -654,7 +664,8 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
 
 int master_state_load(Master *m) {
         _cleanup_free_ char *path = NULL;
-        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_free_ char *data = NULL;
+        const uint8_t *buf;
         Spark__MasterSnapshot *snap;
         size_t len = 0, n_executors = 0, n_apps = 0;
         usec_t now = now_mono_usec();
@@ -668,7 +679,8 @@ int master_state_load(Master *m) {
                 return log_error_errno(r, "Failed to add the state timer: %m");
         (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_OFF);
 
-        r = read_file(path, &buf, &len);
+        r = read_full_file(path, 0, STATE_MAX_BYTES, &data, &len);
+        buf = (uint8_t *) data;
         if (r == -ENOENT)
                 log_info("No saved state in %s: starting afresh", m->config.master.state_dir);
         else if (r < 0)

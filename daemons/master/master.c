@@ -1,4 +1,6 @@
 /* spark-master's manager: configuration, sockets, timers, systemd status. */
+#include <string.h>
+
 #include "daemon.h"
 #include "log.h"
 #include "master.h"
@@ -93,8 +95,10 @@ static void master_update_status(Master *m) {
 
         for (App *a = cluster_apps(m->cluster); a; a = a->next)
                 napps++;
-        snprintf(m->status, sizeof(m->status), "%zu workers, %zu apps, %zu executors",
-                 hashmap_size(cluster_workers(m->cluster)), napps, cluster_n_executors(m->cluster));
+        snprintf(m->status, sizeof(m->status), "%zu workers, %zu apps, %zu executors%s%s",
+                 hashmap_size(cluster_workers(m->cluster)), napps, cluster_n_executors(m->cluster),
+                 m->state_save_error < 0 ? "; state not saved: " : "",
+                 m->state_save_error < 0 ? strerror(-m->state_save_error) : "");
         daemon_notify_status(m->status);
 }
 

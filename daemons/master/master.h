@@ -36,6 +36,8 @@ typedef struct Master {
         size_t n_resumed, next_resumed;
         Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
         bool state_dirty;
+        int state_save_error;            /* of the last save, 0: it succeeded */
+        usec_t state_save_retry;         /* the wait before the next try, after failures */
         usec_t state_save_cost;          /* the last full save's work, without its syncs */
         int journal_fd;                  /* state_dir/apps.journal, -1: not open */
         uint64_t journal_seq;            /* the last entry appended (or replayed) */

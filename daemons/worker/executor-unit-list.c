@@ -1,4 +1,4 @@
-/* Finding the executor units that outlived a worker restart (SPEC §5):
+/* Finding the executor units that outlived a worker restart (docs/DESIGN.md §5):
  * ListUnitsByPatterns, then for each unit not yet watched a PropertiesChanged
  * match and one GetAll after it.  The match comes first, so a unit that ends
  * after it is seen ending; one that ended before it is found gone by the
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "executor-unit-internal.h"
 #include "log.h"
 #include "macro.h"
@@ -20,7 +21,7 @@ struct UnitListRequest {
         void *userdata;
         sd_bus_slot *slot;               /* ListUnitsByPatterns in flight */
         char **names;                    /* every executor unit listed */
-        size_t n_names;
+        size_t n_names, n_names_allocated;
         size_t n_pending;                /* GetAll replies still to come */
 };
 
@@ -191,18 +192,16 @@ static int on_list_reply(sd_bus_message *msg, void *userdata, _unused_ sd_bus_er
                 goto fail;
         while ((r = sd_bus_message_read(msg, "(ssssssouso)", &name, NULL, NULL, &active_state, NULL, NULL,
                                         NULL, NULL, NULL, NULL)) > 0) {
-                char app_id[APP_ID_MAX + 1], **names;
+                char app_id[APP_ID_MAX + 1];
                 int executor_id;
 
                 if (executor_unit_parse(name, app_id, sizeof(app_id), &executor_id) < 0)
                         continue;        /* spark-executor-* made by someone else */
 
-                names = realloc(req->names, (req->n_names + 1) * sizeof(char *));
-                if (!names) {
+                if (GREEDY_REALLOC(req->names, req->n_names_allocated, req->n_names + 1) < 0) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                req->names = names;
                 req->names[req->n_names] = strdup(name);
                 if (!req->names[req->n_names]) {
                         r = -ENOMEM;

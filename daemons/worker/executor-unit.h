@@ -1,4 +1,4 @@
-/* Executors as transient systemd units (SPEC §5).
+/* Executors as transient systemd units (docs/DESIGN.md §5).
  *
  * A UnitManager owns one sd-bus connection (the system bus, or the user bus
  * for unprivileged clusters), attached to the daemon's sd-event loop.  It

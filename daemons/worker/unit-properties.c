@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "error-buf.h"
 #include "executor-env.h"
 #include "ids.h"
 #include "macro.h"
@@ -31,17 +32,8 @@ static const char *shown(const char *s) {
         return s ? s : "(null)";
 }
 
-static int fail(char *error, size_t size, const char *fmt, ...) _printf_(3, 4);
-static int fail(char *error, size_t size, const char *fmt, ...) {
-        va_list ap;
-
-        if (error && size > 0) {
-                va_start(ap, fmt);
-                vsnprintf(error, size, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
-}
+/* A refused launch: the reason in error, -EINVAL. */
+#define fail(error, size, ...) error_buf_invalid(error, size, __VA_ARGS__)
 
 /* Absolute, normalised enough that no component is "..", no '$' (systemd
  * expands $VAR in ExecStart= arguments), printable. */

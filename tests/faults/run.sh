@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault-injection suite (`make check-faults`, SPEC §9): for each
+# The fault-injection suite (`make check-faults`, docs/DESIGN.md §9): for each
 # scenario (tests/faults/scenarios.sh: SIGKILL and SIGSTOP of an executor,
 # of a worker, of a worker with its executors, SIGKILL of the master and of
 # the driver, MemoryMax, a full work_dir, a worker cut off by its network
@@ -148,7 +148,7 @@ verify_jobs() {
                 read -r lost dup retried <<<"$(check_results "$S/$job.json" "$first" "$n")"
                 LOST=$((LOST + lost)) DUPS=$((DUPS + dup)) RETRIED=$((RETRIED + retried))
                 if [ "$EXPECT_FAILURE" = 1 ]; then
-                        # SPEC §7: exit 3, a daemon unreachable
+                        # sparkctl(1): exit 3, a daemon unreachable
                         if [ "$rc" -ne 3 ] || ! grep -qE '^sparkctl: cannot reach the driver' "$S/$job.err"; then
                                 problem "the $job job: exit $rc, not 3 with \"cannot reach the driver\": $(tail -n 2 "$S/$job.err" | tr '\n' ' ')"
                         else

@@ -224,7 +224,7 @@ inject_memory-max() {
         done
         DETECT_MS=$([ "$worst" -ge 0 ] && echo "$worst" || echo -)
         DETECT_WHAT="driver: executor over MemoryMax lost (worst of $n_hogs, from the task's first allocation)"
-        # systemd 252 on cgroup v1 reports the OOM kill as signal KILL (TESTING.md)
+        # systemd 252 on cgroup v1 reports the OOM kill as signal KILL (docs/DESIGN.md §12)
         wait_until 10 eval '[ "$(count_lines driver "stopped: .*(oom|signal KILL)")" -ge '"$n_hogs"' ]' ||
                 problem "fewer than $n_hogs unit-stop events named the OOM kill (oom-kill or signal KILL)"
         wait_until 30 running_executors_are "$APP_CORES" || problem "the killed executors were not replaced"

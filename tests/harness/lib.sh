@@ -29,7 +29,7 @@
 #   journalctl _SYSTEMD_UNIT=NAME SYSLOG_IDENTIFIER=spark-executor
 # find them (not `journalctl --user`: the manager runs as root, whose user
 # journal is the system one).  LogExtraFields= is not applied for a user
-# manager's units (TESTING.md), so match on _SYSTEMD_UNIT/SYSLOG_IDENTIFIER.
+# manager's units (docs/DESIGN.md §12), so match on _SYSTEMD_UNIT/SYSLOG_IDENTIFIER.
 # Journald writes asynchronously: poll, e.g.
 #   check "executor said hi" wait_for journal_grep 'spark-executor-*' 'hi'
 #

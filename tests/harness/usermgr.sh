@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A private systemd user manager for black-box tests (see /work/shared/TESTING.md).
+# A private systemd user manager for black-box tests (docs/DESIGN.md §12).
 #
 #   usermgr.sh start DIR    start a manager; write DIR/env for tests to `source`
 #   usermgr.sh stop DIR     stop it and remove everything start made (idempotent)

@@ -52,7 +52,7 @@ sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out1" 2>
 check_eq "2,000 function tasks succeed" 0 "$rc"
 check "... with 2,000 correct results in task order" cmp -s "$tmp/squares" "$tmp/out1"
 
-# --- only the executors the master started may register (SPEC §9) ----------
+# --- only the executors the master started may register (docs/DESIGN.md §9) ----------
 # A cluster member starting spark-executor itself must not get the app's
 # tasks: an id the master never launched is refused (the executor retries,
 # in case the master's event is late), and so is a launched id from another

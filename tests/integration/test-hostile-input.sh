@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad input (SPEC §9): a hostile client sends the master's, the worker's and
+# Bad input (docs/DESIGN.md §9): a hostile client sends the master's, the worker's and
 # the driver's request endpoints malformed, truncated, oversized,
 # wrong-version and unknown-type messages, requests for ids nobody has, and
 # hostile values (cores = -1, memory = 2^63-1, ids with '/', '..', spaces,

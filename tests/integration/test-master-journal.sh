@@ -230,3 +230,39 @@ start_master
 check_fails "the entry lost with the host is not restored" knows "$f1"
 new_app after-host-crash f2
 check "after the host crash, $f1 is not handed out again ($f2)" test "$f2" != "$f1"
+
+# --- 5. a save that fails is tried again, and shown -------------------------------
+# A full disk, say: the state stays to be saved, the master tries again later
+# (and later each time), says so in its status (sd_notify STATUS=), and
+# saves as soon as it can, with no other change to prompt it.
+notify_log=$tmp/notify.log
+start_daemon notify python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as f:
+    while True:
+        f.write(s.recv(4096).decode(errors="replace").replace("\n", " ") + "\n")
+        f.flush()' "$tmp/notify.sock" "$notify_log"
+wait_for test -S "$tmp/notify.sock" || die "no notify socket"
+stop_daemon master TERM || true
+run=$((run + 1))
+mv "$(daemon_log master)" "$tmp/master-run$run.log"
+start_daemon master env NOTIFY_SOCKET="$tmp/notify.sock" "$SPARK_BUILD/spark-master" --config "$tmp/master.conf"
+wait_for master_answers || die "the master does not answer (see $(daemon_log master))"
+check "the master reports its status over NOTIFY_SOCKET" wait_for grep -q "STATUS=.*workers" "$notify_log"
+check "the journal is emptied again" wait_for journal_empty
+
+saves_retried() { [ "$(grep -c "Saving the state again in" "$(daemon_log master)")" -ge 2 ]; }
+block_snapshots
+new_app save-fails g1
+check "a failed save is tried again, more than once" wait_for saves_retried
+check "the status says the state is not saved, and why" wait_for grep -q "state not saved: Is a directory" "$notify_log"
+check "meanwhile, the application is in the journal" grep -aq -- "$g1" "$journal"
+allow_snapshots
+check "once it can, the master saves without another change" wait_for journal_empty
+check "the snapshot holds the application" grep -aq -- "$g1" "$state/state.pb"
+check "it says it saved again" grep -q "Saved the state in $state again" "$(daemon_log master)"
+status_clear() { tail -n 1 "$notify_log" | grep -q "STATUS=" && ! tail -n 1 "$notify_log" | grep -q "not saved"; }
+check "the status no longer says so" wait_for status_clear
+check_knows "nothing is lost" "$g1" "$f2"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Launches under way when the master dies are sent again by the next master
-# (SPEC §9: a master restart loses nothing).  The worker is frozen (SIGSTOP)
+# (docs/DESIGN.md §9: a master restart loses nothing).  The worker is frozen (SIGSTOP)
 # when the app registers, so the master's LaunchExecutor calls wait on a
 # connection it never completes and its executors stay LAUNCHING; the
 # master is SIGKILLed and starts again from its state_dir.  Only the new

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # spark-master and two spark-workers (one on tcp://, one on ipc://) against the
 # harness's systemd user manager, with fake-executor units: spread-out
-# placement, each unit's properties (SPEC §5), every way an executor ends
+# placement, each unit's properties (docs/DESIGN.md §5), every way an executor ends
 # (exit 0, exit 3, SIGKILL, over MemoryMax) reported with its reason on the
 # master's and the workers' event streams, a crash loop failing its app after
 # max_executor_retries, hostile registrations and launches refused without a
@@ -60,7 +60,7 @@ while read -r -u 3 id wid _; do
         check_eq "executor $id: the master names its unit" "$unit" \
                 "$(q '.executors[] | select(.app_id == $a and .executor_id == ($i | tonumber)) | .unit' \
                         --arg a "$app" --arg i "$id")"
-        check_eq "executor $id: unit properties (SPEC §5)" "$(sort <<EOF
+        check_eq "executor $id: unit properties (docs/DESIGN.md §5)" "$(sort <<EOF
 ActiveState=active
 CPUQuotaPerSecUSec=1s
 CollectMode=inactive-or-failed
@@ -203,7 +203,7 @@ check "kill-self: the worker's event stream says 'signal KILL'" wait_for worker_
 check "kill-self: the master's event stream says 'signal KILL'" wait_for event_seen sub-m \
         "executor_updated app=$app_kill exec=1 .*state=failed exit_code=137 .*reason=signal KILL\$"
 
-# Hybrid cgroups: systemd 252 reports a MemoryMax kill as SIGKILL (TESTING.md).
+# Hybrid cgroups: systemd 252 reports a MemoryMax kill as SIGKILL (docs/DESIGN.md §12).
 oom_reason='(oom-kill|signal KILL( \(memory limit\))?)'
 check "MemoryMax: the worker's event stream says the memory limit killed it" wait_for worker_events \
         "executor_state_changed app=$app_oom exec=1 .*state=failed .*reason=$oom_reason\$"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutual TLS (SPEC §9): a master, two workers (executors on the user
+# Mutual TLS (docs/DESIGN.md §9): a master, two workers (executors on the user
 # manager) and a driver, every endpoint tls+tcp:// with certificates made by
 # tools/spark-tls, one with its role for each daemon and a client one
 # for sparkctl.  A job runs through sparkctl over TLS; then clients

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Executors outlive their worker (SPEC §5, §9) against the harness's systemd
+# Executors outlive their worker (docs/DESIGN.md §5, §9) against the harness's systemd
 # user manager: a worker restarted after SIGTERM or SIGKILL adopts its running
 # units (same names, none duplicated, the master keeps the same executor ids
 # and launches none); an executor that ended while its worker was down is

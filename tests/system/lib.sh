@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Helpers for the system tests: booted systemd containers (systemd-nspawn
-# over a copy-on-write overlay of this machine's root, ../shared/TESTING.md)
+# over a copy-on-write overlay of this machine's root, docs/DESIGN.md §12)
 # into which a test installs the packages of build/packages and runs a
 # cluster as users do.  On top of tests/harness/lib.sh (check, wait_until,
 # on_exit, the closing count).

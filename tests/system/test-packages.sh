@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The packages' contents, without installing them: each .deb (dpkg-deb) and
-# each .rpm (rpm -qpl) holds exactly the files of its part of the SPEC §8
+# each .rpm (rpm -qpl) holds exactly the files of its package (docs/DESIGN.md §8)
 # split, the configuration files are conffiles / %config(noreplace), and
 # the maintainer scripts do what debian/rules and the spec promise.
 . "$(dirname "$0")/lib.sh"

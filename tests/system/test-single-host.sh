@@ -230,7 +230,7 @@ check "the running master was restarted" test "$(ct_prop $H spark-master MainPID
 check "the running worker was restarted" test "$(ct_prop $H spark-worker MainPID)" != "$worker_pid"
 check_eq "the driver was left running (its jobs would end)" "$driver_pid" "$(ct_prop $H spark-driver MainPID)"
 # The worker keeps its executors across a restart, and the master its
-# state (apps, workers, executors in /var/lib/spark/master, SPEC §9).
+# state (apps, workers, executors in /var/lib/spark/master, docs/DESIGN.md §9).
 check_eq "the executors survived the upgrade (same units, same MainPIDs)" "$before" "$(ct_executor_pids $H)"
 check "the master kept its state in its StateDirectory" test -n "$(ls -A "$(ct_root $H)/var/lib/spark/master")"
 for d in master worker driver; do

@@ -1,12 +1,12 @@
 /* See args.h. */
 #include <ctype.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 #include "codec.h"
+#include "error-buf.h"
 #include "ids.h"
 #include "macro.h"
 
@@ -101,15 +101,8 @@ int args_parse(int argc, char **argv, Args *a) {
         return 0;
 }
 
-static int fail(char *err, size_t size, const char *fmt, ...) _printf_(3, 4);
-static int fail(char *err, size_t size, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(err, size, fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
+/* A usage error: the message in err, -EINVAL. */
+#define fail(err, size, ...) error_buf_invalid(err, size, __VA_ARGS__)
 
 int parse_int32(const char *s, int32_t min, int32_t max, int32_t *ret) {
         char *end;

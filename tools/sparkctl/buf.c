@@ -5,26 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "buf.h"
 
 static int buf_reserve(Buf *b, size_t extra) {
-        size_t want, cap;
-        char *p;
-
         if (extra > SIZE_MAX - b->len - 1)
                 return -ENOMEM;
-        want = b->len + extra + 1;
-        if (want <= b->cap)
-                return 0;
-        cap = MAX(b->cap, (size_t) 64);
-        while (cap < want)
-                cap = cap > SIZE_MAX / 2 ? want : cap * 2;
-        p = realloc(b->data, cap);
-        if (!p)
-                return -ENOMEM;
-        b->data = p;
-        b->cap = cap;
-        return 0;
+        return GREEDY_REALLOC(b->data, b->cap, b->len + extra + 1);
 }
 
 int buf_append(Buf *b, const void *p, size_t n) {

@@ -1,55 +1,13 @@
 /* See job-request.h. */
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 
+#include "error-buf.h"
+#include "fileio.h"
 #include "job-request.h"
 #include "template.h"
-
-#define READ_CHUNK (1u << 16)
-
-int read_full_file(const char *path, char **ret, size_t *ret_size) {
-        _cleanup_close_ int owned = -1;
-        _cleanup_free_ char *data = NULL;
-        size_t size = 0, cap = 0;
-        int fd;
-
-        if (streq(path, "-"))
-                fd = STDIN_FILENO;
-        else {
-                fd = owned = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        return negative_errno();
-        }
-        for (;;) {
-                ssize_t n;
-
-                if (cap - size < READ_CHUNK) {
-                        size_t want = MAX(cap * 2, (size_t) READ_CHUNK * 2);
-                        char *p = realloc(data, want);
-                        if (!p)
-                                return -ENOMEM;
-                        data = p;
-                        cap = want;
-                }
-                n = read(fd, data + size, cap - size - 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-        }
-        data[size] = '\0';
-        *ret = TAKE_PTR(data);
-        *ret_size = size;
-        return 0;
-}
 
 int split_lines(char *data, size_t size, ProtobufCBinaryData **ret, size_t *ret_n) {
         _cleanup_free_ ProtobufCBinaryData *lines = NULL;
@@ -75,16 +33,6 @@ int split_lines(char *data, size_t size, ProtobufCBinaryData **ret, size_t *ret_
         return 0;
 }
 
-static int fail(char *err, size_t size, int r, const char *fmt, ...) _printf_(4, 5);
-static int fail(char *err, size_t size, int r, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(err, size, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
 static void request_id_generate(char buf[static 33]) {
         uint8_t r[16];
 
@@ -108,17 +56,17 @@ static int build_commands(const Args *a, JobRequest *j, char *err, size_t size) 
         if (n > 0 && !j->inputs)
                 j->inputs = calloc(n + 1, sizeof(*j->inputs));
         if (!j->commands || (n > 0 && !j->inputs))
-                return fail(err, size, -ENOMEM, "out of memory");
+                return error_buf_set(err, size, -ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
                 const void *in = a->inputs_path ? (const void *) j->inputs[i].data : (const void *) arg;
                 size_t len = a->inputs_path ? j->inputs[i].len : strlen(arg);
 
                 r = template_expand(a->command_template, append, in, len, (int64_t) i, &j->commands[i]);
                 if (r == -EINVAL)
-                        return fail(err, size, r, "line %zu of %s holds a NUL byte, which a command line cannot",
-                                    i + 1, a->inputs_path);
+                        return error_buf_set(err, size, r, "line %zu of %s holds a NUL byte, which a command line cannot",
+                                             i + 1, a->inputs_path);
                 if (r < 0)
-                        return fail(err, size, r, "out of memory");
+                        return error_buf_set(err, size, r, "out of memory");
                 j->n_commands++;
                 j->inputs[i] = (ProtobufCBinaryData) { .len = strlen(j->commands[i]),
                                                        .data = (uint8_t *) j->commands[i] };
@@ -138,13 +86,13 @@ static int build_function(const Args *a, JobRequest *j, char *err, size_t size) 
 
         r = function_spec_split(a->function, &j->library_path, &symbol);
         if (r < 0)
-                return fail(err, size, r, "invalid --function '%s'", a->function);
-        r = read_full_file(j->library_path, &data, &j->library_size);
+                return error_buf_set(err, size, r, "invalid --function '%s'", a->function);
+        r = read_full_file(j->library_path, READ_FILE_DASH_STDIN, 0, &data, &j->library_size);
         if (r < 0)
-                return fail(err, size, r, "cannot read %s: %s", j->library_path, strerror(-r));
+                return error_buf_set(err, size, r, "cannot read %s: %s", j->library_path, strerror(-r));
         j->library = data;
         if (j->library_size < sizeof(elf_magic) || memcmp(data, elf_magic, sizeof(elf_magic)) != 0)
-                return fail(err, size, -EINVAL, "%s is not a shared object (no ELF header)", j->library_path);
+                return error_buf_set(err, size, -EINVAL, "%s is not a shared object (no ELF header)", j->library_path);
 
         j->msg.kind = SPARK__TASK_KIND__TASK_FUNCTION;
         j->msg.library = (ProtobufCBinaryData) { .len = j->library_size, .data = j->library };
@@ -170,15 +118,15 @@ int job_request_build(const Args *a, JobRequest *ret, char *err, size_t size) {
         j.msg.name = (char *) (a->name ?: "");
 
         if (a->inputs_path) {
-                r = read_full_file(a->inputs_path, &j.input_data, &j.input_size);
+                r = read_full_file(a->inputs_path, READ_FILE_DASH_STDIN, 0, &j.input_data, &j.input_size);
                 if (r < 0)
-                        return fail(err, size, r, "cannot read %s: %s",
-                                    streq(a->inputs_path, "-") ? "standard input" : a->inputs_path, strerror(-r));
+                        return error_buf_set(err, size, r, "cannot read %s: %s",
+                                             streq(a->inputs_path, "-") ? "standard input" : a->inputs_path, strerror(-r));
                 r = split_lines(j.input_data, j.input_size, &j.inputs, &j.msg.n_inputs);
                 if (r == -E2BIG)
-                        return fail(err, size, r, "%s has more than %d lines", a->inputs_path, INT32_MAX);
+                        return error_buf_set(err, size, r, "%s has more than %d lines", a->inputs_path, INT32_MAX);
                 if (r < 0)
-                        return fail(err, size, r, "out of memory");
+                        return error_buf_set(err, size, r, "out of memory");
         }
 
         r = a->command_template ? build_commands(a, &j, err, size) : build_function(a, &j, err, size);

@@ -46,7 +46,3 @@ int64_t job_request_tasks(const JobRequest *j);
 /* Splits data into lines (without their '\n'; a last line without one
  * counts, an empty file has none).  *ret points into data. */
 int split_lines(char *data, size_t size, ProtobufCBinaryData **ret, size_t *ret_n);
-
-/* Reads a whole file ("-": standard input) into a malloc()ed, NUL-terminated
- * buffer. */
-int read_full_file(const char *path, char **ret, size_t *ret_size);

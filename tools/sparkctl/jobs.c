@@ -2,14 +2,14 @@
 #include <string.h>
 
 #include "jobs.h"
-#include "names.h"
+#include "wire-names.h"
 #include "sparkctl.h"
 
 void job_info_json(Json *j, const char *key, const Spark__JobInfo *info) {
         json_object_begin(j, key);
         json_string(j, "job_id", info->job_id);
         json_string(j, "name", info->name);
-        json_string(j, "state", job_state_to_string(info->state));
+        json_string(j, "state", wire_job_state_to_string(info->state));
         json_int(j, "tasks", info->tasks);
         json_int(j, "done", info->done);
         json_int(j, "failed", info->failed);
@@ -37,7 +37,7 @@ int jobs_print_table(const Spark__JobList *list, FILE *f) {
 
                 table_add(t, info->job_id);
                 table_add(t, isempty(info->name) ? "-" : info->name);
-                table_add(t, job_state_to_string(info->state));
+                table_add(t, wire_job_state_to_string(info->state));
                 table_addf(t, "%d/%d", info->done, info->tasks);
                 table_addf(t, "%d", info->failed);
                 table_addf(t, "%d", info->running);
@@ -54,7 +54,7 @@ void job_print(const Spark__JobInfo *info, FILE *f) {
         fprintf(f, "Job:       %s\n", string_sanitize(info->job_id, s, sizeof(s)));
         if (!isempty(info->name))
                 fprintf(f, "Name:      %s\n", string_sanitize(info->name, s, sizeof(s)));
-        fprintf(f, "State:     %s\n", job_state_to_string(info->state));
+        fprintf(f, "State:     %s\n", wire_job_state_to_string(info->state));
         fprintf(f, "Tasks:     %d done of %d, %d failed, %d running\n", info->done, info->tasks, info->failed,
                 info->running);
         fprintf(f, "Executors: %d\n", info->executors);

@@ -1,4 +1,4 @@
-/* sparkctl: the command line for people (SPEC §7).  Parses, finds the
+/* sparkctl: the command line for people (sparkctl(1)).  Parses, finds the
  * daemon to talk to, runs one command and turns the outcome into the exit
  * status: 0 success, 1 failed or refused, 2 usage, 3 unreachable. */
 #include <stdio.h>

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc-util.h"
 #include "output.h"
 
 size_t utf8_sequence_length(const uint8_t *p, size_t n) {
@@ -163,15 +164,9 @@ struct Table {
 static int table_add_owned(Table *t, char *cell) {
         if (!cell)
                 return (t->error = -ENOMEM);
-        if (t->n_cells == t->cap) {
-                size_t cap = MAX(t->cap * 2, (size_t) 16);
-                char **p = realloc(t->cells, cap * sizeof(*p));
-                if (!p) {
-                        free(cell);
-                        return (t->error = -ENOMEM);
-                }
-                t->cells = p;
-                t->cap = cap;
+        if (GREEDY_REALLOC(t->cells, t->cap, t->n_cells + 1) < 0) {
+                free(cell);
+                return (t->error = -ENOMEM);
         }
         t->cells[t->n_cells++] = cell;
         return 0;

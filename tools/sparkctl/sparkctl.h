@@ -1,4 +1,4 @@
-/* What every sparkctl command shares: exit statuses (SPEC §7) and timeouts. */
+/* What every sparkctl command shares: exit statuses (sparkctl(1)) and timeouts. */
 #pragma once
 
 /* The exit statuses people and scripts rely on. */

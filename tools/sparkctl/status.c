@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
+#include "wire-names.h"
 #include "output.h"
 #include "sparkctl.h"
 #include "status.h"
@@ -32,7 +32,7 @@ static int print_workers(const Spark__ClusterState *cs, FILE *f) {
 
                 table_add(t, w->worker_id);
                 table_add(t, w->host);
-                table_add(t, worker_state_to_string(w->state));
+                table_add(t, wire_worker_state_to_string(w->state));
                 table_addf(t, "%d/%d", w->cores_used, w->cores);
                 table_addf(t, "%s/%s", format_mib(a, sizeof(a), w->memory_used_mb),
                            format_mib(b, sizeof(b), w->memory_mb));
@@ -53,7 +53,7 @@ static int print_apps(const Spark__ClusterState *cs, FILE *f) {
 
                 table_add(t, a->app_id);
                 table_add(t, isempty(a->name) ? "-" : a->name);
-                table_add(t, app_state_to_string(a->state));
+                table_add(t, wire_app_state_to_string(a->state));
                 if (a->max_cores > 0)
                         table_addf(t, "%d/%d", a->cores_granted, a->max_cores);
                 else
@@ -78,7 +78,7 @@ static int print_executors(const Spark__ClusterState *cs, FILE *f) {
                 table_addf(t, "%s/%d", e->app_id, e->executor_id);
                 table_add(t, isempty(e->worker_id) ? "-" : e->worker_id);
                 table_add(t, isempty(e->host) ? "-" : e->host);
-                table_add(t, executor_state_to_string(e->state));
+                table_add(t, wire_executor_state_to_string(e->state));
                 table_addf(t, "%d", e->cores);
                 table_add(t, format_mib(m, sizeof(m), e->memory_mb));
                 table_add(t, e->reason);
@@ -125,7 +125,7 @@ static void json_worker(Json *j, const Spark__WorkerInfo *w) {
         json_string(j, "host", w->host);
         json_string(j, "endpoint", w->endpoint);
         json_string(j, "events_endpoint", w->events_endpoint);
-        json_string(j, "state", worker_state_to_string(w->state));
+        json_string(j, "state", wire_worker_state_to_string(w->state));
         json_int(j, "cores", w->cores);
         json_int(j, "cores_used", w->cores_used);
         json_int(j, "memory_mb", w->memory_mb);
@@ -138,7 +138,7 @@ static void json_app(Json *j, const Spark__AppInfo *a) {
         json_object_begin(j, NULL);
         json_string(j, "app_id", a->app_id);
         json_string(j, "name", a->name);
-        json_string(j, "state", app_state_to_string(a->state));
+        json_string(j, "state", wire_app_state_to_string(a->state));
         json_string(j, "driver_url", a->driver_url);
         json_int(j, "cores_granted", a->cores_granted);
         json_int(j, "max_cores", a->max_cores);
@@ -154,7 +154,7 @@ static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
         json_int(j, "executor_id", e->executor_id);
         json_string(j, "worker_id", e->worker_id);
         json_string(j, "host", e->host);
-        json_string(j, "state", executor_state_to_string(e->state));
+        json_string(j, "state", wire_executor_state_to_string(e->state));
         json_int(j, "cores", e->cores);
         json_int(j, "memory_mb", e->memory_mb);
         json_string(j, "reason", e->reason);

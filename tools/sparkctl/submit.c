@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "job-request.h"
-#include "names.h"
+#include "wire-names.h"
 #include "output.h"
 #include "sparkctl.h"
 #include "submit.h"
@@ -275,7 +275,7 @@ static int submission_wait(Submission *s) {
                         return r ?: SPARKCTL_EXIT_FAILED;
                 progress_show(&s->progress, info, n > 0);
 
-                final = job_state_is_final(info->state);
+                final = wire_job_state_is_final(info->state);
                 if (final && (s->next >= s->tasks || n == 0))
                         return submission_finish(s, info);
                 if (n > 0 && (final || n >= FETCH_MAX_OUTCOMES))

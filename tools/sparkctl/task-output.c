@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "names.h"
+#include "wire-names.h"
 #include "output.h"
 #include "task-output.h"
 
@@ -27,7 +27,7 @@ static void write_json(const Spark__TaskOutcome *o, FILE *out) {
         for (size_t i = 0; i < o->n_errors; i++)
                 json_string(&j, NULL, o->errors[i]);
         if (!task_outcome_ok(o) && o->n_errors == 0)
-                json_string(&j, NULL, task_status_to_string(o->status));
+                json_string(&j, NULL, wire_task_status_to_string(o->status));
         json_array_end(&j);
         json_object_end(&j);
         fputc('\n', out);
