@@ -29,7 +29,7 @@ endif
 CPPFLAGS += -D_GNU_SOURCE -DSPARK_VERSION='"$(VERSION)"' -I$(B)/gen -Icommon -Idaemons/shared -Iinclude \
             $(shell pkg-config --cflags $(PKGS))
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -MMD -MP
-LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lnng -lpthread -ldl -lm
+LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lnng -lmbedx509 -lmbedcrypto -lpthread -ldl -lm
 CHECK_LIBS := $(shell pkg-config --libs check)
 
 # spark-executor is started once per executor, so its start-up is part of

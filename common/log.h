@@ -20,6 +20,7 @@
 #define SPARK_MESSAGE_JOB_SUBMITTED       "b8cfe4dac92f4c3f92006f42b2404edf"
 #define SPARK_MESSAGE_JOB_FINISHED        "9c706f2bdb554c37b9c9329498aaa954"
 #define SPARK_MESSAGE_TLS_REFUSED         "90b569b3beff473b96f719c40eb372b6"
+#define SPARK_MESSAGE_ROLE_REFUSED        "f84ae17c40cb4abbb33a6b1871b84391"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {
@@ -29,6 +30,7 @@ typedef struct LogFields {
         const char *worker_id;
         const char *job_id;
         const char *unit;          /* UNIT= for the executor's unit */
+        const char *peer;          /* SPARK_PEER=: who asked (rpc_request_peer_describe()) */
 } LogFields;
 
 #define LOG_FIELDS(...) (&(const LogFields) { __VA_ARGS__ })
