@@ -732,8 +732,10 @@ static const PeerIdentity unproven_peer = { .tls = true, .role = _PEER_ROLE_INVA
 const PeerIdentity *rpc_request_peer(const RpcRequest *r) {
         PeerRecord *p;
 
-        if (!r || !r->server->verifier)
+        if (!r)
                 return &plaintext_peer;
+        if (!r->server->verifier)
+                return tls_url(r->server->url) ? &unproven_peer : &plaintext_peer;
         p = peer_lookup(r->server, r->pipe_id);
         return p ? &p->id : &unproven_peer;
 }
