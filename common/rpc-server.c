@@ -396,8 +396,10 @@ static int request_challenge(RpcServer *s, RpcRequest *r, const char *why) {
         int k;
 
         k = peer_nonces_issue(s->nonces, r->pipe_id, nng_util_now_ms(), nonce);
-        if (k < 0)
-                return request_reply_error_internal(r, k, "cannot make a nonce for the proof of role");
+        if (k < 0) {
+                (void) request_reply_error_internal(r, k, "cannot make a nonce for the proof of role");
+                return k;
+        }
         error_envelope_init(&e, PEER_PROOF_REQUIRED, "%s: sign the challenge with a certificate's key", why);
         e.error.challenge = (ProtobufCBinaryData) { sizeof(nonce), nonce };
         k = nng_util_msg_from_envelope(&e.env, &m);

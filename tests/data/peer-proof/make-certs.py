@@ -2,6 +2,7 @@
 # Makes the test-only certificates of common/test-peer-proof.c (see README).
 # The keys are public: never use them elsewhere.  Run from this directory.
 import datetime
+import ipaddress
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -52,6 +53,9 @@ def make_leaf(name, ca, ous, cn=None, start=NOW, end=LONG, is_ca=False):
          .public_key(k.public_key()).serial_number(x509.random_serial_number())
          .not_valid_before(start).not_valid_after(end)
          .add_extension(x509.BasicConstraints(ca=is_ca, path_length=None), critical=True)
+         .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.DNSName("127.0.0.1"),
+                                                     x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                        critical=False)
          .sign(ca_key, hashes.SHA256()))
     write_cert(name, c)
     write_key(name, k)
@@ -59,6 +63,7 @@ def make_leaf(name, ca, ous, cn=None, start=NOW, end=LONG, is_ca=False):
 
 ca = make_ca("ca")
 other = make_ca("other-ca")
+make_leaf("server", ca, ["master"], cn="master")
 make_leaf("client", ca, ["client"], cn="alice")
 make_leaf("admin", ca, ["admin"], cn="ops")
 make_leaf("other-ca-client", other, ["client"])
