@@ -66,8 +66,8 @@ int log_level_from_string(const char *s) {
 
 static void log_write_journal(int level, const LogFields *f, const char *file, int line,
                               const char *func, const char *message) {
-        char buf[11][320];
-        struct iovec iov[12];
+        char buf[12][320];
+        struct iovec iov[13];
         size_t n = 0;
         char *msg = NULL;
 
@@ -98,6 +98,8 @@ static void log_write_journal(int level, const LogFields *f, const char *file, i
                         ADD(9, "SPARK_JOB_ID=%s", f->job_id);
                 if (f->unit)
                         ADD(10, "UNIT=%s", f->unit);
+                if (f->peer)
+                        ADD(11, "SPARK_PEER=%s", f->peer);
         }
 #undef ADD
         sd_journal_sendv(iov, (int) n);
@@ -117,6 +119,8 @@ static void log_write_stderr(int level, const LogFields *f, const char *message)
                         o += snprintf(ctx + o, sizeof(ctx) - o, " worker=%s", f->worker_id);
                 if (f->job_id && o < sizeof(ctx))
                         o += snprintf(ctx + o, sizeof(ctx) - o, " job=%s", f->job_id);
+                if (f->peer && o < sizeof(ctx))
+                        o += snprintf(ctx + o, sizeof(ctx) - o, " peer=%s", f->peer);
         }
         fprintf(stderr, "%s[%d]: %s: %s%s%s%s\n", log_identifier, (int) getpid(),
                 level_names[level & 7], message, o ? " [" : "", o ? ctx + 1 : "", o ? "]" : "");

@@ -22,6 +22,7 @@
 #define SPARK_MESSAGE_TLS_REFUSED         "90b569b3beff473b96f719c40eb372b6"
 /* cluster.insecure is set: logged at every start */
 #define SPARK_MESSAGE_INSECURE            "60c2b902debc44b6b8a510164d1f53e1"
+#define SPARK_MESSAGE_ROLE_REFUSED        "f84ae17c40cb4abbb33a6b1871b84391"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {
@@ -31,6 +32,7 @@ typedef struct LogFields {
         const char *worker_id;
         const char *job_id;
         const char *unit;          /* UNIT= for the executor's unit */
+        const char *peer;          /* SPARK_PEER=: who asked (rpc_request_peer_describe()) */
 } LogFields;
 
 #define LOG_FIELDS(...) (&(const LogFields) { __VA_ARGS__ })

@@ -29,8 +29,7 @@ static void tls_config_freep(nng_tls_config **c) {
                 nng_tls_config_free(*c);
 }
 
-/* The file's contents, NUL-terminated, as the PEM parsers want them. */
-static int read_pem(const char *path, char **ret) {
+int nng_tls_read_pem(const char *path, char **ret) {
         return read_full_file(path, 0, TLS_PEM_FILE_MAX, ret, NULL);
 }
 
@@ -47,7 +46,7 @@ static int config_load(nng_tls_config *c, const TlsSettings *t, TlsFile *ret_fai
         int r;
 
         *ret_failed = TLS_FILE_CA;
-        r = read_pem(t->ca_file, &ca);
+        r = nng_tls_read_pem(t->ca_file, &ca);
         if (r < 0)
                 return r;
         r = engine_error(nng_tls_config_ca_chain(c, ca, NULL));
@@ -61,11 +60,11 @@ static int config_load(nng_tls_config *c, const TlsSettings *t, TlsFile *ret_fai
                 return -ENOKEY;
 
         *ret_failed = TLS_FILE_CERT;
-        r = read_pem(t->cert_file, &cert);
+        r = nng_tls_read_pem(t->cert_file, &cert);
         if (r < 0)
                 return r;
         *ret_failed = TLS_FILE_KEY;
-        r = read_pem(t->key_file, &key);
+        r = nng_tls_read_pem(t->key_file, &key);
         if (r < 0)
                 return r;
         /* mbedTLS parses both here; a failure is either's fault. */

@@ -31,6 +31,10 @@
 /* PEM files larger than this are refused (-EFBIG). */
 #define TLS_PEM_FILE_MAX (1024u * 1024u)
 
+/* The contents of the PEM file path, NUL-terminated as the PEM parsers
+ * want them (at most TLS_PEM_FILE_MAX bytes, else -EFBIG). */
+int nng_tls_read_pem(const char *path, char **ret);
+
 /* For a tls+tcp:// listener: applies t (which must name all three files,
  * else -ENOKEY) with the peer's certificate required.  For any other URL
  * does nothing and returns 0.  Call before nng_listener_start(). */

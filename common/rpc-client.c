@@ -23,6 +23,7 @@
 
 #include "loop-queue.h"
 #include "nng-util.h"
+#include "peer-proof.h"
 #include "rpc-client.h"
 
 #define RPC_CLIENT_RECONNECT_MIN_MS 100
@@ -31,6 +32,9 @@
  * beyond the call's deadline (a zero or infinite value also disables nng's
  * resend after a reconnect). */
 #define RESEND_BEYOND_DEADLINE_MS 60000
+/* Challenges answered per call: one normally, another if the connection
+ * changed in between (a nonce is good for its connection only). */
+#define PROOF_ROUNDS_MAX 3
 
 typedef enum RpcCallState {
         RPC_CALL_SEND, /* nng: waiting for a connection and sending */
@@ -47,7 +51,9 @@ typedef struct RpcCall {
         nng_aio *aio;
         RpcCallState state;
         int nng_error;
-        nng_msg *request;       /* a copy, to resend after a dropped connection */
+        nng_msg *request;       /* a copy, to resend after a dropped connection
+                                 * or with a proof of role */
+        unsigned proof_rounds;
         nng_msg *reply;
         uint64_t deadline_ms;
         LoopQueueItem item;
@@ -65,6 +71,7 @@ struct RpcClient {
         unsigned n_calls;
         size_t max_reply_bytes;
         int resend_ms;
+        PeerSigner *signer;     /* proves our role on a TLS server */
         atomic_bool closing; /* read by nng threads */
         bool closed;
 };
@@ -152,12 +159,86 @@ static void call_unlink(RpcClient *c, RpcCall *call) {
         c->n_calls--;
 }
 
+/* Encodes req with a proof of role for challenge (a server's nonce). */
+static int msg_with_proof(PeerSigner *signer, Envelope *req, const ProtobufCBinaryData *challenge, nng_msg **ret) {
+        Spark__PeerProof proof = SPARK__PEER_PROOF__INIT;
+        uint8_t sig[PEER_PROOF_SIGNATURE_MAX];
+        Spark__PeerProof *saved = req->peer_proof;
+        int k;
+
+        k = peer_signer_sign(signer, challenge->data, challenge->len, &proof, sig);
+        if (k < 0)
+                return k;
+        req->peer_proof = &proof;
+        k = nng_util_msg_from_envelope(req, ret);
+        req->peer_proof = saved;
+        return k;
+}
+
+/* Whether reply is a challenge we can answer. */
+static bool reply_is_challenge(const Envelope *reply, const PeerSigner *signer) {
+        return signer && reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR && reply->error &&
+               reply->error->code == PEER_PROOF_REQUIRED && reply->error->challenge.len == PEER_PROOF_NONCE_SIZE;
+}
+
+/* Loop thread: the server asked for a proof of our role; sends the request
+ * again with one on the same context.  Returns 0 if sent, < 0 if the call
+ * must complete with the server's answer. */
+static int call_answer_challenge(RpcCall *call, const Envelope *reply) {
+        RpcClient *c = call->client;
+        _cleanup_envelope_ Envelope *req = NULL;
+        nng_msg *m = NULL, *copy = NULL;
+        int k, remaining;
+
+        if (c->closed || !call->request || call->proof_rounds >= PROOF_ROUNDS_MAX)
+                return -ECANCELED;
+        remaining = nng_util_remaining_ms(call->deadline_ms);
+        if (remaining <= 0)
+                return -ETIMEDOUT;
+
+        k = envelope_decode(nng_msg_body(call->request), nng_msg_len(call->request), SIZE_MAX, &req);
+        if (k < 0)
+                return k;
+        k = msg_with_proof(c->signer, req, &reply->error->challenge, &m);
+        if (k < 0)
+                return k;
+        k = nng_errno(nng_msg_dup(&copy, m));
+        if (k < 0) {
+                nng_msg_free(m);
+                return k;
+        }
+        nng_msg_free(call->request);
+        call->request = copy;
+        call->proof_rounds++;
+
+        call->state = RPC_CALL_SEND;
+        nng_aio_set_timeout(call->aio, remaining);
+        nng_aio_set_msg(call->aio, m);
+        nng_ctx_send(call->ctx, call->aio);
+        return 0;
+}
+
 /* Loop thread.  Frees the call; does not touch the client after the user's
  * callback, which may free it. */
 static void call_complete(RpcCall *call, bool cancelled) {
         RpcClient *c = call->client;
         Envelope *env = NULL;
         int error;
+
+        if (!cancelled && call->nng_error == 0 && c->signer &&
+            envelope_decode(nng_msg_body(call->reply), nng_msg_len(call->reply), c->max_reply_bytes, &env) == 0 &&
+            reply_is_challenge(env, c->signer)) {
+                nng_msg *reply = call->reply;
+
+                call->reply = NULL;
+                if (call_answer_challenge(call, env) == 0) {
+                        nng_msg_free(reply);
+                        envelope_free(env);
+                        return;
+                }
+                call->reply = reply;
+        }
+        env = envelope_free(env);
 
         call_unlink(c, call);
 
@@ -228,7 +309,7 @@ int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler
         k = nng_errno(nng_aio_alloc(&call->aio, call_aio_cb, call));
         if (k < 0)
                 goto fail;
-        if (c->resend_ms <= 0) {
+        if (c->resend_ms <= 0 || c->signer) {
                 k = nng_errno(nng_msg_dup(&call->request, m));
                 if (k < 0)
                         goto fail;
@@ -295,6 +376,7 @@ RpcClient *rpc_client_free(RpcClient *c) {
         if (!c)
                 return NULL;
         client_close(c);
+        peer_signer_free(c->signer);
         free(c->url);
         free(c);
         return NULL;
@@ -342,6 +424,13 @@ int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, Rpc
                                                                     : RPC_CLIENT_RECONNECT_MAX_MS);
         if (k < 0)
                 goto fail;
+
+        /* A TLS server may ask us to prove our role with our key. */
+        if (tls_url(url) && cfg && tls_settings_can_listen(cfg->tls)) {
+                k = peer_signer_new(cfg->tls->cert_file, cfg->tls->key_file, &c->signer, NULL, 0);
+                if (k < 0)
+                        goto fail;
+        }
 
         /* Non-blocking: the dialer retries in the background until the
          * server is there. */
@@ -444,8 +533,9 @@ int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_rep
 
 int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, int timeout_ms, size_t max_reply,
                       Envelope **ret_reply) {
+        _cleanup_(peer_signer_freep) PeerSigner *signer = NULL;
+        _cleanup_envelope_ Envelope *env = NULL;
         _cleanup_nng_msg_ nng_msg *m = NULL;
-        Envelope *env = NULL;
         uint64_t deadline;
         nng_socket sock;
         bool closed = false;
@@ -511,8 +601,43 @@ int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, in
         if (k < 0)
                 goto out;
 
+        for (unsigned round = 0; round < PROOF_ROUNDS_MAX && tls_url(url) && tls_settings_can_listen(tls); round++) {
+                if (!signer && env->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+                    env->error->code == PEER_PROOF_REQUIRED) {
+                        k = peer_signer_new(tls->cert_file, tls->key_file, &signer, NULL, 0);
+                        if (k < 0)
+                                break; /* the server's Error says what was wanted */
+                }
+                if (!reply_is_challenge(env, signer))
+                        break;
+                nng_msg_free(m);
+                m = NULL;
+                k = msg_with_proof(signer, req, &env->error->challenge, &m);
+                if (k < 0)
+                        goto out;
+                env = envelope_free(env);
+
+                remaining = nng_util_remaining_ms(deadline);
+                if (remaining <= 0) {
+                        k = -ETIMEDOUT;
+                        goto out;
+                }
+                (void) nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, remaining);
+                k = nng_errno(nng_sendmsg(sock, m, 0));
+                if (k < 0)
+                        goto out;
+                m = NULL;
+                (void) nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, remaining);
+                k = nng_errno(nng_recvmsg(sock, &m, 0));
+                if (k < 0)
+                        goto out;
+                k = envelope_decode(nng_msg_body(m), nng_msg_len(m), max_reply, &env);
+                if (k < 0)
+                        goto out;
+        }
+
         k = reply_error(env);
-        *ret_reply = env;
+        *ret_reply = TAKE_PTR(env);
 out:
         if (!closed)
                 nng_close(sock);

@@ -6,6 +6,12 @@
  * can be in flight.  A call whose connection drops is resent on the next
  * connection (requests are idempotent by design, docs/DESIGN.md §4).
  *
+ * Roles (docs/security.md): with a tls+tcp:// URL and a certificate and key
+ * in the TLS settings, both clients answer a server's challenge
+ * (PEER_PROOF_REQUIRED) by signing its nonce with the key and sending the
+ * request again with the proof; the caller sees only the final answer.
+ * Without a key the challenge reaches the caller as an Error.
+ *
  * Threading: rpc_client_* must be called on the loop thread; reply
  * callbacks run there too.  rpc_call_sync() needs no loop and may be called
  * from any thread. */

@@ -7,14 +7,20 @@
  * with nng_ctx_send().  The loop-only field `delivered` says whether the
  * handler holds the request, so the loop never reads `state` while nng may
  * write it. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/transport/ipc/ipc.h>
 
+#include "hashmap.h"
 #include "loop-queue.h"
 #include "nng-util.h"
+#include "peer-proof.h"
 #include "rpc-server.h"
 
 #define RPC_SERVER_MAX_CONTEXTS 4096u
@@ -47,6 +53,12 @@ struct RpcRequest {
         void *abandon_userdata;
 };
 
+/* A connection whose role is proven (loop-owned; dropped with the pipe). */
+typedef struct PeerRecord {
+        char key[12]; /* the pipe id in decimal: the map's key */
+        PeerIdentity id;
+} PeerRecord;
+
 typedef struct PipeEvent {
         LoopQueueItem item;
         RpcServer *server;
@@ -77,6 +89,15 @@ struct RpcServer {
 
         uint32_t removed_pipes[REMOVED_PIPES_RING];
         unsigned removed_next;
+
+        /* Roles (docs/security.md); loop-owned. */
+        char *ca_file;            /* of a tls+tcp:// listener */
+        RpcRoleCheck role_check;
+        RpcRefusedHandler refused;
+        void *role_userdata;
+        PeerVerifier *verifier;
+        PeerNonces *nonces;
+        Hashmap *peers;           /* pipe id → PeerRecord */
 
         RpcServerStats stats;
 };
@@ -130,6 +151,39 @@ static void request_aio_cb(void *arg) {
         }
 }
 
+static void pipe_key(uint32_t pipe_id, char key[static 12]) {
+        snprintf(key, 12, "%" PRIu32, pipe_id);
+}
+
+static PeerRecord *peer_lookup(RpcServer *s, uint32_t pipe_id) {
+        char key[12];
+
+        if (!s->peers)
+                return NULL;
+        pipe_key(pipe_id, key);
+        return hashmap_get(s->peers, key);
+}
+
+static void peer_forget(RpcServer *s, uint32_t pipe_id) {
+        char key[12];
+
+        if (!s->peers)
+                return;
+        pipe_key(pipe_id, key);
+        free(hashmap_remove(s->peers, key));
+}
+
+static void peers_clear(RpcServer *s) {
+        size_t i = 0;
+        void *v;
+
+        if (!s->peers)
+                return;
+        while (hashmap_iterate(s->peers, &i, &v, NULL))
+                free(v);
+        hashmap_clear(s->peers);
+}
+
 static void server_ref(RpcServer *s) {
         s->n_ref++;
 }
@@ -137,6 +191,11 @@ static void server_ref(RpcServer *s) {
 static void server_unref(RpcServer *s) {
         if (--s->n_ref > 0)
                 return;
+        peers_clear(s);
+        hashmap_free(s->peers);
+        peer_verifier_free(s->verifier);
+        free(s->nonces);
+        free(s->ca_file);
         free(s->requests);
         free(s->url);
         free(s);
@@ -312,6 +371,122 @@ static const char *decode_error_message(int k) {
         }
 }
 
+/* "kill_application" → "KillApplication", the name the docs use. */
+static void body_display_name(const Envelope *env, char *buf, size_t size) {
+        const char *n = envelope_body_name(env);
+        bool upper = true;
+        size_t o = 0;
+
+        for (; *n && o + 1 < size; n++) {
+                if (*n == '_') {
+                        upper = true;
+                        continue;
+                }
+                buf[o++] = upper ? (char) toupper((unsigned char) *n) : *n;
+                upper = false;
+        }
+        buf[o] = '\0';
+}
+
+/* Answers with a fresh nonce to sign. */
+static int request_challenge(RpcServer *s, RpcRequest *r, const char *why) {
+        uint8_t nonce[PEER_PROOF_NONCE_SIZE];
+        ErrorEnvelope e;
+        nng_msg *m;
+        int k;
+
+        k = peer_nonces_issue(s->nonces, r->pipe_id, nng_util_now_ms(), nonce);
+        if (k < 0) {
+                (void) request_reply_error_internal(r, k, "cannot make a nonce for the proof of role");
+                return k;
+        }
+        error_envelope_init(&e, PEER_PROOF_REQUIRED, "%s: sign the challenge with a certificate's key", why);
+        e.error.challenge = (ProtobufCBinaryData) { sizeof(nonce), nonce };
+        k = nng_util_msg_from_envelope(&e.env, &m);
+        if (k < 0) {
+                request_drop(r);
+                return k;
+        }
+        (void) request_send(r, m);
+        return PEER_PROOF_REQUIRED;
+}
+
+static int request_refuse(RpcServer *s, RpcRequest *r, const char *reason) {
+        if (s->refused)
+                s->refused(s, r, reason, s->role_userdata);
+        if (r->delivered && !s->closed)
+                (void) request_reply_error_internal(r, -EPERM, "%s", reason);
+        return -EPERM;
+}
+
+/* A proof attached to the request: checks it and, if it holds, records the
+ * connection's role.  -ESTALE: its nonce is not one we can accept. */
+static int request_take_proof(RpcServer *s, RpcRequest *r, PeerRecord **ret, char *reason, size_t size) {
+        const Spark__PeerProof *p = r->env->peer_proof;
+        _cleanup_free_ PeerRecord *rec = NULL;
+        PeerIdentity id;
+        int k;
+
+        k = peer_verifier_check(s->verifier, p, &id, reason, size);
+        if (k < 0)
+                return k;
+        /* Checked after the signature, so that a forged proof cannot use up
+         * a nonce issued to the connection. */
+        k = peer_nonces_consume(s->nonces, p->nonce.data, p->nonce.len, r->pipe_id, nng_util_now_ms());
+        if (k < 0)
+                return k;
+
+        rec = calloc(1, sizeof(*rec));
+        if (!rec)
+                return -ENOMEM;
+        pipe_key(r->pipe_id, rec->key);
+        rec->id = id;
+        k = hashmap_put(s->peers, rec->key, rec);
+        if (k < 0)
+                return k;
+        *ret = TAKE_PTR(rec);
+        return 0;
+}
+
+/* Returns 0 if the handler may see the request, else < 0 with the request
+ * answered (or dropped). */
+static int request_check_role(RpcServer *s, RpcRequest *r) {
+        char reason[600], roles[64], name[64];
+        PeerRecord *p;
+        uint32_t need;
+        int k;
+
+        if (!s->verifier)
+                return 0; /* not a TLS listener: no roles */
+        need = s->role_check(r->env, s->role_userdata);
+        if (need == PEER_ROLES_NONE)
+                return 0;
+
+        p = peer_lookup(s, r->pipe_id);
+        if (!p && r->env->peer_proof) {
+                k = request_take_proof(s, r, &p, reason, sizeof(reason));
+                if (k == -ESTALE)
+                        return request_challenge(s, r, "the proof's nonce is unknown, used or expired");
+                if (k == -ENOMEM) {
+                        request_drop(r);
+                        return k;
+                }
+                if (k < 0)
+                        return request_refuse(s, r, reason);
+        }
+        if (!p)
+                return request_challenge(s, r, "this request needs a proof of role");
+
+        if (!(need & PEER_ROLE_BIT(p->id.role))) {
+                body_display_name(r->env, name, sizeof(name));
+                snprintf(reason, sizeof(reason), "%s needs role %s; you are %s (%s)", name,
+                         peer_roles_to_string(need, roles, sizeof(roles)), peer_role_to_string(p->id.role),
+                         p->id.subject);
+                return request_refuse(s, r, reason);
+        }
+        return 0;
+}
+
 /* Loop thread. */
 static void request_dispatch(void *userdata, bool discard) {
         RpcRequest *r = userdata;
@@ -342,6 +517,8 @@ static void request_dispatch(void *userdata, bool discard) {
                         (void) request_reply_error_internal(r, k, "invalid request: %s", decode_error_message(k));
                         goto out;
                 }
+                if (s->role_check && request_check_role(s, r) < 0)
+                        goto out;
                 k = s->envelope_handler(s, r, r->env, s->userdata);
         } else
                 k = s->raw_handler(s, r, data, len, s->userdata);
@@ -359,6 +536,7 @@ static void pipe_event_dispatch(void *userdata, bool discard) {
 
         if (!discard) {
                 if (!pe->added) {
+                        peer_forget(s, pe->pipe_id);
                         s->removed_pipes[s->removed_next] = pe->pipe_id;
                         s->removed_next = (s->removed_next + 1) % REMOVED_PIPES_RING;
                 }
@@ -457,6 +635,13 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
         atomic_init(&s->pipe_events_lost, 0);
 
         s->url = strdup(url);
+        if (tls_url(url) && cfg && cfg->tls && !isempty(cfg->tls->ca_file)) {
+                s->ca_file = strdup(cfg->tls->ca_file);
+                if (!s->ca_file) {
+                        k = -ENOMEM;
+                        goto fail;
+                }
+        }
         s->requests = calloc(n, sizeof(RpcRequest));
         if (!s->url || !s->requests) {
                 k = -ENOMEM;
@@ -518,6 +703,89 @@ int rpc_server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, Rpc
 int rpc_server_new_envelope(sd_event *e, const char *url, const RpcServerConfig *cfg, RpcEnvelopeHandler handler,
                             void *userdata, RpcServer **ret) {
         return server_new(e, url, cfg, NULL, handler, userdata, ret);
+}
+
+int rpc_server_set_roles(RpcServer *s, RpcRoleCheck check, RpcRefusedHandler refused, void *userdata, char *error,
+                         size_t error_size) {
+        int k;
+
+        if (!s || !check || !s->envelope_handler)
+                return -EINVAL;
+        if (s->ca_file && !s->verifier) {
+                k = peer_verifier_new(s->ca_file, &s->verifier, error, error_size);
+                if (k < 0)
+                        return k;
+                s->nonces = calloc(1, sizeof(PeerNonces));
+                k = hashmap_new(&s->peers);
+                if (!s->nonces || k < 0) {
+                        s->verifier = peer_verifier_free(s->verifier);
+                        return -ENOMEM;
+                }
+        }
+        s->role_check = check;
+        s->refused = refused;
+        s->role_userdata = userdata;
+        return 0;
+}
+
+static const PeerIdentity plaintext_peer = { .tls = false, .role = _PEER_ROLE_INVALID };
+static const PeerIdentity unproven_peer = { .tls = true, .role = _PEER_ROLE_INVALID };
+
+const PeerIdentity *rpc_request_peer(const RpcRequest *r) {
+        PeerRecord *p;
+
+        if (!r)
+                return &plaintext_peer;
+        if (!r->server->verifier)
+                return tls_url(r->server->url) ? &unproven_peer : &plaintext_peer;
+        p = peer_lookup(r->server, r->pipe_id);
+        return p ? &p->id : &unproven_peer;
+}
+
+const char *rpc_request_peer_describe(const RpcRequest *r, char *buf, size_t size) {
+        const PeerIdentity *id = rpc_request_peer(r);
+        nng_pipe pipe = NNG_PIPE_INITIALIZER;
+        char addr[INET6_ADDRSTRLEN] = "?";
+        const char *scheme = "tcp";
+        nng_sockaddr sa;
+        uint64_t uid;
+
+        if (!buf || size == 0)
+                return NULL;
+        if (id->role >= 0) {
+                snprintf(buf, size, "%s", id->subject);
+                return buf;
+        }
+        if (!r) {
+                snprintf(buf, size, "unknown");
+                return buf;
+        }
+        pipe.id = r->pipe_id;
+        if (nng_pipe_get_addr(pipe, NNG_OPT_REMADDR, &sa) != 0) {
+                snprintf(buf, size, "unknown (connection gone)");
+                return buf;
+        }
+        switch (sa.s_family) {
+        case NNG_AF_INET:
+                inet_ntop(AF_INET, &sa.s_in.sa_addr, addr, sizeof(addr));
+                snprintf(buf, size, "%s %s:%u%s", id->tls ? "tls" : scheme, addr, ntohs(sa.s_in.sa_port),
+                         id->tls ? " (no role proven)" : "");
+                break;
+        case NNG_AF_INET6:
+                inet_ntop(AF_INET6, sa.s_in6.sa_addr, addr, sizeof(addr));
+                snprintf(buf, size, "%s [%s]:%u%s", id->tls ? "tls" : scheme, addr, ntohs(sa.s_in6.sa_port),
+                         id->tls ? " (no role proven)" : "");
+                break;
+        case NNG_AF_IPC:
+                if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0)
+                        snprintf(buf, size, "ipc uid=%" PRIu64, uid);
+                else
+                        snprintf(buf, size, "ipc");
+                break;
+        default:
+                snprintf(buf, size, "unknown");
+        }
+        return buf;
 }
 
 void rpc_server_set_pipe_handler(RpcServer *s, RpcPipeHandler handler, void *userdata) {

@@ -28,6 +28,7 @@
 
 #include "codec.h"
 #include "macro.h"
+#include "peer-role.h"
 #include "tls.h"
 
 #define RPC_SERVER_DEFAULT_CONTEXTS 64u
@@ -89,6 +90,22 @@ int rpc_server_new_envelope(sd_event *e, const char *url, const RpcServerConfig 
  * May be called from a handler. */
 RpcServer *rpc_server_free(RpcServer *s);
 
+/* Roles (docs/security.md).  check says which roles may send env:
+ * PEER_ROLES_NONE lets anyone (no proof asked).  On a tls+tcp:// listener a
+ * request from a connection whose role is not proven yet is answered
+ * Error{PEER_PROOF_REQUIRED, challenge} (peer-proof.h); a proof attached to
+ * the resent request is checked against the CA of the server's TLS
+ * settings, and the role it proves is kept for the connection.  A request
+ * from a role not in check's set, or with a proof that fails, is answered
+ * -EPERM with the reason, after refused (may be NULL) was called with it —
+ * the daemon logs there.  The handler sees only allowed requests.  On other
+ * listeners every request is allowed: there is no role to check.
+ * Returns 0, or an error loading the CA (with the reason in error). */
+typedef uint32_t (*RpcRoleCheck)(const Envelope *env, void *userdata);
+typedef void (*RpcRefusedHandler)(RpcServer *s, RpcRequest *req, const char *reason, void *userdata);
+int rpc_server_set_roles(RpcServer *s, RpcRoleCheck check, RpcRefusedHandler refused, void *userdata, char *error,
+                         size_t error_size);
+
 void rpc_server_set_pipe_handler(RpcServer *s, RpcPipeHandler handler, void *userdata);
 void rpc_server_get_stats(const RpcServer *s, RpcServerStats *ret);
 const char *rpc_server_url(const RpcServer *s);
@@ -96,6 +113,14 @@ const char *rpc_server_url(const RpcServer *s);
 /* The nng pipe id the request came on (an executor is tied to it). */
 uint32_t rpc_request_pipe_id(const RpcRequest *req);
 RpcServer *rpc_request_server(const RpcRequest *req);
+/* Who sent the request: the role and subject its connection proved (on a
+ * TLS listener with roles), else an identity with tls false, or tls true
+ * and role _PEER_ROLE_INVALID (a TLS peer that proved nothing). */
+const PeerIdentity *rpc_request_peer(const RpcRequest *req);
+/* Who sent it, for the audit trail (SPARK_PEER=): the subject of a proven
+ * certificate, else the transport and peer address ("tcp 10.0.0.5:41234",
+ * "ipc uid=1000", "tls 10.0.0.5:41234 (no role proven)"). */
+const char *rpc_request_peer_describe(const RpcRequest *req, char *buf, size_t size);
 /* The decoded request (envelope mode), NULL in raw mode. */
 const Envelope *rpc_request_envelope(const RpcRequest *req);
 void rpc_request_set_abandon_handler(RpcRequest *req, RpcAbandonHandler handler, void *userdata);

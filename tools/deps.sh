@@ -5,7 +5,7 @@
 # one command that does and fails.
 set -eu
 
-build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libprotobuf-c-dev protobuf-c-compiler check"
+build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libmbedtls-dev libprotobuf-c-dev protobuf-c-compiler check"
 # the demo and the tests run a systemd user manager with its D-Bus
 run="systemd dbus dbus-user-session util-linux iproute2 procps"
 case "${1:-build}" in

@@ -2,6 +2,29 @@
  * library) and clients (submit, status, results, cancel). */
 #include "driver.h"
 #include "log.h"
+#include "peer-log.h"
+
+/* Who may send the driver what (docs/security.md), on a TLS listener.  The
+ * executors' requests need no role: an executor holds no certificate and
+ * proves itself otherwise (its registration is checked against the
+ * master's launches). */
+uint32_t driver_required_roles(const Envelope *env, void *userdata) {
+        (void) userdata;
+
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_POLL:
+        case SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR:
+        case SPARK__ENVELOPE__BODY_FETCH_LIBRARY:
+                return PEER_ROLES_NONE;
+        case SPARK__ENVELOPE__BODY_SUBMIT_JOB:
+        case SPARK__ENVELOPE__BODY_CANCEL_JOB:
+        case SPARK__ENVELOPE__BODY_FETCH_RESULTS:
+                return PEER_ROLE_BIT(PEER_ROLE_CLIENT) | PEER_ROLE_BIT(PEER_ROLE_ADMIN);
+        default:
+                /* JobStatus, ListJobs, and what the driver answers EOPNOTSUPP */
+                return PEER_ROLES_ANY;
+        }
+}
 
 int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
         Driver *d = userdata;
@@ -15,6 +38,7 @@ int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         case SPARK__ENVELOPE__BODY_FETCH_LIBRARY:
                 return driver_fetch_library(d, req, env->fetch_library->hash);
         case SPARK__ENVELOPE__BODY_SUBMIT_JOB:
+                daemon_audit(req, NULL);
                 return driver_submit_job(d, req, env->submit_job);
         case SPARK__ENVELOPE__BODY_JOB_STATUS:
                 return driver_job_status(d, req, env->job_status->job_id);
@@ -23,6 +47,7 @@ int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         case SPARK__ENVELOPE__BODY_FETCH_RESULTS:
                 return driver_fetch_results(d, req, env->fetch_results);
         case SPARK__ENVELOPE__BODY_CANCEL_JOB:
+                daemon_audit(req, NULL);
                 return driver_cancel_job(d, req, env->cancel_job->job_id);
         default:
                 return rpc_request_reply_error(req, -EOPNOTSUPP, "the driver does not handle %s requests",

@@ -3,6 +3,7 @@
  * goes away). */
 #include "daemon.h"
 #include "driver.h"
+#include "peer-log.h"
 #include "endpoint.h"
 #include "log.h"
 
@@ -131,6 +132,7 @@ static int on_register_timer(sd_event_source *s, uint64_t usec, void *userdata) 
 
 int driver_start(Driver *d) {
         RpcServerConfig sc = { .max_request_bytes = DRIVER_MAX_REQUEST_BYTES, .tls = &d->tls };
+        char error[256] = "";
         int r;
 
         r = daemon_setup_signals(d->event, on_reload, d);
@@ -142,6 +144,9 @@ int driver_start(Driver *d) {
         r = rpc_server_new_envelope(d->event, d->config.driver.listen, &sc, driver_handle_request, d, &d->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", d->config.driver.listen);
+        r = rpc_server_set_roles(d->server, driver_required_roles, daemon_role_refused, d, error, sizeof(error));
+        if (r < 0)
+                return log_error_errno(r, "Failed to check roles on %s: %s", d->config.driver.listen, error);
         rpc_server_set_pipe_handler(d->server, driver_on_pipe, d);
         r = rpc_client_new(d->event, d->config.cluster.master, &(RpcClientConfig) { .tls = &d->tls },
                            &d->master);

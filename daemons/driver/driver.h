@@ -110,6 +110,7 @@ int driver_start(Driver *d);
 void driver_unregister(Driver *d);
 
 /* driver-requests.c */
+uint32_t driver_required_roles(const Envelope *env, void *userdata);
 int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
 
 /* driver-executors.c */

@@ -90,6 +90,7 @@ static void app_free(App *a) {
         free(a->name);
         free(a->driver_url);
         free(a->driver_events);
+        free(a->driver_subject);
         free(a->reason);
         free(a);
 }

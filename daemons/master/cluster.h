@@ -71,6 +71,10 @@ struct App {
         char *name;
         char *driver_url;
         char *driver_events;
+        /* The certificate subject of the driver that registered it over TLS
+         * (docs/security.md); NULL: plaintext, or recovered after a restart
+         * and not registered again since. */
+        char *driver_subject;
         int max_cores;           /* after default_cores is applied; 0: no cap */
         int cores_per_executor;
         int64_t executor_memory_mb;

@@ -121,8 +121,12 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
 
         /* A resent registration (nng req resends) finds its app: same id. */
-        if (!isempty(ra->app_id) && (a = cluster_app(m->cluster, ra->app_id)) && streq(a->driver_url, ra->driver_url))
+        if (!isempty(ra->app_id) && (a = cluster_app(m->cluster, ra->app_id)) && streq(a->driver_url, ra->driver_url)) {
+                r = master_bind_app_driver(m, req, a);
+                if (r < 0)
+                        return r;
                 goto reply;
+        }
 
         env_strings = calloc(ra->n_executor_env + 1, sizeof(char *));
         if (!env_strings)
@@ -157,6 +161,9 @@ done:
         if (r < 0)
                 return rpc_request_reply_error(req, r,
                                                "invalid application registration (cores, memory, driver URL or environment)");
+        r = master_bind_app_driver(m, req, a);
+        if (r < 0)
+                return r;
         /* written before anyone hears of it, on disk before it is answered
          * (a restart places its executors); its first launches go out in
          * between */
@@ -208,7 +215,27 @@ static int handle_request_executors(Master *m, RpcRequest *req, const Spark__Req
 
 int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
         Master *m = userdata;
+        int r;
         (void) s;
+
+        master_audit(m, req, env);
+
+        /* an app's own requests: only from the driver that registered it */
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_UNREGISTER_APPLICATION:
+                r = master_check_app_driver(m, req, env->unregister_application->app_id);
+                break;
+        case SPARK__ENVELOPE__BODY_REQUEST_EXECUTORS:
+                r = master_check_app_driver(m, req, env->request_executors->app_id);
+                break;
+        case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
+                r = master_check_app_driver(m, req, env->kill_executor->app_id);
+                break;
+        default:
+                r = 0;
+        }
+        if (r < 0)
+                return r;
 
         switch (env->body_case) {
         case SPARK__ENVELOPE__BODY_REGISTER_WORKER:

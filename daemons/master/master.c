@@ -4,6 +4,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "master.h"
+#include "peer-log.h"
 
 static void cluster_config_from(const SparkConfig *c, ClusterConfig *ret) {
         *ret = (ClusterConfig) {
@@ -122,6 +123,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 }
 
 int master_start(Master *m) {
+        char error[256] = "";
         int r;
 
         r = daemon_setup_signals(m->event, on_reload, m);
@@ -145,6 +147,9 @@ int master_start(Master *m) {
                                     master_handle_request, m, &m->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", m->config.master.listen);
+        r = rpc_server_set_roles(m->server, master_required_roles, daemon_role_refused, m, error, sizeof(error));
+        if (r < 0)
+                return log_error_errno(r, "Failed to check roles on %s: %s", m->config.master.listen, error);
 
         r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_status_timer, m);
         if (r < 0)

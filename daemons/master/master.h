@@ -55,6 +55,18 @@ int master_run(Master *m);
 /* master-requests.c: the request endpoint's dispatch. */
 int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
 
+/* master-roles.c: who may send what (docs/security.md). */
+uint32_t master_required_roles(const Envelope *env, void *userdata);
+/* For a request about app_id from a driver: 0 if that driver registered
+ * the app (or no driver is bound to it), else answers EPERM and returns
+ * -EPERM. */
+int master_check_app_driver(Master *m, RpcRequest *req, const char *app_id);
+/* Binds a to the driver that sent req (a TLS peer); -EPERM (answered) if
+ * another driver registered it. */
+int master_bind_app_driver(Master *m, RpcRequest *req, App *a);
+/* The audit trail: logs a request that changes state with SPARK_PEER=. */
+void master_audit(Master *m, RpcRequest *req, const Envelope *env);
+
 /* master-snapshot.c: ClusterState and the executor records of events.
  * unit_buf may be NULL: no unit name. */
 void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 
 #include "log.h"
+#include "peer-log.h"
 #include "unit-properties.h"
 #include "worker.h"
 
@@ -156,14 +157,31 @@ static int handle_state(WorkerManager *w, RpcRequest *req, const Spark__ClusterS
         return rpc_request_reply_envelope(req, &env);
 }
 
+/* Who may send the worker what (docs/security.md), on a TLS listener: only
+ * the master starts and stops executors; anyone may read its state (the
+ * master and the drivers resynchronise from it). */
+uint32_t worker_required_roles(const Envelope *env, void *userdata) {
+        (void) userdata;
+
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_LAUNCH_EXECUTOR:
+        case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
+                return PEER_ROLE_BIT(PEER_ROLE_MASTER);
+        default:
+                return PEER_ROLES_ANY;
+        }
+}
+
 int worker_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
         WorkerManager *w = userdata;
         (void) s;
 
         switch (env->body_case) {
         case SPARK__ENVELOPE__BODY_LAUNCH_EXECUTOR:
+                daemon_audit(req, env->launch_executor->app_id);
                 return handle_launch(w, req, env->launch_executor);
         case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
+                daemon_audit(req, env->kill_executor->app_id);
                 return handle_kill(w, req, env->kill_executor);
         case SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST:
                 return handle_state(w, req, env->cluster_state_request);

@@ -7,6 +7,7 @@
 #include "daemon.h"
 #include "endpoint.h"
 #include "log.h"
+#include "peer-log.h"
 #include "worker.h"
 
 /* The worker keeps its id across restarts (in work_dir), so that the master
@@ -187,6 +188,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 }
 
 int worker_start(WorkerManager *w) {
+        char error[256] = "";
         bool user_bus = streq(w->config.worker.systemd_bus, "user");
         int r;
 
@@ -208,6 +210,9 @@ int worker_start(WorkerManager *w) {
                                     worker_handle_request, w, &w->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", w->config.worker.listen);
+        r = rpc_server_set_roles(w->server, worker_required_roles, daemon_role_refused, w, error, sizeof(error));
+        if (r < 0)
+                return log_error_errno(r, "Failed to check roles on %s: %s", w->config.worker.listen, error);
         r = rpc_client_new(w->event, w->config.cluster.master, &(RpcClientConfig) { .tls = &w->tls },
                            &w->master);
         if (r < 0)

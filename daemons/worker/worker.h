@@ -77,6 +77,7 @@ void worker_report(WorkerManager *w, LocalExecutor *e);
 int worker_start_heartbeats(WorkerManager *w);
 
 /* worker-requests.c */
+uint32_t worker_required_roles(const Envelope *env, void *userdata);
 int worker_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(WorkerManager *, worker_free);

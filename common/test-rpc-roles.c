@@ -1,0 +1,292 @@
+/* Roles over real nng TLS sockets (rpc-server.h, rpc-client.h,
+ * docs/security.md): a server that wants an admin for KillApplication and
+ * any role for ClusterState.  Both clients answer its challenge on their
+ * own; an admin is let through and the handler sees its role and subject,
+ * a client is refused with EPERM and the reason, and the refusal handler
+ * is told; a certificate without a role is refused; later requests on a
+ * proven connection go through; a client without a certificate gets no
+ * connection at all; a plaintext listener checks nothing. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "check-run.h"
+#include "macro.h"
+#include "peer-proof.h"
+#include "rpc-client.h"
+#include "rpc-server.h"
+
+#define DATA "tests/data/peer-proof/"
+#define SEC 1000000ULL
+
+static const TlsSettings server_tls = { DATA "ca.pem", DATA "server.pem", DATA "server.key" };
+static const TlsSettings admin_tls = { DATA "ca.pem", DATA "admin.pem", DATA "admin.key" };
+static const TlsSettings client_tls = { DATA "ca.pem", DATA "client.pem", DATA "client.key" };
+static const TlsSettings no_ou_tls = { DATA "ca.pem", DATA "no-ou.pem", DATA "no-ou.key" };
+
+typedef struct Seen {
+        unsigned handled, refused;
+        PeerIdentity peer;
+        char reason[512];
+} Seen;
+
+static char url[64];
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * SEC + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+static unsigned free_port(void) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(sa);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(getsockname(fd, (struct sockaddr *) &sa, &len), 0);
+        close(fd);
+        return ntohs(sa.sin_port);
+}
+
+static uint32_t policy(const Envelope *env, void *userdata) {
+        (void) userdata;
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_KILL_APPLICATION:
+                return PEER_ROLE_BIT(PEER_ROLE_ADMIN);
+        case SPARK__ENVELOPE__BODY_HEARTBEAT:
+                return PEER_ROLES_NONE;
+        default:
+                return PEER_ROLES_ANY;
+        }
+}
+
+static void on_refused(RpcServer *s, RpcRequest *req, const char *reason, void *userdata) {
+        Seen *seen = userdata;
+        (void) s, (void) req;
+        seen->refused++;
+        snprintf(seen->reason, sizeof(seen->reason), "%s", reason);
+}
+
+static int handler(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
+        Seen *seen = userdata;
+        (void) s, (void) env;
+        seen->handled++;
+        seen->peer = *rpc_request_peer(req);
+        return rpc_request_reply_ack(req);
+}
+
+static void kill_app(Envelope *env, Spark__KillApplication *ka) {
+        *ka = (Spark__KillApplication) SPARK__KILL_APPLICATION__INIT;
+        ka->app_id = (char *) "app-20261201000000-0001";
+        *env = (Envelope) ENVELOPE_INIT;
+        ENVELOPE_SET(env, KILL_APPLICATION, kill_application, ka);
+}
+
+typedef struct Result {
+        bool done;
+        int error;
+        char message[512];
+        bool challenge;
+} Result;
+
+static void on_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
+        Result *r = userdata;
+        (void) c;
+        r->done = true;
+        r->error = error;
+        if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
+                snprintf(r->message, sizeof(r->message), "%s", reply->error->message);
+                r->challenge = reply->error->challenge.len == PEER_PROOF_NONCE_SIZE;
+        }
+}
+
+/* One KillApplication over an async client with tls; the loop serves both. */
+static Result async_kill(sd_event *e, RpcClient *c) {
+        Spark__KillApplication ka;
+        Result r = {};
+        Envelope env;
+        uint64_t deadline = now_usec() + 10 * SEC;
+
+        kill_app(&env, &ka);
+        ck_assert_int_eq(rpc_client_call(c, &env, 8000, on_reply, &r), 0);
+        while (!r.done && now_usec() < deadline)
+                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
+        ck_assert(r.done);
+        return r;
+}
+
+typedef struct SyncCall {
+        const TlsSettings *tls;
+        Result result;
+        atomic_bool finished;
+} SyncCall;
+
+static void *sync_thread(void *arg) {
+        SyncCall *c = arg;
+        Spark__KillApplication ka;
+        Envelope env, *reply = NULL;
+
+        kill_app(&env, &ka);
+        c->result.error = rpc_call_sync_tls(url, c->tls, &env, 5000, 0, &reply);
+        if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR)
+                snprintf(c->result.message, sizeof(c->result.message), "%s", reply->error->message);
+        ck_assert_ptr_null(env.peer_proof); /* the caller's envelope is left as it was */
+        envelope_free(reply);
+        atomic_store(&c->finished, true);
+        return NULL;
+}
+
+static Result sync_kill(sd_event *e, const TlsSettings *tls) {
+        SyncCall c = { .tls = tls };
+        uint64_t deadline = now_usec() + 10 * SEC;
+        pthread_t t;
+
+        atomic_init(&c.finished, false);
+        ck_assert_int_eq(pthread_create(&t, NULL, sync_thread, &c), 0);
+        while (!atomic_load(&c.finished) && now_usec() < deadline)
+                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
+        pthread_join(t, NULL);
+        return c.result;
+}
+
+static RpcServer *serve(sd_event *e, Seen *seen) {
+        RpcServer *s = NULL;
+        char error[256] = "";
+
+        snprintf(url, sizeof(url), "tls+tcp://127.0.0.1:%u", free_port());
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, &(RpcServerConfig) { .tls = &server_tls }, handler, seen, &s),
+                         0);
+        ck_assert_msg(rpc_server_set_roles(s, policy, on_refused, seen, error, sizeof(error)) == 0, "%s", error);
+        return s;
+}
+
+START_TEST(test_async_roles) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(rpc_server_freep) RpcServer *s = NULL;
+        _cleanup_(rpc_client_freep) RpcClient *admin = NULL, *client = NULL, *no_ou = NULL;
+        Seen seen = {};
+        Result r;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        s = serve(e, &seen);
+
+        ck_assert_int_eq(rpc_client_new(e, url, &(RpcClientConfig) { .tls = &admin_tls }, &admin), 0);
+        r = async_kill(e, admin);
+        ck_assert_msg(r.error == 0, "%d %s", r.error, r.message);
+        ck_assert_int_eq(seen.handled, 1);
+        ck_assert_int_eq(seen.peer.role, PEER_ROLE_ADMIN);
+        ck_assert_str_eq(seen.peer.subject, "O=spark-deploy, OU=admin, CN=ops");
+        /* the connection is proven: the next one goes straight through */
+        r = async_kill(e, admin);
+        ck_assert_int_eq(r.error, 0);
+        ck_assert_int_eq(seen.handled, 2);
+
+        ck_assert_int_eq(rpc_client_new(e, url, &(RpcClientConfig) { .tls = &client_tls }, &client), 0);
+        r = async_kill(e, client);
+        ck_assert_int_eq(r.error, -EPERM);
+        ck_assert_str_eq(r.message,
+                         "KillApplication needs role admin; you are client (O=spark-deploy, OU=client, CN=alice)");
+        ck_assert_int_eq(seen.handled, 2);
+        ck_assert_int_eq(seen.refused, 1);
+        ck_assert_str_eq(seen.reason, r.message);
+
+        ck_assert_int_eq(rpc_client_new(e, url, &(RpcClientConfig) { .tls = &no_ou_tls }, &no_ou), 0);
+        r = async_kill(e, no_ou);
+        ck_assert_int_eq(r.error, -EPERM);
+        ck_assert_ptr_nonnull(strstr(r.message, "carries no role"));
+        ck_assert_int_eq(seen.handled, 2);
+        ck_assert_int_eq(seen.refused, 2);
+}
+END_TEST
+
+START_TEST(test_sync_roles) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(rpc_server_freep) RpcServer *s = NULL;
+        Seen seen = {};
+        Result r;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        s = serve(e, &seen);
+
+        r = sync_kill(e, &admin_tls);
+        ck_assert_msg(r.error == 0, "%d %s", r.error, r.message);
+        ck_assert_int_eq(seen.handled, 1);
+        ck_assert_int_eq(seen.peer.role, PEER_ROLE_ADMIN);
+
+        r = sync_kill(e, &client_tls);
+        ck_assert_int_eq(r.error, -EPERM);
+        ck_assert_ptr_nonnull(strstr(r.message, "KillApplication needs role admin; you are client"));
+        ck_assert_int_eq(seen.handled, 1);
+        ck_assert_int_eq(seen.refused, 1);
+}
+END_TEST
+
+START_TEST(test_plaintext_checks_nothing) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(rpc_server_freep) RpcServer *s = NULL;
+        _cleanup_(rpc_client_freep) RpcClient *c = NULL;
+        char error[256] = "";
+        Seen seen = {};
+        Result r;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        snprintf(url, sizeof(url), "tcp://127.0.0.1:%u", free_port());
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, handler, &seen, &s), 0);
+        ck_assert_int_eq(rpc_server_set_roles(s, policy, on_refused, &seen, error, sizeof(error)), 0);
+        ck_assert_int_eq(rpc_client_new(e, url, NULL, &c), 0);
+        r = async_kill(e, c);
+        ck_assert_int_eq(r.error, 0);
+        ck_assert_int_eq(seen.handled, 1);
+        ck_assert(!seen.peer.tls);
+        ck_assert_int_eq(seen.peer.role, _PEER_ROLE_INVALID);
+        ck_assert_int_eq(seen.refused, 0);
+}
+END_TEST
+
+START_TEST(test_no_certificate_no_connection) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(rpc_server_freep) RpcServer *s = NULL;
+        _cleanup_(rpc_client_freep) RpcClient *c = NULL;
+        const TlsSettings ca_only = { DATA "ca.pem", NULL, NULL };
+        Seen seen = {};
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        s = serve(e, &seen);
+        /* the TLS handshake wants a certificate: without one there is no
+         * connection at all, and the call times out */
+        ck_assert_int_eq(rpc_client_new(e, url, &(RpcClientConfig) { .tls = &ca_only }, &c), 0);
+        {
+                Spark__KillApplication ka;
+                Result r = {};
+                Envelope env;
+                uint64_t deadline = now_usec() + 5 * SEC;
+
+                kill_app(&env, &ka);
+                ck_assert_int_eq(rpc_client_call(c, &env, 500, on_reply, &r), 0);
+                while (!r.done && now_usec() < deadline)
+                        ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
+                ck_assert_int_eq(r.error, -ETIMEDOUT);
+        }
+        ck_assert_int_eq(seen.handled, 0);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("rpc-roles");
+        TCase *tc = tcase_create("rpc-roles");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_async_roles);
+        tcase_add_test(tc, test_sync_roles);
+        tcase_add_test(tc, test_plaintext_checks_nothing);
+        tcase_add_test(tc, test_no_certificate_no_connection);
+        suite_add_tcase(s, tc);
+        return check_run(s);
+}
