@@ -20,6 +20,7 @@
 #define SPARK_MESSAGE_JOB_SUBMITTED       "b8cfe4dac92f4c3f92006f42b2404edf"
 #define SPARK_MESSAGE_JOB_FINISHED        "9c706f2bdb554c37b9c9329498aaa954"
 #define SPARK_MESSAGE_TLS_REFUSED         "90b569b3beff473b96f719c40eb372b6"
+#define SPARK_MESSAGE_EXECUTOR_REFUSED    "f407a2a9b1c2403f8f8872ecf32227f9"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {
