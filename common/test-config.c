@@ -149,6 +149,7 @@ static const struct {
         { "driver.app_name", "\"default\"" },
         { "driver.listen", "\"tcp://0.0.0.0:7091\"" },
         { "driver.events_listen", "\"tcp://0.0.0.0:7092\"" },
+        { "driver.executor_listen", "\"\"" },
         { "driver.advertise_host", "\"\"" },
         { "driver.max_cores", "0" },
         { "driver.cores_per_executor", "1" },
@@ -246,7 +247,8 @@ START_TEST(test_schema) {
                         ck_assert(k->min >= 0);
                 }
                 if (k->type == CONFIG_KEY_ENDPOINT)
-                        ck_assert_ptr_eq(k->validate, config_endpoint_check);
+                        ck_assert(k->validate == config_endpoint_check ||
+                                  k->validate == config_optional_endpoint_check);
                 if (k->type == CONFIG_KEY_STRING || k->type == CONFIG_KEY_ENDPOINT) {
                         ck_assert_ptr_nonnull(k->default_string);
                         ck_assert_msg(!k->validate || !k->validate(k->default_string),

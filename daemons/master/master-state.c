@@ -119,6 +119,7 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         r->next_executor_id = a->next_executor_id;
         r->executor_limit = a->executor_limit;
         r->retry_count = a->retry_count;
+        r->executor_key = (ProtobufCBinaryData) { .len = sizeof(a->executor_key), .data = (uint8_t *) a->executor_key };
         r->env = &b->env_ptrs[b->n_env_keys];
         for (size_t k = 0; k < a->n_env; k++) {
                 Spark__KeyValue *kv = &b->env[b->n_env_keys];
@@ -540,6 +541,7 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
                 .cores_per_executor = r->info->cores_per_executor,
                 .executor_memory_mb = r->info->executor_memory_mb,
                 .env = (const char *const *) env, .n_env = r->n_env,
+                .executor_key = r->executor_key.data, .executor_key_len = r->executor_key.len,
         };
         k = cluster_restore_app(m->cluster, &reg, r->info->state, r->next_executor_id, r->executor_limit,
                                 r->retry_count, now, ret);
