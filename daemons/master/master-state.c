@@ -316,9 +316,12 @@ int master_state_save(Master *m) {
                 return log_oom();
         if (mkdir(dir, 0750) < 0 && errno != EEXIST)
                 return log_error_errno(errno, "Failed to create %s: %m", dir);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+        /* 0600: it holds every application's executor key */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0)
                 return log_error_errno(errno, "Failed to create %s: %m", tmp);
+        if (fchmod(fd, 0600) < 0)  /* a leftover may have had another mode */
+                return log_error_errno(errno, "Failed to make %s private: %m", tmp);
         *w = (Writer) { .fd = fd };
         writer_put(w, buf, len);
         r = write_executors(m, w, &n_executors);
@@ -383,9 +386,16 @@ static int journal_open(Master *m) {
                 return -ENOMEM;
         if (mkdir(m->config.master.state_dir, 0750) < 0 && errno != EEXIST)
                 return -errno;
-        m->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+        /* 0600, as the snapshot: its entries hold executor keys */
+        m->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (m->journal_fd < 0)
                 return -errno;
+        if (fchmod(m->journal_fd, 0600) < 0) {
+                int r = -errno;
+                close(m->journal_fd);
+                m->journal_fd = -1;
+                return r;
+        }
         /* the file's name must be on disk before an entry counts on it */
         dfd = open(m->config.master.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0)

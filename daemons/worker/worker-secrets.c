@@ -109,6 +109,8 @@ int worker_secret_write(WorkerManager *w, const char *app_id, int executor_id, c
 
         if (!executor_key_is_valid(key_len))
                 return -EINVAL;
+        if (isempty(w->secrets_dir))
+                return -ENXIO;  /* worker_secrets_init() not called */
         r = secret_path(w, app_id, executor_id, path, size);
         if (r < 0)
                 return r;

@@ -177,3 +177,15 @@ check_match "... after task_max_failures = 4 attempts" '"attempts":4' "$(cat "$t
 stop_daemon driver TERM
 check "the driver unregistered its application" grep -q "unregistered" "$(daemon_log driver)"
 check "no spark-executor unit is left" wait_until 20 no_units
+secret_files() { find "$XDG_RUNTIME_DIR/spark-worker/secrets" -type f -name "spark-executor-$app-*" 2>/dev/null | wc -l; }
+no_secret_files() { [ "$(secret_files)" -eq 0 ]; }
+check "... nor any executor's secret file (removed as each unit ended)" wait_until 10 no_secret_files
+
+# --- a restarted worker removes the secrets of units that are gone ----------
+w1secrets=$XDG_RUNTIME_DIR/spark-worker/secrets/$(sed 's/[^A-Za-z0-9._-]/_/g' <<<"ipc://$tmp/worker1.sock")
+stop_daemon worker1
+check_eq "worker1's secrets directory is root's, mode 0700" "700 root" "$(stat -c '%a %U' "$w1secrets" 2>/dev/null)"
+head -c 32 /dev/urandom >"$w1secrets/spark-executor-$app-77.service"
+start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
+stale_gone() { [ ! -e "$w1secrets/spark-executor-$app-77.service" ]; }
+check "a restarted worker removes a secret whose unit is gone" wait_until 10 stale_gone
