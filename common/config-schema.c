@@ -119,6 +119,10 @@ static const ConfigKey schema[] = {
                      "where the driver accepts executors and clients"),
         KEY_ENDPOINT(DRIVER, driver, events_listen, "tcp://127.0.0.1:7092", RESTART,
                      "where the driver publishes job events"),
+        { ROW(DRIVER, driver, executor_listen, CONFIG_KEY_ENDPOINT, RESTART), .default_string = "",
+          .validate = config_optional_endpoint_check,
+          .description = "where executors reach the driver (tls+tcp:// asks them for no certificate); "
+                         "empty: listen" },
         KEY_STRING(DRIVER, driver, advertise_host, "", check_host, RESTART,
                    "the host name executors use to reach the driver; empty: the host name"),
         KEY_INT(DRIVER, driver, max_cores, 0, 0, 1048576, RESTART,
@@ -298,6 +302,10 @@ static const char *check_absolute_path(const char *s) {
 
 static const char *check_optional_path(const char *s) {
         return isempty(s) ? NULL : check_absolute_path(s);
+}
+
+const char *config_optional_endpoint_check(const char *s) {
+        return isempty(s) ? NULL : config_endpoint_check(s);
 }
 
 static const char *check_host(const char *s) {

@@ -666,6 +666,18 @@ static int check_listen_exposure(Loader *l) {
         return 0;
 }
 
+/* Executors hold no certificate, so a driver that asks every peer for one
+ * (a tls+tcp:// listen) needs a listener for them that does not. */
+static int check_executor_listen(Loader *l) {
+        config_setting_t *s = setting_of(l, "driver.listen");
+
+        if (!tls_url(l->config.driver.listen) || !isempty(l->config.driver.executor_listen) || !s)
+                return 0;
+        return setting_error(l, s,
+                             "driver.executor_listen: must be set: driver.listen is a tls+tcp:// endpoint, which "
+                             "asks for a client certificate, and executors have none");
+}
+
 /* libconfig 1.5's scanner calls exit() when it cannot read an included
  * file — a directory, e.g. @include "" names the include directory itself —
  * and blocks on a FIFO.  So look at what each @include names before
@@ -820,6 +832,9 @@ int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
                 return r;
         if (l.n_errors == 0) {
                 r = check_tls(&l);
+                if (r < 0)
+                        return r;
+                r = check_executor_listen(&l);
                 if (r < 0)
                         return r;
         }

@@ -59,6 +59,7 @@ typedef struct SparkDriverConfig {
         char *app_name;
         char *listen;
         char *events_listen;
+        char *executor_listen; /* "": executors use listen */
         char *advertise_host; /* "": the host name */
         int64_t max_cores;    /* 0: no cap */
         int64_t cores_per_executor;
@@ -137,6 +138,8 @@ static inline const void *config_key_value_const(const ConfigKey *k, const Spark
 /* Validators used by the schema, exported for the tests and for other checks
  * of the same values (e.g. sparkctl --master URL). NULL: valid; else why not. */
 const char *config_endpoint_check(const char *s);
+/* The same, but "" (not set) is valid too. */
+const char *config_optional_endpoint_check(const char *s);
 bool config_env_name_is_valid(const char *s);
 
 /* Fills *c with every default.  *c must not own anything (it is overwritten). */

@@ -19,9 +19,10 @@
 #define EXECUTOR_ENV_CORES "SPARK_EXECUTOR_CORES"
 #define EXECUTOR_ENV_MEMORY_MB "SPARK_EXECUTOR_MEMORY_MB"
 
-/* Set when the worker has TLS settings: TLS_CA_FILE_ENV, TLS_CERT_FILE_ENV
- * and TLS_KEY_FILE_ENV (tls.h).  Every name with this prefix is the
- * worker's, so that a later TLS setting needs no change here. */
+/* sparkctl's TLS variables (tls.h).  An executor gets no TLS file in its
+ * environment (its CA is a credential), but an application still may not
+ * set these: an executor that inherited a worker's key path from a job's
+ * environment is exactly what must never be. */
 #define EXECUTOR_ENV_TLS_PREFIX "SPARK_TLS_"
 
 /* Whether the first len bytes of name (an environment variable's name, not

@@ -1,4 +1,5 @@
 /* Seed messages from the schema's descriptors; see fuzz-messages.h. */
+#include "executor-secret.h"
 #include "fuzz-messages.h"
 #include "fuzz-util.h"
 #include "macro.h"
@@ -133,8 +134,15 @@ static void value_set(const ProtobufCFieldDescriptor *f, void *p, const FuzzIds 
                 break;
         case PROTOBUF_C_TYPE_BYTES: {
                 ProtobufCBinaryData *b = p;
-                b->data = (uint8_t *) strdup("4");
-                b->len = 1;
+                if (streq(f->name, "executor_key")) {
+                        b->data = malloc(EXECUTOR_KEY_SIZE);
+                        if (b->data)
+                                fuzz_executor_key(b->data);
+                        b->len = EXECUTOR_KEY_SIZE;
+                } else {
+                        b->data = (uint8_t *) strdup("4");
+                        b->len = 1;
+                }
                 if (!b->data)
                         fuzz_fail("out of memory");
                 break;
@@ -173,6 +181,31 @@ static void *message_new(const ProtobufCMessageDescriptor *d, const FuzzIds *ids
                 }
         }
         return m;
+}
+
+void fuzz_executor_key(uint8_t key[static 32]) {
+        memset(key, FUZZ_EXECUTOR_KEY_BYTE, EXECUTOR_KEY_SIZE);
+}
+
+static void sign(ProtobufCBinaryData *secret, const char *app_id, int executor_id) {
+        uint8_t key[EXECUTOR_KEY_SIZE];
+
+        fuzz_executor_key(key);
+        free(secret->data);
+        secret->data = malloc(EXECUTOR_SECRET_SIZE);
+        if (!secret->data)
+                fuzz_fail("out of memory");
+        secret->len = EXECUTOR_SECRET_SIZE;
+        if (executor_secret_compute(key, app_id, executor_id, secret->data) < 0)
+                memset(secret->data, 0, EXECUTOR_SECRET_SIZE);
+}
+
+void fuzz_sign_executor(Envelope *env) {
+        if (env->body_case == SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR)
+                sign(&env->register_executor->secret, env->register_executor->app_id,
+                     env->register_executor->executor_id);
+        else if (env->body_case == SPARK__ENVELOPE__BODY_POLL)
+                sign(&env->poll->secret, env->poll->app_id, env->poll->executor_id);
 }
 
 Envelope *fuzz_envelope_new(int body, const FuzzIds *ids) {

@@ -19,6 +19,15 @@ typedef struct FuzzIds {
  * is not a body field. */
 Envelope *fuzz_envelope_new(int body, const FuzzIds *ids);
 
+/* Every executor_key field of a seed holds EXECUTOR_KEY_SIZE bytes of this;
+ * a target that checks executor secrets uses the same key. */
+#define FUZZ_EXECUTOR_KEY_BYTE 0x5a
+void fuzz_executor_key(uint8_t key[static 32]);
+
+/* Sets the secret of a RegisterExecutor or Poll envelope to the one its app
+ * and executor ids have under the fuzz key (nothing for other bodies). */
+void fuzz_sign_executor(Envelope *env);
+
 /* Empties the repeated field named field of m (freeing its elements). */
 void fuzz_repeated_clear(ProtobufCMessage *m, const char *field);
 

@@ -74,7 +74,8 @@ static int config_load(nng_tls_config *c, const TlsSettings *t, TlsFile *ret_fai
         return r;
 }
 
-static int config_new(nng_tls_mode mode, const TlsSettings *t, nng_tls_config **ret, TlsFile *ret_failed) {
+static int config_new_auth(nng_tls_mode mode, nng_tls_auth_mode auth, const TlsSettings *t, nng_tls_config **ret,
+                           TlsFile *ret_failed) {
         _cleanup_(tls_config_freep) nng_tls_config *c = NULL;
         int r;
 
@@ -82,9 +83,7 @@ static int config_new(nng_tls_mode mode, const TlsSettings *t, nng_tls_config **
         r = nng_errno(nng_tls_config_alloc(&c, mode));
         if (r < 0)
                 return r;
-        /* Both ways: a server insists on a client certificate, a client on
-         * the server's. */
-        r = nng_errno(nng_tls_config_auth_mode(c, NNG_TLS_AUTH_MODE_REQUIRED));
+        r = nng_errno(nng_tls_config_auth_mode(c, auth));
         if (r < 0)
                 return r;
         r = config_load(c, t, ret_failed);
@@ -92,6 +91,29 @@ static int config_new(nng_tls_mode mode, const TlsSettings *t, nng_tls_config **
                 return r;
         *ret = TAKE_PTR(c);
         return 0;
+}
+
+/* Both ways: a server insists on a client certificate, a client on the
+ * server's. */
+static int config_new(nng_tls_mode mode, const TlsSettings *t, nng_tls_config **ret, TlsFile *ret_failed) {
+        return config_new_auth(mode, NNG_TLS_AUTH_MODE_REQUIRED, t, ret, ret_failed);
+}
+
+int nng_tls_setup_listener_no_client_cert(nng_listener l, const char *url, const TlsSettings *t) {
+        _cleanup_(tls_config_freep) nng_tls_config *c = NULL;
+        TlsFile failed;
+        int r;
+
+        if (!tls_url(url))
+                return 0;
+        if (!tls_settings_can_listen(t))
+                return -ENOKEY;
+        /* The CA is loaded all the same (nng wants one), but no peer is
+         * asked for a certificate. */
+        r = config_new_auth(NNG_TLS_MODE_SERVER, NNG_TLS_AUTH_MODE_NONE, t, &c, &failed);
+        if (r < 0)
+                return r;
+        return nng_errno(nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, c));
 }
 
 int nng_tls_setup_listener(nng_listener l, const char *url, const TlsSettings *t) {

@@ -40,6 +40,12 @@ int nng_tls_read_pem(const char *path, char **ret);
  * does nothing and returns 0.  Call before nng_listener_start(). */
 int nng_tls_setup_listener(nng_listener l, const char *url, const TlsSettings *t);
 
+/* The same with NNG_TLS_AUTH_MODE_NONE: the listener proves who it is but
+ * asks the peer for no certificate.  For the driver's executor_listen:
+ * executors hold no certificate, and prove who they are with their secret
+ * (executor-secret.h) in every request. */
+int nng_tls_setup_listener_no_client_cert(nng_listener l, const char *url, const TlsSettings *t);
+
 /* For a tls+tcp:// dialer: verifies the server against t's CA (-ENOKEY if
  * t names none) and its host name against url; presents t's certificate
  * when it names one.  For any other URL does nothing.  Call before

@@ -119,6 +119,25 @@ int nng_util_listen(nng_socket s, const char *url, const TlsSettings *tls, nng_l
         return 0;
 }
 
+int nng_util_listen_no_client_cert(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret) {
+        nng_listener l;
+        int r;
+
+        r = nng_errno(nng_listener_create(&l, s, url));
+        if (r < 0)
+                return r;
+        r = nng_tls_setup_listener_no_client_cert(l, url, tls);
+        if (r >= 0)
+                r = nng_errno(nng_listener_start(l, 0));
+        if (r < 0) {
+                (void) nng_listener_close(l);
+                return r;
+        }
+        if (ret)
+                *ret = l;
+        return 0;
+}
+
 int nng_util_dial(nng_socket s, const char *url, const TlsSettings *tls, int flags, nng_dialer *ret) {
         nng_dialer d;
         int r;

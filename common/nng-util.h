@@ -31,6 +31,9 @@ int nng_util_set_reconnect(nng_socket s, int min_ms, int max_ms);
  * nng's (NNG_FLAG_NONBLOCK for a dialer that keeps trying in the
  * background).  ret may be NULL. */
 int nng_util_listen(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret);
+/* As nng_util_listen(), but a tls+tcp:// listener asks for no client
+ * certificate (nng_tls_setup_listener_no_client_cert()). */
+int nng_util_listen_no_client_cert(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret);
 int nng_util_dial(nng_socket s, const char *url, const TlsSettings *tls, int flags, nng_dialer *ret);
 
 /* Packs env (version set to SPARK_PROTOCOL_VERSION) straight into a new nng

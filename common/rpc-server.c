@@ -683,7 +683,8 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
         for (unsigned i = 0; i < n; i++)
                 request_start_recv(&s->requests[i]);
 
-        k = nng_util_listen(s->sock, url, cfg ? cfg->tls : NULL, NULL);
+        k = cfg && cfg->tls_no_client_cert ? nng_util_listen_no_client_cert(s->sock, url, cfg->tls, NULL)
+                                           : nng_util_listen(s->sock, url, cfg ? cfg->tls : NULL, NULL);
         if (k < 0)
                 goto fail;
 

@@ -43,6 +43,8 @@ typedef struct RpcServerConfig {
          * -ENOKEY); peers must present a certificate signed by the CA.  Read
          * when the server is created. */
         const TlsSettings *tls;
+        /* ... but with this set, tls+tcp:// asks peers for no certificate. */
+        bool tls_no_client_cert;
 } RpcServerConfig;
 
 /* Both handlers follow one rule: return < 0 and, if the request has not been

@@ -148,3 +148,39 @@ bool sha256_hex_is_valid(const char *s) {
         }
         return n == 2 * SHA256_DIGEST_SIZE;
 }
+
+void hmac_sha256_v(const void *key, size_t key_len, const void *const *data, const size_t *lens, size_t n,
+                   uint8_t mac[static SHA256_DIGEST_SIZE]) {
+        uint8_t k[SHA256_BLOCK_SIZE] = {}, pad[SHA256_BLOCK_SIZE], inner[SHA256_DIGEST_SIZE];
+        Sha256 s;
+
+        if (key_len > SHA256_BLOCK_SIZE)
+                sha256(key, key_len, k);
+        else if (key_len > 0)
+                memcpy(k, key, key_len);
+
+        for (size_t i = 0; i < SHA256_BLOCK_SIZE; i++)
+                pad[i] = k[i] ^ 0x36;
+        sha256_init(&s);
+        sha256_update(&s, pad, sizeof(pad));
+        for (size_t i = 0; i < n; i++)
+                sha256_update(&s, data[i], lens[i]);
+        sha256_final(&s, inner);
+
+        for (size_t i = 0; i < SHA256_BLOCK_SIZE; i++)
+                pad[i] = k[i] ^ 0x5c;
+        sha256_init(&s);
+        sha256_update(&s, pad, sizeof(pad));
+        sha256_update(&s, inner, sizeof(inner));
+        sha256_final(&s, mac);
+
+        /* the key's material does not outlive the call on our stack */
+        explicit_bzero(k, sizeof(k));
+        explicit_bzero(pad, sizeof(pad));
+        explicit_bzero(&s, sizeof(s));
+}
+
+void hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                 uint8_t mac[static SHA256_DIGEST_SIZE]) {
+        hmac_sha256_v(key, key_len, (const void *const[]) { data }, (const size_t[]) { len }, 1, mac);
+}

@@ -36,3 +36,13 @@ char *sha256_hex(const void *data, size_t len, char hex[static SHA256_HEX_SIZE])
 /* True for exactly 64 lower-case hex digits: the only form of a library
  * hash we accept from the network (it becomes part of a file name). */
 bool sha256_hex_is_valid(const char *s);
+
+/* HMAC-SHA256 (RFC 2104): keys longer than a block are hashed first.  The
+ * executor secret (executor-secret.h) is one. */
+void hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                 uint8_t mac[static SHA256_DIGEST_SIZE]);
+
+/* HMAC-SHA256 over several pieces, concatenated: n pieces at data[i], of
+ * lengths lens[i]. */
+void hmac_sha256_v(const void *key, size_t key_len, const void *const *data, const size_t *lens, size_t n,
+                   uint8_t mac[static SHA256_DIGEST_SIZE]);

@@ -154,6 +154,7 @@ static const struct {
         { "driver.app_name", "\"default\"" },
         { "driver.listen", "\"tcp://127.0.0.1:7091\"" },
         { "driver.events_listen", "\"tcp://127.0.0.1:7092\"" },
+        { "driver.executor_listen", "\"\"" },
         { "driver.advertise_host", "\"\"" },
         { "driver.max_cores", "0" },
         { "driver.cores_per_executor", "1" },
@@ -253,7 +254,8 @@ START_TEST(test_schema) {
                         ck_assert(k->min >= 0);
                 }
                 if (k->type == CONFIG_KEY_ENDPOINT)
-                        ck_assert_ptr_eq(k->validate, config_endpoint_check);
+                        ck_assert(k->validate == config_endpoint_check ||
+                                  k->validate == config_optional_endpoint_check);
                 if (k->type == CONFIG_KEY_STRING || k->type == CONFIG_KEY_ENDPOINT) {
                         ck_assert_ptr_nonnull(k->default_string);
                         ck_assert_msg(!k->validate || !k->validate(k->default_string),

@@ -92,6 +92,51 @@ START_TEST(test_hex_is_valid) {
 }
 END_TEST
 
+/* RFC 4231 §4, test cases 1-4, 6 and 7 (5 is a truncated MAC). */
+START_TEST(test_hmac_rfc4231) {
+        static const char data6[] = "Test Using Larger Than Block-Size Key - Hash Key First";
+        static const char data7[] = "This is a test using a larger than block-size key and a larger than block-size "
+                                    "data. The key needs to be hashed before being used by the HMAC algorithm.";
+        uint8_t key[131], data[50], mac[SHA256_DIGEST_SIZE];
+        char hex[SHA256_HEX_SIZE];
+
+        memset(key, 0x0b, 20);
+        hmac_sha256(key, 20, "Hi There", 8, mac);
+        ck_assert_str_eq(sha256_to_hex(mac, hex), "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+
+        hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, mac);
+        ck_assert_str_eq(sha256_to_hex(mac, hex), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+
+        memset(key, 0xaa, 20);
+        memset(data, 0xdd, 50);
+        hmac_sha256(key, 20, data, 50, mac);
+        ck_assert_str_eq(sha256_to_hex(mac, hex), "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+
+        for (unsigned i = 0; i < 25; i++)
+                key[i] = (uint8_t) (i + 1);
+        memset(data, 0xcd, 50);
+        hmac_sha256(key, 25, data, 50, mac);
+        ck_assert_str_eq(sha256_to_hex(mac, hex), "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+
+        memset(key, 0xaa, 131);
+        hmac_sha256(key, 131, data6, strlen(data6), mac);
+        ck_assert_str_eq(sha256_to_hex(mac, hex), "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+        hmac_sha256(key, 131, data7, strlen(data7), mac);
+        ck_assert_str_eq(sha256_to_hex(mac, hex), "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+}
+END_TEST
+
+/* The message in pieces gives the MAC of the whole. */
+START_TEST(test_hmac_pieces) {
+        uint8_t a[SHA256_DIGEST_SIZE], b[SHA256_DIGEST_SIZE];
+
+        hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, a);
+        hmac_sha256_v("Jefe", 4, (const void *const[]) { "what do ", "", "ya want for nothing?" },
+                      (const size_t[]) { 8, 0, 20 }, 3, b);
+        ck_assert_mem_eq(a, b, sizeof(a));
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("sha256");
         TCase *tc = tcase_create("sha256");
@@ -101,6 +146,8 @@ int main(void) {
         tcase_add_test(tc, test_padding_boundaries);
         tcase_add_test(tc, test_incremental_matches_one_shot);
         tcase_add_test(tc, test_hex_is_valid);
+        tcase_add_test(tc, test_hmac_rfc4231);
+        tcase_add_test(tc, test_hmac_pieces);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -19,8 +19,8 @@ typedef struct TlsSettings {
         const char *key_file;  /* its private key, unencrypted */
 } TlsSettings;
 
-/* How an executor learns its worker's settings (the worker puts them in the
- * unit's environment), and how sparkctl may be given them. */
+/* How sparkctl may be given them.  (Never an executor: it holds no
+ * certificate, and gets the CA as a systemd credential.) */
 #define TLS_CA_FILE_ENV "SPARK_TLS_CA_FILE"
 #define TLS_CERT_FILE_ENV "SPARK_TLS_CERT_FILE"
 #define TLS_KEY_FILE_ENV "SPARK_TLS_KEY_FILE"

@@ -328,6 +328,9 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
         if (re->executor_id < 1 || re->executor_id > DRIVER_MAX_EXECUTOR_ID || re->cores < 1 || re->cores > 4096 ||
             !wire_name_is_valid(re->host, false) || !wire_name_is_valid(re->worker_id, true))
                 return rpc_request_reply_error(req, -EINVAL, "invalid executor registration");
+        if (!driver_executor_secret_ok(d, NULL, re->executor_id, &re->secret, "a registration"))
+                return rpc_request_reply_error(req, -EPERM, "registration as executor %d of %s refused: %s executor secret",
+                                               re->executor_id, d->app_id, re->secret.len == 0 ? "no" : "wrong");
 
         /* Only an executor the master started, from the worker it started it
          * on (driver-announced.c): one from another worker is an impostor,
@@ -370,6 +373,7 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                 return -ENOMEM;
         ex->driver = d;
         ex->id = re->executor_id;
+        (void) driver_executor_secret_set(d, ex);  /* the id is valid: it cannot fail */
         snprintf(ex->host, sizeof(ex->host), "%s", re->host);
         snprintf(ex->worker_id, sizeof(ex->worker_id), "%s", re->worker_id ? re->worker_id : "");
         ex->cores = re->cores;
@@ -422,6 +426,11 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
 
         if (!streq(poll->app_id, d->app_id))
                 return reply_error_shutdown(req, "not this driver's application");
+        if (poll->executor_id < 1 || poll->executor_id > DRIVER_MAX_EXECUTOR_ID)
+                return rpc_request_reply_error(req, -EINVAL, "invalid executor id %d", poll->executor_id);
+        if (!driver_executor_secret_ok(d, ex, poll->executor_id, &poll->secret, "a poll"))
+                return rpc_request_reply_error(req, -EPERM, "poll as executor %d of %s refused: %s executor secret",
+                                               poll->executor_id, d->app_id, poll->secret.len == 0 ? "no" : "wrong");
         if (!ex)
                 return reply_error_shutdown(req, "unknown executor: register first");
         if (ex->lost)

@@ -72,6 +72,7 @@ void driver_register_app(Driver *d) {
         ra.executor_memory_mb = d->config.driver.executor_memory_mb;
         ra.executor_env = kvp;
         ra.n_executor_env = n;
+        ra.executor_key = (ProtobufCBinaryData) { .len = sizeof(d->executor_key), .data = d->executor_key };
         ra.app_id = d->app_id;   /* "" the first time; ours again after a master restart */
         ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
         if (rpc_client_call(d->master, &env, 5000, on_register_reply, d) >= 0)

@@ -1,5 +1,6 @@
-/* The driver's request endpoint: executors (register, poll, fetch a
- * library) and clients (submit, status, results, cancel). */
+/* The driver's request endpoints: listen, for executors (register, poll,
+ * fetch a library) and clients (submit, status, results, cancel); and
+ * executor_listen, when set, for executors only. */
 #include "driver.h"
 #include "log.h"
 #include "peer-log.h"
@@ -51,6 +52,29 @@ int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
                 return driver_cancel_job(d, req, env->cancel_job->job_id);
         default:
                 return rpc_request_reply_error(req, -EOPNOTSUPP, "the driver does not handle %s requests",
+                                               envelope_body_name(env));
+        }
+}
+
+/* executor_listen asks for no certificate (executors have none): anyone
+ * who reaches it may send to it, so it takes what an executor sends and
+ * nothing else.  Registrations and polls must carry the executor's secret
+ * (driver-secret.c). */
+int driver_handle_executor_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
+        Driver *d = userdata;
+
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_POLL:
+        case SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR:
+        case SPARK__ENVELOPE__BODY_FETCH_LIBRARY:
+                return driver_handle_request(s, req, env, userdata);
+        default:
+                log_struct(LOG_WARNING, LOG_FIELDS(.app_id = d->app_id, .message_id = SPARK_MESSAGE_EXECUTOR_REFUSED),
+                           "Refused a %s request on the executors' endpoint %s: executors send no such request",
+                           envelope_body_name(env), d->config.driver.executor_listen);
+                return rpc_request_reply_error(req, -EPERM,
+                                               "%s is not an executor's request: the executors' endpoint takes "
+                                               "registrations, polls and library fetches only",
                                                envelope_body_name(env));
         }
 }

@@ -30,7 +30,13 @@ int driver_new(const char *config_path, Driver **ret) {
                 return -EINVAL;
         d->tls = config_tls_for(&d->config, CONFIG_SECTION_DRIVER);
 
-        r = endpoint_advertise(d->config.driver.listen, d->config.driver.advertise_host, &d->url);
+        r = driver_executor_key_init(d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to make the executors' key: %m");
+        /* what executors dial */
+        r = endpoint_advertise(isempty(d->config.driver.executor_listen) ? d->config.driver.listen
+                                                                           : d->config.driver.executor_listen,
+                               d->config.driver.advertise_host, &d->url);
         if (r < 0)
                 return log_error_errno(r, "Failed to derive the advertised endpoint: %m");
 
@@ -62,6 +68,7 @@ Driver *driver_free(Driver *d) {
         if (!d)
                 return NULL;
         d->server = rpc_server_free(d->server);  /* parked polls are abandoned */
+        d->executor_server = rpc_server_free(d->executor_server);
         d->master = rpc_client_free(d->master);
         d->master_events = event_sub_free(d->master_events);
         if (d->worker_events)
@@ -83,6 +90,7 @@ Driver *driver_free(Driver *d) {
         sd_event_source_disable_unref(d->status_timer);
         sd_event_unref(d->event);
         config_done(&d->config);
+        explicit_bzero(d->executor_key, sizeof(d->executor_key));
         free(d->url);
         free(d->config_path);
         free(d);
@@ -148,6 +156,17 @@ int driver_start(Driver *d) {
         if (r < 0)
                 return log_error_errno(r, "Failed to check roles on %s: %s", d->config.driver.listen, error);
         rpc_server_set_pipe_handler(d->server, driver_on_pipe, d);
+        if (!isempty(d->config.driver.executor_listen)) {
+                RpcServerConfig ec = sc;
+
+                ec.tls_no_client_cert = true;
+                r = rpc_server_new_envelope(d->event, d->config.driver.executor_listen, &ec,
+                                            driver_handle_executor_request, d, &d->executor_server);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to listen for executors on %s: %m",
+                                               d->config.driver.executor_listen);
+                rpc_server_set_pipe_handler(d->executor_server, driver_on_pipe, d);
+        }
         r = rpc_client_new(d->event, d->config.cluster.master, &(RpcClientConfig) { .tls = &d->tls },
                            &d->master);
         if (r < 0)
@@ -169,8 +188,10 @@ int driver_start(Driver *d) {
                 return log_error_errno(r, "Failed to add the status timer: %m");
         (void) sd_event_source_set_enabled(d->status_timer, SD_EVENT_ON);
 
-        log_info("Driver for application '%s' listening on %s (advertised as %s), master %s",
-                 d->config.driver.app_name, d->config.driver.listen, d->url, d->config.cluster.master);
+        log_info("Driver for application '%s' listening on %s%s%s (executors dial %s), master %s",
+                 d->config.driver.app_name, d->config.driver.listen,
+                 isempty(d->config.driver.executor_listen) ? "" : ", for executors on ",
+                 strempty(d->config.driver.executor_listen), d->url, d->config.cluster.master);
         daemon_notify_ready("registering the application");
         return 0;
 }

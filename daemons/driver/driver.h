@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "event-sub.h"
+#include "executor-secret.h"
 #include "hashmap.h"
 #include "ids.h"
 #include "rpc-client.h"
@@ -35,11 +36,16 @@ typedef struct Driver {
         TlsSettings tls; /* config_tls_for(&config, CONFIG_SECTION_DRIVER): the strings are config's */
         char *url;                /* advertised request endpoint, given to executors */
         char app_id[APP_ID_MAX];
+        /* The key of our executors' secrets: made at start, sent to the
+         * master only (RegisterApplication), the same when we register
+         * again after a master restart. */
+        uint8_t executor_key[EXECUTOR_KEY_SIZE];
         bool registered;
         bool registering;
 
         Scheduler *scheduler;
         RpcServer *server;
+        RpcServer *executor_server;   /* executor_listen; NULL: executors use server */
         RpcClient *master;
         EventSub *master_events;
         Hashmap *worker_events;   /* worker event URL → EventSub */
@@ -88,6 +94,7 @@ struct DriverExecutor {
         char worker_id[WORKER_ID_MAX];
         int cores;
         int64_t pid;
+        uint8_t secret[EXECUTOR_SECRET_SIZE];  /* what its every poll must carry */
         uint32_t pipe_id;
         char pipe_key[16];
         usec_t last_poll;
@@ -109,9 +116,20 @@ Driver *driver_free(Driver *d);
 int driver_start(Driver *d);
 void driver_unregister(Driver *d);
 
+/* driver-secret.c */
+int driver_executor_key_init(Driver *d);
+/* Whether given is the secret of executor_id (ex: that executor, if it is
+ * registered, or NULL); logs the refusal (what: "registration", "poll")
+ * with SPARK_MESSAGE_EXECUTOR_REFUSED.  The caller answers EPERM. */
+bool driver_executor_secret_ok(Driver *d, const DriverExecutor *ex, int executor_id, const ProtobufCBinaryData *given,
+                               const char *what);
+/* Computes ex's secret into ex->secret (ex->id set). */
+int driver_executor_secret_set(Driver *d, DriverExecutor *ex);
+
 /* driver-requests.c */
 uint32_t driver_required_roles(const Envelope *env, void *userdata);
 int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
+int driver_handle_executor_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
 
 /* driver-executors.c */
 int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterExecutor *re);

@@ -6,9 +6,14 @@
  * is registered as application FUZZ_APP_ID; its master is an inproc URL
  * nobody listens on.  A parked poll is made to answer by firing its timer.
  *
+ * The driver's executor key is the seeds' (fuzz-messages.h), and the seeds'
+ * registrations and polls carry their executors' secrets, so that the
+ * fuzzer starts past the secret check and learns what a wrong one does.
+ *
  * Oracles: every request gets an answer that decodes; one that does not
  * decode gets the decoder's Error; a request answered with an Error leaves
- * the jobs and executors exactly as they were. */
+ * the jobs and executors exactly as they were; a registration or poll that
+ * is not refused carried the secret of the executor it names. */
 #include <inttypes.h>
 
 #include "driver.h"
@@ -53,6 +58,26 @@ static char *state_digest(Driver *d) {
         return text;
 }
 
+/* A registration or poll the driver took must have carried its secret. */
+static void check_secret(Driver *d, const Envelope *req) {
+        const ProtobufCBinaryData *given;
+        uint8_t expected[EXECUTOR_SECRET_SIZE];
+        int id;
+
+        if (req->body_case == SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR) {
+                given = &req->register_executor->secret;
+                id = req->register_executor->executor_id;
+        } else if (req->body_case == SPARK__ENVELOPE__BODY_POLL) {
+                given = &req->poll->secret;
+                id = req->poll->executor_id;
+        } else
+                return;
+        FUZZ_ASSERT(executor_secret_compute(d->executor_key, d->app_id, id, expected) == 0);
+        if (executor_secret_check(expected, given->data, given->len) < 0)
+                fuzz_fail("%s as executor %d was taken with a wrong secret (%zu bytes)", envelope_body_name(req), id,
+                          given->len);
+}
+
 /* ------------------------------------------------------------- seeds */
 
 static const FuzzIds ids = {
@@ -69,6 +94,8 @@ static Envelope *msg(int body) {
 }
 
 static void seed(const char *dir, const char *name, Envelope **msgs, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                fuzz_sign_executor(msgs[i]);
         fuzz_write_seed(dir, name, msgs, n);
         for (size_t i = 0; i < n; i++)
                 envelope_free(msgs[i]);
@@ -220,6 +247,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(rpc_client_new(d->event, "inproc://spark-fuzz-no-master", NULL, &d->master) >= 0);
         FUZZ_ASSERT(driver_start_heartbeat_checks(d) >= 0);
         snprintf(d->app_id, sizeof(d->app_id), "%s", FUZZ_APP_ID);
+        fuzz_executor_key(d->executor_key);
         d->registered = true;
         /* as the master's events would: executors 1-4 started on the seeds'
          * worker, so that registrations reach the paths past the check */
@@ -249,6 +277,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                           req ? envelope_body_name(req) : "a request", reply->error->message,
                                           before, after);
                 }
+                if (req && (reply->body_case == SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR_REPLY ||
+                            (reply->body_case == SPARK__ENVELOPE__BODY_POLL_REPLY && !reply->poll_reply->shutdown)))
+                        check_secret(d, req);
         }
 
         fuzz_rpc_set_handler(rpc, NULL, NULL);

@@ -29,8 +29,9 @@ void executor_args_help(FILE *f) {
                 "  -h --help          show this help\n"
                 "     --version       show the version\n"
                 "\n"
-                "For a tls+tcp:// driver URL the CA, certificate and key are taken from\n"
-                "$SPARK_TLS_CA_FILE, $SPARK_TLS_CERT_FILE and $SPARK_TLS_KEY_FILE (set by the worker).\n",
+                "The worker passes two systemd credentials ($CREDENTIALS_DIRECTORY): the executor's\n"
+                "secret, spark-executor-secret, sent to the driver with every request, and for a\n"
+                "tls+tcp:// driver URL the cluster CA, spark-ca, that verifies the driver.\n",
                 EXECUTOR_CORES_MAX);
 }
 

@@ -100,6 +100,7 @@ int executor_send_register(Executor *e) {
         re.pid = getpid();
         re.unit = e->unit;
         re.worker_id = e->args.worker_id;
+        re.secret = (ProtobufCBinaryData) { .len = e->secret_len, .data = e->secret };
         ENVELOPE_SET(&env, REGISTER_EXECUTOR, register_executor, &re);
         return slot_send(&e->slots[0], &env);
 }
@@ -157,6 +158,7 @@ static int send_poll(Executor *e, PollSlot *s, Task *results, size_t n, size_t h
         p.n_results = n;
         p.free_slots = (int32_t) MIN(MAX(capacity - (int64_t) held, (int64_t) 0), (int64_t) INT32_MAX);
         p.seq = ++e->seq;
+        p.secret = (ProtobufCBinaryData) { .len = e->secret_len, .data = e->secret };
         ENVELOPE_SET(&env, POLL, poll, &p);
 
         r = slot_send(s, &env);

@@ -167,8 +167,9 @@ int executor_new(ExecutorArgs *args, Executor **ret) {
 }
 
 static int executor_connect(Executor *e) {
-        /* For tls+tcp://: the host's certificate, from the worker. */
-        TlsSettings tls = tls_settings_from_env();
+        /* For tls+tcp://: only the CA, to verify the driver.  An executor
+         * holds no certificate; its secret says who it is. */
+        TlsSettings tls = { .ca_file = e->ca_file };
         int r;
 
         r = nng_errno(nng_req0_open(&e->sock));
@@ -232,6 +233,9 @@ int executor_run(Executor *e) {
         r = task_runner_new((unsigned) e->args.cores, executor_run_task, executor_notify_results, e, &e->runner);
         if (r < 0)
                 return log_error_errno(r, "Failed to start %d task threads: %m", e->args.cores), EXIT_FAILURE;
+        r = executor_load_credentials(e);
+        if (r < 0)
+                return EXIT_FAILURE;
         r = executor_connect(e);
         if (r < 0)
                 return EXIT_FAILURE;
@@ -281,6 +285,8 @@ Executor *executor_free(Executor *e) {
         free(e->result_buf);
         free(e->result_ptrs);
         executor_args_done(&e->args);
+        explicit_bzero(e->secret, sizeof(e->secret));
+        free(e->ca_file);
         free(e);
         return NULL;
 }

@@ -18,6 +18,7 @@
 
 #include "daemon.h"
 #include "executor-args.h"
+#include "executor-secret.h"
 #include "ids.h"
 #include "library-cache.h"
 #include "log.h"
@@ -97,6 +98,12 @@ typedef struct PollSlot {
 
 struct Executor {
         ExecutorArgs args;
+        /* From the unit's credentials (executor-credentials.c): the secret
+         * every RegisterExecutor and Poll carries, and the CA that
+         * verifies a tls+tcp:// driver. */
+        uint8_t secret[EXECUTOR_SECRET_SIZE];
+        size_t secret_len;           /* 0: none was given */
+        char *ca_file;               /* NULL: none */
         char host[256];
         char unit[UNIT_NAME_MAX];
 
@@ -144,6 +151,13 @@ struct Executor {
  * before anything starts a thread. */
 int executor_new(ExecutorArgs *args, Executor **ret);
 Executor *executor_free(Executor *e);
+
+/* executor-credentials.c: reads $CREDENTIALS_DIRECTORY/spark-executor-secret
+ * and notes $CREDENTIALS_DIRECTORY/spark-ca, the credentials the worker
+ * gives the unit (LoadCredential=).  Without $CREDENTIALS_DIRECTORY (run
+ * by hand) there is no secret and the driver will refuse us; a credential
+ * that is there but unreadable is an error. */
+int executor_load_credentials(Executor *e);
 
 /* Connects, registers and serves until the end; returns the exit status
  * (0: shutdown or SIGTERM; 1: refused, or the driver is unreachable).  If a

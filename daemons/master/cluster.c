@@ -92,6 +92,7 @@ static void app_free(App *a) {
         free(a->driver_events);
         free(a->driver_subject);
         free(a->reason);
+        explicit_bzero(a->executor_key, sizeof(a->executor_key));
         free(a);
 }
 
@@ -496,7 +497,7 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
 
         if (!driver_url_is_valid(reg->driver_url) || reg->cores_per_executor < 1 || reg->cores_per_executor > 4096 ||
             reg->max_cores < 0 || reg->executor_memory_mb < 1 || reg->executor_memory_mb > (INT64_C(1) << 32) ||
-            reg->n_env > 256)
+            reg->n_env > 256 || !reg->executor_key || !executor_key_is_valid(reg->executor_key_len))
                 return -EINVAL;
         for (size_t i = 0; i < reg->n_env; i++)
                 if (!env_entry_is_valid(reg->env[i]))
@@ -533,6 +534,7 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
                         return -ENOMEM;
                 a->n_env++;
         }
+        memcpy(a->executor_key, reg->executor_key, EXECUTOR_KEY_SIZE);
         a->max_cores = reg->max_cores > 0 ? reg->max_cores : c->cfg.default_cores;
         a->cores_per_executor = reg->cores_per_executor;
         a->executor_memory_mb = reg->executor_memory_mb;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "executor-secret.h"
 #include "hashmap.h"
 #include "ids.h"
 #include "spark.pb-c.h"
@@ -80,6 +81,10 @@ struct App {
         int64_t executor_memory_mb;
         char **env;              /* "KEY=VALUE" */
         size_t n_env;
+        /* The driver's key for its executors' secrets: only ever sent to
+         * the worker that starts one (LaunchExecutor) and kept in the state
+         * files, never in events, replies or logs. */
+        uint8_t executor_key[EXECUTOR_KEY_SIZE];
         AppState state;
         char *reason;
         int cores_granted;
@@ -153,6 +158,8 @@ typedef struct AppRegistration {
         int64_t executor_memory_mb;
         const char *const *env;
         size_t n_env;
+        const uint8_t *executor_key;  /* executor_key_len bytes, which must be EXECUTOR_KEY_SIZE */
+        size_t executor_key_len;
 } AppRegistration;
 
 int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret);

@@ -119,9 +119,18 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 return rpc_request_reply_error(req, -EINVAL, "invalid driver endpoint or application name");
         if (ra->n_executor_env > 256)
                 return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
+        if (!executor_key_is_valid(ra->executor_key.len))
+                return rpc_request_reply_error(req, -EINVAL, "executor_key has %zu bytes, not %u",
+                                               ra->executor_key.len, EXECUTOR_KEY_SIZE);
 
         /* A resent registration (nng req resends) finds its app: same id. */
         if (!isempty(ra->app_id) && (a = cluster_app(m->cluster, ra->app_id)) && streq(a->driver_url, ra->driver_url)) {
+                /* ... with the key it was registered with: a driver keeps
+                 * its key for its whole life. */
+                if (memcmp(a->executor_key, ra->executor_key.data, EXECUTOR_KEY_SIZE) != 0)
+                        return rpc_request_reply_error(req, -EEXIST,
+                                                       "application %s is registered with another executor key",
+                                                       a->id);
                 r = master_bind_app_driver(m, req, a);
                 if (r < 0)
                         return r;
@@ -146,6 +155,7 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 .driver_events = ra->driver_events, .max_cores = ra->max_cores,
                 .cores_per_executor = ra->cores_per_executor, .executor_memory_mb = ra->executor_memory_mb,
                 .env = (const char *const *) env_strings, .n_env = ra->n_executor_env,
+                .executor_key = ra->executor_key.data, .executor_key_len = ra->executor_key.len,
         };
         /* the id this app may get is on disk before anyone hears of it */
         if (isempty(ra->app_id) && master_state_reserve_app_number(m) < 0) {

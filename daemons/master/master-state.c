@@ -124,6 +124,7 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         r->next_executor_id = a->next_executor_id;
         r->executor_limit = a->executor_limit;
         r->retry_count = a->retry_count;
+        r->executor_key = (ProtobufCBinaryData) { .len = sizeof(a->executor_key), .data = (uint8_t *) a->executor_key };
         r->env = &b->env_ptrs[b->n_env_keys];
         for (size_t k = 0; k < a->n_env; k++) {
                 Spark__KeyValue *kv = &b->env[b->n_env_keys];
@@ -319,9 +320,12 @@ static int state_save(Master *m) {
                 return log_oom();
         if (mkdir(dir, 0750) < 0 && errno != EEXIST)
                 return log_error_errno(errno, "Failed to create %s: %m", dir);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+        /* 0600: it holds every application's executor key */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0)
                 return log_error_errno(errno, "Failed to create %s: %m", tmp);
+        if (fchmod(fd, 0600) < 0)  /* a leftover may have had another mode */
+                return log_error_errno(errno, "Failed to make %s private: %m", tmp);
         *w = (Writer) { .fd = fd };
         writer_put(w, buf, len);
         r = write_executors(m, w, &n_executors);
@@ -418,9 +422,16 @@ static int journal_open(Master *m) {
                 return -ENOMEM;
         if (mkdir(m->config.master.state_dir, 0750) < 0 && errno != EEXIST)
                 return -errno;
-        m->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+        /* 0600, as the snapshot: its entries hold executor keys */
+        m->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (m->journal_fd < 0)
                 return -errno;
+        if (fchmod(m->journal_fd, 0600) < 0) {
+                int r = -errno;
+                close(m->journal_fd);
+                m->journal_fd = -1;
+                return r;
+        }
         /* the file's name must be on disk before an entry counts on it */
         dfd = open(m->config.master.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0)
@@ -548,6 +559,7 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
                 .cores_per_executor = r->info->cores_per_executor,
                 .executor_memory_mb = r->info->executor_memory_mb,
                 .env = (const char *const *) env, .n_env = r->n_env,
+                .executor_key = r->executor_key.data, .executor_key_len = r->executor_key.len,
         };
         k = cluster_restore_app(m->cluster, &reg, r->info->state, r->next_executor_id, r->executor_limit,
                                 r->retry_count, now, ret);

@@ -152,6 +152,8 @@ static int worker_call_send(WorkerCall *call) {
                 launch.memory_mb = e->memory_mb;
                 launch.driver_url = a->driver_url;
                 launch.worker_id = w->id;
+                launch.executor_key = (ProtobufCBinaryData) { .len = sizeof(a->executor_key),
+                                                              .data = a->executor_key };
                 launch.n_env = a->n_env;
                 launch.env = kvp;
                 ENVELOPE_SET(&env, LAUNCH_EXECUTOR, launch_executor, &launch);

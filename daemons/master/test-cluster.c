@@ -73,9 +73,12 @@ static void add_worker(Cluster *c, const char *id, const char *endpoint, int cor
         ck_assert_int_eq(cluster_register_worker(c, &reg, NULL, 0, now, NULL, NULL), 0);
 }
 
+static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 1, 2, 3 };
+
 static App *add_app(Cluster *c, int max_cores) {
         AppRegistration reg = { .name = "t", .driver_url = "tcp://d:7091", .max_cores = max_cores,
-                                .cores_per_executor = 1, .executor_memory_mb = 1024 };
+                                .cores_per_executor = 1, .executor_memory_mb = 1024,
+                                .executor_key = test_key, .executor_key_len = sizeof(test_key) };
         App *a = NULL;
         ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
         return a;
@@ -436,10 +439,16 @@ START_TEST(test_hostile_registrations) {
                   .env = (const char *[]) { long_entry }, .n_env = 1 },
                 { .driver_url = "ipc:///run/d$HOME", .cores_per_executor = 1, .executor_memory_mb = 1 },
                 { .driver_url = "tcp://d'x:1", .cores_per_executor = 1, .executor_memory_mb = 1 },
+                /* the key: missing, or of another length than 32 bytes */
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1 },
+                { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1 },
         };
+        size_t n_key_cases = 3;
         const char *fine_env[] = { "SPARK_FAKE_MODE=exit:3", "B=tab\there", "C=gr\xc3\xbc\xc3\x9f" "e", "D=" };
         AppRegistration fine = { .driver_url = "tcp://d:1", .cores_per_executor = 1, .executor_memory_mb = 1,
-                                 .env = fine_env, .n_env = ELEMENTSOF(fine_env) };
+                                 .env = fine_env, .n_env = ELEMENTSOF(fine_env),
+                                 .executor_key = test_key, .executor_key_len = sizeof(test_key) };
 
         memset(long_entry, 'a', sizeof(long_entry) - 1);
         long_entry[0] = 'L';
@@ -448,6 +457,15 @@ START_TEST(test_hostile_registrations) {
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 ck_assert_int_eq(cluster_register_worker(c, &bad[i], NULL, 0, 0, NULL, NULL), -EINVAL);
+        /* each wrong in one way only: a good key but for the last cases */
+        for (size_t i = 0; i < ELEMENTSOF(apps) - n_key_cases; i++) {
+                apps[i].executor_key = test_key;
+                apps[i].executor_key_len = sizeof(test_key);
+        }
+        apps[ELEMENTSOF(apps) - 2].executor_key = test_key;
+        apps[ELEMENTSOF(apps) - 2].executor_key_len = sizeof(test_key) - 1;
+        apps[ELEMENTSOF(apps) - 1].executor_key = (const uint8_t[EXECUTOR_KEY_SIZE + 1]) {};
+        apps[ELEMENTSOF(apps) - 1].executor_key_len = EXECUTOR_KEY_SIZE + 1;
         for (size_t i = 0; i < ELEMENTSOF(apps); i++)
                 ck_assert_int_eq(cluster_register_app(c, &apps[i], 0, NULL), -EINVAL);
         ck_assert_uint_eq(hashmap_size(cluster_workers(c)), 0);

@@ -43,7 +43,11 @@ typedef struct ExecutorUnitSpec {
         const char *driver_url;          /* the driver's request endpoint */
         const char *const *env;          /* "KEY=VALUE": the app's executor_env */
         size_t n_env;
-        const TlsSettings *tls;          /* NULL, or the CA, certificate and key the executor dials with */
+        /* The executor's credentials, read by systemd (LoadCredential=): its
+         * secret, in a file only root can read (worker-secrets.c), and on a
+         * TLS cluster the CA that verifies the driver (NULL: none). */
+        const char *secret_file;         /* absolute */
+        const char *ca_file;             /* absolute, or NULL */
         const char *executor_binary;     /* absolute path */
         const char *work_dir;            /* absolute; the unit runs in WORK_DIR/<app>/<exec> */
         const char *slice;               /* e.g. "spark-executors.slice"; NULL: the manager's default */

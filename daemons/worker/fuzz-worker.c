@@ -240,6 +240,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         snprintf(config_path, sizeof(config_path), "%s", fuzz_tmp_path("worker.conf"));
         FUZZ_ASSERT(fuzz_write_file(config_path, text, strlen(text)) == 0);
 
+        /* the executors' secrets go below it (worker-secrets.c) */
+        FUZZ_ASSERT(setenv("RUNTIME_DIRECTORY", fuzz_tmp_path("run"), 1) == 0);
+
         /* worker_new() takes the thread's default loop: the same one */
         FUZZ_ASSERT(sd_event_default(&event) >= 0);
         fake_systemd_start();
@@ -254,6 +257,7 @@ static WorkerManager *worker_new_for_fuzzing(void) {
 
         FUZZ_ASSERT(worker_new(config_path, &w) >= 0);
         FUZZ_ASSERT(streq(w->id, FUZZ_WORKER_ID));
+        FUZZ_ASSERT(worker_secrets_init(w) >= 0);
         FUZZ_ASSERT(unit_manager_new(w->event, true, worker_on_unit_state, w, &w->units) >= 0);
         FUZZ_ASSERT(rpc_client_new(w->event, "inproc://spark-fuzz-no-master", NULL, &w->master) >= 0);
         w->events = events;

@@ -33,6 +33,7 @@
 
 static char fake_executor[PATH_MAX];
 static char work_dir[PATH_MAX];
+static char secret_file[PATH_MAX + 16];
 static time_t app_stamp;         /* every app id of this run: app-<stamp>-<pid> */
 
 typedef struct Record {
@@ -118,6 +119,7 @@ static ExecutorUnitSpec spec_make(const char *app_id, int executor_id, const cha
                 .work_dir = work_dir,
                 .slice = "spark-executors.slice",
                 .user = NULL,
+                .secret_file = secret_file,
         };
 }
 
@@ -790,6 +792,15 @@ int main(void) {
         if (!mkdtemp(work_dir)) {
                 perror("mkdtemp");
                 return 1;
+        }
+        /* every unit's LoadCredential=spark-executor-secret */
+        snprintf(secret_file, sizeof(secret_file), "%s/secret", work_dir);
+        {
+                FILE *f = fopen(secret_file, "we");
+                if (!f || fwrite("0123456789abcdef0123456789abcdef", 1, 32, f) != 32 || fclose(f) != 0) {
+                        perror(secret_file);
+                        return 1;
+                }
         }
         app_stamp = time(NULL);
         fprintf(stderr, "systemd %s, executor %s, work dir %s\n", version, fake_executor, work_dir);

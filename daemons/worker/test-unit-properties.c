@@ -14,11 +14,7 @@
 
 static const char *const app_env[] = { "FOO=bar", "JAVA_OPTS=-Xmx1g -Dx=\"y z\"", "EMPTY=" };
 
-static const TlsSettings good_tls = {
-        .ca_file = "/etc/spark/ca.pem",
-        .cert_file = "/etc/spark/node.pem",
-        .key_file = "/etc/spark/node.key",
-};
+#define SECRET_FILE "/run/spark-worker/secrets/tcp___0.0.0.0_7081/spark-executor-app-20261129172233-0001-7.service"
 
 static ExecutorUnitSpec good_spec(void) {
         return (ExecutorUnitSpec) {
@@ -34,6 +30,7 @@ static ExecutorUnitSpec good_spec(void) {
                 .work_dir = "/var/lib/spark/work",
                 .slice = "spark-executors.slice",
                 .user = "spark",
+                .secret_file = SECRET_FILE,
         };
 }
 
@@ -127,12 +124,24 @@ START_TEST(test_validate) {
         s = good_spec(), s.n_env = EXECUTOR_ENV_MAX + 1;
         assert_invalid(&s, false, "entries");
 
-        s = good_spec(), s.tls = &good_tls;
+        s = good_spec(), s.ca_file = "/etc/spark/tls/ca.pem";
         ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
-        s.tls = &(TlsSettings) { .ca_file = "/etc/spark/ca.pem", .cert_file = "", .key_file = "/k" };
-        assert_invalid(&s, false, "TLS file");
-        s.tls = &(TlsSettings) { .ca_file = "/etc/spark/ca.pem", .cert_file = "/c\nExecStart=/x", .key_file = "/k" };
-        assert_invalid(&s, false, "TLS file");
+        s.ca_file = "ca.pem";
+        assert_invalid(&s, false, "CA file");
+        s.ca_file = "/etc/spark/../ca.pem";
+        assert_invalid(&s, false, "CA file");
+        s.ca_file = "/c\nExecStart=/x";
+        assert_invalid(&s, false, "CA file");
+        s = good_spec(), s.secret_file = NULL;
+        assert_invalid(&s, false, "secret file");
+        s.secret_file = "";
+        assert_invalid(&s, false, "secret file");
+        s.secret_file = "relative/secret";
+        assert_invalid(&s, false, "secret file");
+        s.secret_file = "/run/a$HOME";
+        assert_invalid(&s, false, "secret file");
+        s.secret_file = "/run/a:b";
+        assert_invalid(&s, false, "secret file");
 }
 END_TEST
 
@@ -161,15 +170,17 @@ START_TEST(test_argv_env) {
                 ck_assert_pstr_eq(env[i], want_env[i]);
         env = unit_strv_free(env);
 
-        /* with TLS settings, the three files last */
-        s.tls = &good_tls;
+        /* with a CA (a TLS cluster) the environment is the same: no file
+         * of TLS's, no secret, nothing but what is above */
+        s.ca_file = "/etc/spark/tls/ca.pem";
         ck_assert_int_eq(executor_unit_environment(&s, &env), 0);
-        for (size_t i = 0; i < ELEMENTSOF(want_env) - 1; i++)
+        for (size_t i = 0; i < ELEMENTSOF(want_env); i++)
                 ck_assert_pstr_eq(env[i], want_env[i]);
-        ck_assert_pstr_eq(env[ELEMENTSOF(want_env) - 1], "SPARK_TLS_CA_FILE=/etc/spark/ca.pem");
-        ck_assert_pstr_eq(env[ELEMENTSOF(want_env)], "SPARK_TLS_CERT_FILE=/etc/spark/node.pem");
-        ck_assert_pstr_eq(env[ELEMENTSOF(want_env) + 1], "SPARK_TLS_KEY_FILE=/etc/spark/node.key");
-        ck_assert_ptr_null(env[ELEMENTSOF(want_env) + 2]);
+        for (size_t i = 0; env[i]; i++) {
+                ck_assert_msg(!strstr(env[i], "SPARK_TLS_"), "%s", env[i]);
+                ck_assert_msg(!strstr(env[i], "/etc/spark"), "%s", env[i]);
+                ck_assert_msg(!strstr(env[i], "secret"), "%s", env[i]);
+        }
 
         /* Every name the worker sets, and only those, is one an app may not
          * set: what the configuration, the master and the worker refuse. */
@@ -179,7 +190,7 @@ START_TEST(test_argv_env) {
 
                 ck_assert_msg(executor_env_name_is_reserved(env[i], len) != from_app, "%s", env[i]);
         }
-        s.tls = NULL;
+        s.ca_file = NULL;
 
         ck_assert_int_eq(executor_unit_work_dir(&s, dir, sizeof(dir)), 0);
         ck_assert_str_eq(dir, "/var/lib/spark/work/app-20261129172233-0001/7");
@@ -230,6 +241,8 @@ START_TEST(test_properties) {
         ExecutorUnitSpec s = good_spec();
         sd_bus *bus = NULL;
         int fds[2], r;
+
+        s.ca_file = "/etc/spark/tls/ca.pem";
         struct { const char *name, *sig; bool seen; } want[] = {
                 { "Description", "s", false }, { "Type", "s", false },
                 { "ExecStart", "a(sasb)", false }, { "Slice", "s", false }, { "User", "s", false },
@@ -238,8 +251,9 @@ START_TEST(test_properties) {
                 { "CPUQuotaPerSecUSec", "t", false }, { "CPUWeight", "t", false },
                 { "CollectMode", "s", false }, { "KillMode", "s", false },
                 { "TimeoutStopUSec", "t", false }, { "SyslogIdentifier", "s", false },
-                { "LogExtraFields", "aay", false },
+                { "LogExtraFields", "aay", false }, { "LoadCredential", "a(ss)", false },
         };
+        unsigned n_credentials = 0;
 
         ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
         ck_assert_int_ge(sd_bus_new(&bus), 0);
@@ -305,6 +319,31 @@ START_TEST(test_properties) {
                         ck_assert_int_ge(sd_bus_message_skip(m, NULL), 0);
                         ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
                         ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                } else if (streq(name, "LoadCredential")) {
+                        const char *id, *path;
+                        ck_assert_int_ge(sd_bus_message_enter_container(m, 'v', "a(ss)"), 0);
+                        ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "(ss)"), 0);
+                        while ((r = sd_bus_message_read(m, "(ss)", &id, &path)) > 0) {
+                                if (n_credentials == 0) {
+                                        ck_assert_str_eq(id, "spark-executor-secret");
+                                        ck_assert_str_eq(path, SECRET_FILE);
+                                } else {
+                                        ck_assert_str_eq(id, "spark-ca");
+                                        ck_assert_str_eq(path, "/etc/spark/tls/ca.pem");
+                                }
+                                n_credentials++;
+                        }
+                        ck_assert_int_ge(r, 0);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                } else if (streq(name, "Environment")) {
+                        char **l = NULL;
+                        ck_assert_int_ge(sd_bus_message_enter_container(m, 'v', "as"), 0);
+                        ck_assert_int_ge(sd_bus_message_read_strv(m, &l), 0);
+                        for (char **e = l; e && *e; e++)
+                                ck_assert_msg(!strstr(*e, "SPARK_TLS_") && !strstr(*e, "/etc/spark"), "%s", *e);
+                        unit_strv_free(l);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
                 } else
                         ck_assert_int_ge(sd_bus_message_skip(m, "v"), 0);
                 ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
@@ -312,6 +351,7 @@ START_TEST(test_properties) {
         ck_assert_int_ge(r, 0);
         for (size_t i = 0; i < ELEMENTSOF(want); i++)
                 ck_assert_msg(want[i].seen, "no %s", want[i].name);
+        ck_assert_uint_eq(n_credentials, 2);
 
         /* the user bus: no User= */
         m = sd_bus_message_unref(m);

@@ -12,6 +12,7 @@
 
 #include "error-buf.h"
 #include "executor-env.h"
+#include "executor-secret.h"
 #include "ids.h"
 #include "macro.h"
 #include "unit-properties.h"
@@ -113,6 +114,17 @@ static int env_entry_check(const char *e, char *error, size_t size) {
         return 0;
 }
 
+/* LoadCredential= takes absolute paths; ':' would end the credential's
+ * name in the property's text form, so none here either. */
+static int credentials_validate(const ExecutorUnitSpec *spec, char *error, size_t size) {
+        if (!path_is_safe(spec->secret_file) || strchr(spec->secret_file, ':'))
+                return fail(error, size, "executor secret file \"%.80s\" is not a safe absolute path",
+                            shown(spec->secret_file));
+        if (spec->ca_file && (!path_is_safe(spec->ca_file) || strchr(spec->ca_file, ':')))
+                return fail(error, size, "CA file \"%.80s\" is not a safe absolute path", spec->ca_file);
+        return 0;
+}
+
 int executor_unit_spec_validate(const ExecutorUnitSpec *spec, bool system_bus, char *error,
                                 size_t error_size) {
         int r;
@@ -151,15 +163,7 @@ int executor_unit_spec_validate(const ExecutorUnitSpec *spec, bool system_bus, c
                 if (r < 0)
                         return r;
         }
-        if (spec->tls) {
-                const char *files[] = { spec->tls->ca_file, spec->tls->cert_file, spec->tls->key_file };
-
-                for (size_t i = 0; i < ELEMENTSOF(files); i++)
-                        if (isempty(files[i]) || strlen(files[i]) >= PATH_MAX ||
-                            !utf8_text_is_valid(files[i], false))
-                                return fail(error, error_size, "invalid TLS file \"%.80s\"", shown(files[i]));
-        }
-        return 0;
+        return credentials_validate(spec, error, error_size);
 }
 
 static int strv_push_printf(char **l, size_t *n, const char *fmt, ...) _printf_(3, 4);
@@ -220,11 +224,6 @@ int executor_unit_environment(const ExecutorUnitSpec *spec, char ***ret) {
             strv_push_printf(l, &n, EXECUTOR_ENV_DRIVER_URL "=%s", spec->driver_url) < 0 ||
             strv_push_printf(l, &n, EXECUTOR_ENV_CORES "=%d", spec->cores) < 0 ||
             strv_push_printf(l, &n, EXECUTOR_ENV_MEMORY_MB "=%" PRId64, spec->memory_mb) < 0)
-                return -ENOMEM;
-        if (spec->tls &&
-            (strv_push_printf(l, &n, TLS_CA_FILE_ENV "=%s", spec->tls->ca_file) < 0 ||
-             strv_push_printf(l, &n, TLS_CERT_FILE_ENV "=%s", spec->tls->cert_file) < 0 ||
-             strv_push_printf(l, &n, TLS_KEY_FILE_ENV "=%s", spec->tls->key_file) < 0))
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;
@@ -420,6 +419,41 @@ static int append_log_extra_fields(sd_bus_message *m, char **fields) {
         return sd_bus_message_close_container(m);
 }
 
+/* LoadCredential: a(ss) — credential name, file.  systemd reads the
+ * files (as root, on the system bus) when the unit starts and gives the
+ * executor copies in $CREDENTIALS_DIRECTORY, readable by its user only; not
+ * SetCredential=, whose value any local user can read over D-Bus. */
+static int append_credentials(sd_bus_message *m, const ExecutorUnitSpec *spec) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_basic(m, 's', "LoadCredential");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'v', "a(ss)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(ss)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "(ss)", EXECUTOR_SECRET_CREDENTIAL, spec->secret_file);
+        if (r < 0)
+                return r;
+        if (spec->ca_file) {
+                r = sd_bus_message_append(m, "(ss)", EXECUTOR_CA_CREDENTIAL, spec->ca_file);
+                if (r < 0)
+                        return r;
+        }
+        for (int i = 0; i < 3; i++) {
+                r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *spec, bool system_bus,
                                     const char *work_dir) {
         _cleanup_(unit_strv_freep) char **argv = NULL, **env = NULL;
@@ -471,6 +505,9 @@ int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *s
         if (r < 0)
                 return r;
         r = append_strv(m, "Environment", env);
+        if (r < 0)
+                return r;
+        r = append_credentials(m, spec);
         if (r < 0)
                 return r;
         r = sd_bus_message_append(m, "(sv)", "MemoryAccounting", "b", 1);

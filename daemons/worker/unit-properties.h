@@ -30,9 +30,9 @@ int executor_unit_argv(const ExecutorUnitSpec *spec, char ***ret);
 
 /* The app's env followed by SPARK_APP_ID, SPARK_EXECUTOR_ID,
  * SPARK_WORKER_ID, SPARK_DRIVER_URL, SPARK_EXECUTOR_CORES and
- * SPARK_EXECUTOR_MEMORY_MB, then with spec->tls SPARK_TLS_CA_FILE,
- * SPARK_TLS_CERT_FILE and SPARK_TLS_KEY_FILE (the app's env may set none of
- * them: executor-env.h).  SPARK_DRIVER_URL, SPARK_EXECUTOR_CORES and
+ * SPARK_EXECUTOR_MEMORY_MB (the app's env may set none of them, nor any
+ * SPARK_TLS_* name: executor-env.h).  No key, secret or path to one: those
+ * are credentials (LoadCredential=, see executor_unit_append_properties()).  SPARK_DRIVER_URL, SPARK_EXECUTOR_CORES and
  * SPARK_EXECUTOR_MEMORY_MB let a restarted worker learn an adopted
  * executor's driver and resources. */
 int executor_unit_environment(const ExecutorUnitSpec *spec, char ***ret);
@@ -47,7 +47,8 @@ int executor_unit_make_work_dir(const ExecutorUnitSpec *spec, bool system_bus, c
                                 size_t size);
 
 /* Appends the a(sv) property array (the container itself included) for a
- * StartTransientUnit call. */
+ * StartTransientUnit call, LoadCredential= with the executor's secret (and
+ * CA) among them. */
 int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *spec,
                                     bool system_bus, const char *work_dir);
 

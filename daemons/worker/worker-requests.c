@@ -10,7 +10,7 @@
 static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
         _cleanup_free_ char **env = NULL;
         size_t n_env = 0;
-        char why[256] = "";
+        char why[256] = "", secret_file[PATH_MAX] = "";
         ExecutorUnitSpec spec;
         LocalExecutor *e;
         int r = 0;
@@ -26,6 +26,9 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 return rpc_request_reply_error(req, -EINVAL, "invalid driver URL");
         if (le->n_env > 256)
                 return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
+        if (!executor_key_is_valid(le->executor_key.len))
+                return rpc_request_reply_error(req, -EINVAL, "executor_key has %zu bytes, not %u",
+                                               le->executor_key.len, EXECUTOR_KEY_SIZE);
 
         /* A resent launch finds its executor. */
         if (worker_executor(w, le->app_id, le->executor_id))
@@ -63,8 +66,10 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .driver_url = le->driver_url,
                 .env = (const char *const *) env,
                 .n_env = n_env,
-                /* the executor dials its driver with this host's certificate */
-                .tls = tls_settings_can_listen(&w->tls) ? &w->tls : NULL,
+                .secret_file = "/", /* its path once written, below */
+                /* the CA only: the executor verifies its driver, and holds
+                 * no certificate */
+                .ca_file = tls_settings_can_dial(&w->tls) ? w->tls.ca_file : NULL,
                 .executor_binary = w->config.worker.executor_binary,
                 .work_dir = w->config.worker.work_dir,
                 .slice = w->config.worker.executor_slice,
@@ -74,12 +79,23 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
         r = executor_unit_spec_validate(&spec, streq(w->config.worker.systemd_bus, "system"), why, sizeof(why));
         if (r < 0)
                 goto done;
+        r = worker_secret_write(w, le->app_id, le->executor_id, le->executor_key.data, le->executor_key.len,
+                                secret_file, sizeof(secret_file));
+        if (r < 0) {
+                snprintf(why, sizeof(why), "cannot write the executor secret in %.160s: %s", w->secrets_dir,
+                         strerror(-r));
+                goto done;
+        }
+        spec.secret_file = secret_file;
         r = worker_executor_add(w, le->app_id, le->executor_id, le->cores, le->memory_mb,
                                 SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING, &e);
-        if (r < 0)
+        if (r < 0) {
+                worker_secret_remove(w, le->app_id, le->executor_id);
                 goto done;
+        }
         r = unit_manager_start(w->units, &spec);
         if (r < 0) {
+                worker_secret_remove(w, le->app_id, le->executor_id);
                 worker_executor_forget(w, e);
                 goto done;
         }

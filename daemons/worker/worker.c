@@ -145,6 +145,8 @@ static void on_units_listed(UnitManager *m, int error, const AdoptedUnit *units,
 
         if (error < 0)
                 log_warning_errno(error, "Failed to list executor units, adopting none: %m");
+        else
+                worker_secrets_clean(w, units, n);
         for (size_t i = 0; i < n; i++) {
                 const AdoptedUnit *u = &units[i];
                 LocalExecutor *e;
@@ -195,6 +197,11 @@ int worker_start(WorkerManager *w) {
         r = daemon_setup_signals(w->event, on_reload, w);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up signal handling: %m");
+
+        r = worker_secrets_init(w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the directory of executor secrets%s%s: %m",
+                                       w->secrets_dir[0] ? " " : "", w->secrets_dir);
 
         r = unit_manager_new(w->event, user_bus, worker_on_unit_state, w, &w->units);
         if (r < 0)

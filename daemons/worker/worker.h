@@ -4,10 +4,13 @@
  * unit-stop signal drivers listen for). */
 #pragma once
 
+#include <limits.h>
+
 #include <systemd/sd-event.h>
 
 #include "config.h"
 #include "event-pub.h"
+#include "executor-secret.h"
 #include "executor-unit.h"
 #include "hashmap.h"
 #include "time-util.h"
@@ -42,6 +45,7 @@ typedef struct WorkerManager {
         sd_event_source *retry_timer;   /* re-sends unacknowledged reports */
         sd_event_source *status_timer;  /* STATUS= for systemctl status */
         char master_id[64];
+        char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
 } WorkerManager;
 
 struct LocalExecutor {
@@ -81,3 +85,14 @@ uint32_t worker_required_roles(const Envelope *env, void *userdata);
 int worker_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(WorkerManager *, worker_free);
+
+/* worker-secrets.c: each executor's secret, in a root-only file that
+ * systemd hands to its unit (LoadCredential=). */
+int worker_secrets_init(WorkerManager *w);
+/* Writes the secret of app_id/executor_id under key (which must have
+ * EXECUTOR_KEY_SIZE bytes, else -EINVAL); its path lands in path. */
+int worker_secret_write(WorkerManager *w, const char *app_id, int executor_id, const uint8_t *key, size_t key_len,
+                        char *path, size_t size);
+void worker_secret_remove(WorkerManager *w, const char *app_id, int executor_id);
+/* Removes every secret but those of units (the alive ones, listed at start). */
+void worker_secrets_clean(WorkerManager *w, const AdoptedUnit *units, size_t n);

@@ -206,6 +206,13 @@ mount -t tmpfs -o mode=755 tmpfs /run/systemd
 mkdir /run/systemd/system /run/systemd/journal
 mount --bind "$dir/hostsd/journal" /run/systemd/journal
 umount -l "$dir/hostsd"
+# $XDG_RUNTIME_DIR/credentials: a shared tmpfs, as under a real
+# /run/user/UID.  systemd mounts a unit's credentials (LoadCredential=) from
+# a child mount namespace; below our private mounts that mount would never
+# reach the unit, and a directory on disk it refuses to clean up.
+mkdir -p "$XDG_RUNTIME_DIR/credentials"
+mount -t tmpfs -o mode=700 tmpfs "$XDG_RUNTIME_DIR/credentials"
+mount --make-shared "$XDG_RUNTIME_DIR/credentials"
 # /sys/fs/cgroup: only the hierarchies we were given, rooted (by the cgroup
 # namespace) at our own child cgroups.
 if [ "$1" = - ]; then

@@ -6,6 +6,8 @@
  *               [--driver-events URL] [--max-cores N] [--cores-per-executor N]
  *               [--memory MB] [--app-id ID] [--env KEY=VALUE]... [--env-pair KEY VALUE]...
  *       prints the new app id
+ *   Both register and launch take --key HEX, the application's executor key
+ *   (default: 32 bytes of 0x5a; any length, to test that it is refused).
  *   fake-driver --master URL unregister APP [REASON]
  *   fake-driver --master URL request-executors APP TOTAL
  *   fake-driver --master WORKER-URL launch --app-id ID --worker-id ID [--executor-id N]
@@ -63,6 +65,7 @@ static int usage(void) {
                 "       fake-driver --master URL request-executors APP TOTAL\n"
                 "       fake-driver --master WORKER-URL launch --app-id ID --worker-id ID [--executor-id N]\n"
                 "                   [--cores N] [--memory MB] [--driver-url URL] [--env KEY=VALUE]...\n"
+                "       register and launch: [--key HEX]\n"
                 "       fake-driver subscribe URL [--timeout SEC]\n");
         return 2;
 }
@@ -104,7 +107,25 @@ typedef struct Options {
         long max_cores, cores, memory_mb, executor_id;
         Spark__KeyValue *env[MAX_ENV];
         size_t n_env;
+        uint8_t key[256];
+        size_t key_len;
 } Options;
+
+static bool parse_hex(const char *s, uint8_t *buf, size_t size, size_t *ret_len) {
+        size_t n = strlen(s);
+
+        if (n % 2 != 0 || n / 2 > size)
+                return false;
+        for (size_t i = 0; i < n / 2; i++) {
+                unsigned v;
+                if (!isxdigit((unsigned char) s[2 * i]) || !isxdigit((unsigned char) s[2 * i + 1]) ||
+                    sscanf(s + 2 * i, "%2x", &v) != 1)
+                        return false;
+                buf[i] = (uint8_t) v;
+        }
+        *ret_len = n / 2;
+        return true;
+}
 
 /* Parses the options of register and launch; 0 or the usage status. */
 static int parse_options(int argc, char **argv, Options *o) {
@@ -126,6 +147,10 @@ static int parse_options(int argc, char **argv, Options *o) {
                         o->app_id = val;
                 else if (strcmp(opt, "--worker-id") == 0)
                         o->worker_id = val;
+                else if (strcmp(opt, "--key") == 0) {
+                        if (!parse_hex(val, o->key, sizeof(o->key), &o->key_len))
+                                return usage();
+                }
                 else if (strcmp(opt, "--max-cores") == 0 || strcmp(opt, "--cores-per-executor") == 0 ||
                          strcmp(opt, "--cores") == 0 || strcmp(opt, "--memory") == 0 ||
                          strcmp(opt, "--executor-id") == 0) {
@@ -163,9 +188,11 @@ static int cmd_register(const char *master, int argc, char **argv) {
         Envelope env = ENVELOPE_INIT, *reply = NULL;
         Options o = {
                 .name = "fake", .driver_url = "tcp://127.0.0.1:9", .driver_events = "", .app_id = "",
-                .cores = 1, .memory_mb = 64,
+                .cores = 1, .memory_mb = 64, .key_len = 32,
         };
         int r;
+
+        memset(o.key, 0x5a, o.key_len);
 
         r = parse_options(argc, argv, &o);
         if (r != 0)
@@ -179,6 +206,7 @@ static int cmd_register(const char *master, int argc, char **argv) {
         ra.executor_memory_mb = o.memory_mb;
         ra.executor_env = o.env;
         ra.n_executor_env = o.n_env;
+        ra.executor_key = (ProtobufCBinaryData) { .len = o.key_len, .data = o.key };
 
         ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
         r = call(master, &env, SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY, &reply);
@@ -195,9 +223,11 @@ static int cmd_launch(const char *worker, int argc, char **argv) {
         Envelope env = ENVELOPE_INIT, *reply = NULL;
         Options o = {
                 .driver_url = "tcp://127.0.0.1:9", .app_id = "", .worker_id = "", .cores = 1, .memory_mb = 64,
-                .executor_id = 1,
+                .executor_id = 1, .key_len = 32,
         };
         int r;
+
+        memset(o.key, 0x5a, o.key_len);
 
         r = parse_options(argc, argv, &o);
         if (r != 0)
@@ -210,6 +240,7 @@ static int cmd_launch(const char *worker, int argc, char **argv) {
         le.driver_url = (char *) o.driver_url;
         le.env = o.env;
         le.n_env = o.n_env;
+        le.executor_key = (ProtobufCBinaryData) { .len = o.key_len, .data = o.key };
 
         ENVELOPE_SET(&env, LAUNCH_EXECUTOR, launch_executor, &le);
         r = call(worker, &env, SPARK__ENVELOPE__BODY_ACK, &reply);

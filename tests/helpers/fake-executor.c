@@ -1,7 +1,8 @@
 /* fake-executor: a stand-in for spark-executor in tests of the worker's
  * systemd side.  It takes (and ignores, beyond printing them) the real
  * executor's arguments, prints its arguments, working directory and SPARK_*
- * environment to stdout (the journal, under systemd), then does what
+ * environment and the names and sizes of its credentials
+ * ($CREDENTIALS_DIRECTORY) to stdout (the journal, under systemd), then does what
  * SPARK_FAKE_MODE says:
  *
  *   exit:N         exit with status N (default mode: exit:0)
@@ -12,6 +13,7 @@
  *   print:TEXT     print TEXT and exit 0
  *
  * --mode MODE on the command line overrides the environment. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +52,28 @@ static void sleep_seconds(double sec) {
                 ;
 }
 
+/* "credential NAME SIZE": what systemd gave us (LoadCredential=), by size,
+ * never the contents. */
+static void print_credentials(void) {
+        const char *dir = getenv("CREDENTIALS_DIRECTORY");
+        struct dirent *de;
+        DIR *d;
+
+        if (!dir || !(d = opendir(dir)))
+                return;
+        while ((de = readdir(d))) {
+                char path[4096];
+                struct stat st;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+                if (stat(path, &st) == 0)
+                        printf("fake-executor: credential %s %lld\n", de->d_name, (long long) st.st_size);
+        }
+        closedir(d);
+}
+
 int main(int argc, char *argv[]) {
         const char *mode = getenv("SPARK_FAKE_MODE");
         char cwd[4096];
@@ -67,6 +92,7 @@ int main(int argc, char *argv[]) {
         for (char **e = environ; *e; e++)
                 if (strncmp(*e, "SPARK_", 6) == 0)
                         printf("fake-executor: env %s\n", *e);
+        print_credentials();
         fflush(stdout);
 
         if (strncmp(mode, "exit:", 5) == 0)

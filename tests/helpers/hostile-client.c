@@ -23,6 +23,8 @@
  *   --truncate N   send only the first N bytes (N < 0: all but the last -N)
  *   --pad N        append an unknown field of N bytes (a message too big)
  *   --print-size   also print the request's size on stderr
+ *   --tls-ca FILE  for a tls+tcp:// URL: verify the server with this CA,
+ *                  and present no certificate (what an executor holds)
  *
  * Prints one line and exits with:
  *   0  "error CODE MESSAGE"      the daemon answered with an Error
@@ -42,10 +44,12 @@
 
 #include "codec.h"
 #include "macro.h"
+#include "nng-util.h"
+#include "tls.h"
 
 static int usage(void) {
         fprintf(stderr,
-                "usage: hostile-client [--timeout MS] [--version N] [--truncate N] [--pad N] URL\n"
+                "usage: hostile-client [--timeout MS] [--version N] [--truncate N] [--pad N] [--tls-ca FILE] URL\n"
                 "           send BODY [FIELD=VALUE]... | raw HEX | garbage N | unknown-body\n");
         return 2;
 }
@@ -462,6 +466,7 @@ static int build_request(const Options *o, char **args, int n, uint8_t **ret, si
 
 int main(int argc, char **argv) {
         Options o = { .version = SPARK_PROTOCOL_VERSION };
+        TlsSettings tls = {};
         int timeout_ms = 3000, i = 1, r = 2, rv;
         const char *url;
         nng_socket sock;
@@ -471,6 +476,10 @@ int main(int argc, char **argv) {
                 const char *opt = argv[i];
                 if (streq(opt, "--print-size")) {
                         o.print_size = true;
+                        continue;
+                }
+                if (streq(opt, "--tls-ca") && i + 1 < argc) {
+                        tls.ca_file = argv[++i];
                         continue;
                 }
                 if (i + 1 >= argc || !parse_int(argv[i + 1], LLONG_MIN, LLONG_MAX, &v))
@@ -497,7 +506,15 @@ int main(int argc, char **argv) {
                 (void) nng_socket_set_ms(sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
                 (void) nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, timeout_ms);
                 (void) nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, timeout_ms);
-                rv = nng_dial(sock, url, NULL, 0);
+                if (tls_url(url)) {
+                        /* blocking: a refused handshake is the answer */
+                        int k = nng_util_dial(sock, url, &tls, 0, NULL);
+                        if (k < 0) {
+                                printf("noreply %s\n", strerror(-k));
+                                return 3;
+                        }
+                } else
+                        rv = nng_dial(sock, url, NULL, 0);
         }
         if (rv != 0) {
                 printf("noreply %s\n", nng_strerror(rv));

@@ -52,25 +52,48 @@ sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out1" 2>
 check_eq "2,000 function tasks succeed" 0 "$rc"
 check "... with 2,000 correct results in task order" cmp -s "$tmp/squares" "$tmp/out1"
 
-# --- only the executors the master started may register (docs/DESIGN.md §9) ----------
-# A cluster member starting spark-executor itself must not get the app's
-# tasks: an id the master never launched is refused (the executor retries,
-# in case the master's event is late), and so is a launched id from another
-# worker.
+# --- only the executors the master started may register -------------------
+# Someone starting spark-executor by hand must not get the app's tasks.
+# Every registration carries the executor's secret (an HMAC of the app and
+# executor ids under the driver's key), which only the worker that launched
+# that executor could write: without one, or with executor 1's secret for
+# another id, the driver refuses at once.  And with executor 1's own secret
+# (read from its worker, as root can) from another worker, the driver still
+# knows where the master started executor 1.
 app=$(sed -n 's/.*Application \(app-[0-9]*-[0-9]*\) .*registered.*/\1/p' "$(daemon_log driver)" | head -n 1)
 worker=$(sed -n 's/.*Executor 1 registered.* worker=\([^] ]*\).*/\1/p' "$(daemon_log driver)" | head -n 1)
+secret1=$(ls "$XDG_RUNTIME_DIR"/spark-worker/secrets/*/"spark-executor-$app-1.service" 2>/dev/null | head -n 1)
+check "executor 1's secret is a 32-byte file only root may read" \
+        test "$(stat -c '%s %a %U' "$secret1" 2>/dev/null)" = "32 400 root"
+check_eq "... in a directory only root may enter" 700 "$(stat -c %a "$(dirname "$secret1")" 2>/dev/null)"
+mkdir -p "$tmp/creds1" "$tmp/creds-none"
+cp "$secret1" "$tmp/creds1/spark-executor-secret"
 rogue() {
+        local creds=$1
+        shift
         mkdir -p "$tmp/rogue"
-        timeout 3 "$SPARK_BUILD/spark-executor" --driver "ipc://$tmp/driver.sock" --app-id "$app" --cores 1 \
-                --work-dir "$tmp/rogue" "$@"
+        CREDENTIALS_DIRECTORY=$creds timeout 3 "$SPARK_BUILD/spark-executor" --driver "ipc://$tmp/driver.sock" \
+                --app-id "$app" --cores 1 --work-dir "$tmp/rogue" "$@"
 }
 rc=0
-rogue --executor-id 999 --worker-id "$worker" >"$tmp/rogue1.log" 2>&1 || rc=$?
-check_eq "an executor id the master never launched is kept waiting (killed by timeout)" 124 "$rc"
-check_match "... told it is not one the master started" "not one the master has started" "$(cat "$tmp/rogue1.log")"
+rogue "" --executor-id 999 --worker-id "$worker" >"$tmp/rogue1.log" 2>&1 || rc=$?
+check_eq "an executor without a secret is refused at once (exit 1)" 1 "$rc"
+check_match "... told why" "registration as executor 999 of $app refused: no executor secret" "$(cat "$tmp/rogue1.log")"
 check "... and it never registered" bash -c "! grep -q 'Executor 999 registered' '$(daemon_log driver)'"
 rc=0
-rogue --executor-id 1 --worker-id worker-20261129000000-impostor-1 >"$tmp/rogue2.log" 2>&1 || rc=$?
+rogue "$tmp/creds1" --executor-id 2 --worker-id "$worker" >"$tmp/rogue3.log" 2>&1 || rc=$?
+check_eq "executor 1's secret replayed as executor 2 is refused at once (exit 1)" 1 "$rc"
+check_match "... told why" "registration as executor 2 of $app refused: wrong executor secret" "$(cat "$tmp/rogue3.log")"
+check "... and the driver logs it" driver_log_has "Refused a registration as executor 2 of $app: a wrong executor secret"
+check_eq "... while executor 2 stays registered once" 1 "$(grep -c 'Executor 2 registered' "$(daemon_log driver)")"
+hostile=$SPARK_BUILD/tests/helpers/hostile-client
+check_match "a poll as executor 2 with executor 1's secret is refused" \
+        "^error -1 poll as executor 2 of $app refused: wrong executor secret" \
+        "$("$hostile" "ipc://$tmp/driver.sock" send poll app_id="$app" executor_id=2 secret=@"$secret1")"
+check_match "... and one without a secret" "^error -1 poll as executor 1 of $app refused: no executor secret" \
+        "$("$hostile" "ipc://$tmp/driver.sock" send poll app_id="$app" executor_id=1)"
+rc=0
+rogue "$tmp/creds1" --executor-id 1 --worker-id worker-20261129000000-impostor-1 >"$tmp/rogue2.log" 2>&1 || rc=$?
 check_eq "a launched executor id from another worker is refused at once (exit 1)" 1 "$rc"
 check_match "... naming the worker it was started on" "executor 1 of $app was started on worker $worker" \
         "$(cat "$tmp/rogue2.log")"
@@ -154,3 +177,15 @@ check_match "... after task_max_failures = 4 attempts" '"attempts":4' "$(cat "$t
 stop_daemon driver TERM
 check "the driver unregistered its application" grep -q "unregistered" "$(daemon_log driver)"
 check "no spark-executor unit is left" wait_until 20 no_units
+secret_files() { find "$XDG_RUNTIME_DIR/spark-worker/secrets" -type f -name "spark-executor-$app-*" 2>/dev/null | wc -l; }
+no_secret_files() { [ "$(secret_files)" -eq 0 ]; }
+check "... nor any executor's secret file (removed as each unit ended)" wait_until 10 no_secret_files
+
+# --- a restarted worker removes the secrets of units that are gone ----------
+w1secrets=$XDG_RUNTIME_DIR/spark-worker/secrets/$(sed 's/[^A-Za-z0-9._-]/_/g' <<<"ipc://$tmp/worker1.sock")
+stop_daemon worker1
+check_eq "worker1's secrets directory is root's, mode 0700" "700 root" "$(stat -c '%a %U' "$w1secrets" 2>/dev/null)"
+head -c 32 /dev/urandom >"$w1secrets/spark-executor-$app-77.service"
+start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
+stale_gone() { [ ! -e "$w1secrets/spark-executor-$app-77.service" ]; }
+check "a restarted worker removes a secret whose unit is gone" wait_until 10 stale_gone

@@ -129,6 +129,9 @@ still_serving() {
 
 baseline=$(cluster_state)
 [ -n "$baseline" ] || die "cannot read the cluster's state"
+# executor keys: a good length (32 bytes) and a bad one
+head -c 32 /dev/urandom >"$tmp/key32"
+head -c 31 /dev/urandom >"$tmp/key31"
 
 # --- every endpoint: malformed, truncated, oversized, wrong version, unknown type -
 
@@ -202,7 +205,14 @@ esc "master: ExecutorStateChanged back to LAUNCHING" '^error -22 ' executor_id=1
 esc "master: ExecutorStateChanged to STATE_UNKNOWN" '^error -22 ' executor_id=1 state=EXECUTOR_STATE_UNKNOWN
 
 reg_app() { hostile "$1" "$2" "$M" send register_application name=evil "driver_url=ipc://$tmp/evil-driver.sock" \
-        cores_per_executor=1 executor_memory_mb=64 "${@:3}"; }
+        cores_per_executor=1 executor_memory_mb=64 executor_key=@"$tmp/key32" "${@:3}"; }
+reg_app "master: RegisterApplication with a 31-byte executor key" '^error -22 executor_key has 31 bytes, not 32' \
+        executor_key=@"$tmp/key31"
+reg_app "master: RegisterApplication with an empty executor key" '^error -22 executor_key has 0 bytes, not 32' \
+        executor_key=""
+reg_app "master: re-registering the running app under another executor key" \
+        "^error -17 application $APP is registered with another executor key" app_id="$APP" \
+        driver_url="$D"
 reg_app "master: RegisterApplication with a driver URL that carries a second line" \
         '^error -22 invalid driver endpoint' "driver_url=ipc://$tmp/x
 ExecStart=/bin/sh"
@@ -249,7 +259,11 @@ still_serving master "$M" cluster_state_request cluster_state
 # --- worker -------------------------------------------------------------------------
 
 launch() { hostile "$1" "$2" "$W" send launch_executor "app_id=$APP" executor_id=77 "worker_id=$WID" cores=1 \
-        memory_mb=64 "driver_url=$D" "${@:3}"; }
+        memory_mb=64 "driver_url=$D" executor_key=@"$tmp/key32" "${@:3}"; }
+launch "worker: LaunchExecutor with a 31-byte executor key" '^error -22 executor_key has 31 bytes, not 32' \
+        executor_key=@"$tmp/key31"
+launch "worker: LaunchExecutor without an executor key" '^error -22 executor_key has 0 bytes, not 32' executor_key=""
+
 launch "worker: LaunchExecutor for app 'app-1;rm'" '^error -22 invalid application or executor id' "app_id=app-1;rm"
 launch "worker: LaunchExecutor for app '../../etc'" '^error -22 invalid application or executor id' app_id=../../etc
 launch "worker: LaunchExecutor with executor id -1" '^error -22 invalid application or executor id' executor_id=-1
@@ -298,16 +312,24 @@ reg_exec "driver: RegisterExecutor with cores = -1" '^error -22 invalid executor
 reg_exec "driver: RegisterExecutor from host '../x'" '^error -22 invalid executor registration' host=../x
 reg_exec "driver: RegisterExecutor from host 'a b'" '^error -22 invalid executor registration' "host=a b"
 reg_exec "driver: RegisterExecutor from worker 'w;rm'" '^error -22 invalid executor registration' "worker_id=w;rm"
-reg_exec "driver: RegisterExecutor taking a registered executor's id" '^error -17 executor id 1 is already registered' \
-        executor_id=1 "worker_id=$WID"
-reg_exec "driver: RegisterExecutor taking a registered executor's id, from another worker" \
-        "^error -1 executor 1 of $APP was started on worker $WID, not \"worker-20261129000000-evil-1\"" \
-        executor_id=1 worker_id=worker-20261129000000-evil-1
+# Each registration and poll must carry the executor's secret, checked
+# before the rest: the worker, app and id checks behind it are in
+# test-driver-executor.sh, with a real secret.
+reg_exec "driver: RegisterExecutor taking a registered executor's id, without its secret" \
+        "^error -1 registration as executor 1 of $APP refused: no executor secret" executor_id=1 "worker_id=$WID"
+reg_exec "driver: RegisterExecutor taking a registered executor's id, with a made-up secret" \
+        "^error -1 registration as executor 1 of $APP refused: wrong executor secret" executor_id=1 "worker_id=$WID" \
+        secret=@"$tmp/key32"
 reg_exec "driver: RegisterExecutor under an id the master never started" \
-        "^error -11 executor 77 of $APP is not one the master has started" "worker_id=$WID"
+        "^error -1 registration as executor 77 of $APP refused: no executor secret" "worker_id=$WID"
 
-hostile "driver: Poll of an executor it does not know is told to shut down" \
-        '^reply poll_reply shutdown=1 .*reason=unknown executor' "$D" send poll "app_id=$APP" executor_id=2147483647
+hostile "driver: Poll as executor INT_MAX is refused" '^error -22 invalid executor id 2147483647' \
+        "$D" send poll "app_id=$APP" executor_id=2147483647
+hostile "driver: Poll as a registered executor without its secret is refused" \
+        "^error -1 poll as executor 1 of $APP refused: no executor secret" "$D" send poll "app_id=$APP" executor_id=1
+hostile "driver: Poll of an executor it does not know, with a made-up secret, is refused" \
+        "^error -1 poll as executor 99 of $APP refused: wrong executor secret" "$D" send poll "app_id=$APP" \
+        executor_id=99 secret=@"$tmp/key32"
 hostile "driver: Poll for another app is told to shut down" '^reply poll_reply shutdown=1 .*not this driver' \
         "$D" send poll app_id=app-20991231235959-0001 executor_id=1
 sj() { hostile "$1" "$2" "$D" send submit_job name=evil kind=TASK_FUNCTION library=x symbol=square "${@:3}"; }
@@ -366,15 +388,20 @@ print(w[0], e[0]["executor_id"]) if e else sys.exit(1)' "$WID"
 }
 check "the master starts an executor on the sleeping worker" wait_until 30 quietly stub_executor
 read -r SWID SEID < <(stub_executor)
+# The hostile client takes its place with its secret, read (as root) from
+# its worker: only that worker could have handed it to the unit.
+SSECRET=$XDG_RUNTIME_DIR/spark-worker/secrets/$(sed 's/[^A-Za-z0-9._-]/_/g' <<<"ipc://$tmp/worker2.sock")
+SSECRET=$SSECRET/spark-executor-$APP-$SEID.service
+check "... whose secret its worker keeps for it" test -s "$SSECRET"
 job_0001() { sparkctl jobs --json | python3 -c '
 import json, sys
 print([j for j in json.load(sys.stdin)["jobs"] if j["job_id"] == "job-0001"])'; }
 job_before=$(job_0001)
-bad_poll() { echo + send poll "app_id=$APP" "executor_id=$SEID" results.0.job_id=job-0001 \
+bad_poll() { echo + send poll "app_id=$APP" "executor_id=$SEID" "secret=@$SSECRET" results.0.job_id=job-0001 \
         results.1.job_id=job-0001 results.1.index=0 results.1.attempt=1 "$@"; }
 # shellcheck disable=SC2046 # bad_poll prints words for hostile-client
 out=$("$HC" "$D" send register_executor "app_id=$APP" "executor_id=$SEID" "worker_id=$SWID" host=evil cores=1 \
-        pid=1 $(bad_poll results.0.index=5000 results.0.attempt=1) $(bad_poll results.0.index=-1 results.0.attempt=1) \
+        pid=1 "secret=@$SSECRET" $(bad_poll results.0.index=5000 results.0.attempt=1) $(bad_poll results.0.index=-1 results.0.attempt=1) \
         $(bad_poll results.0.index=0 results.0.attempt=0) 2>&1 | sed ':a;N;$!ba;s/\n/ \/\/ /g')
 check_match "driver: the executor the master started registers" '^reply register_executor_reply // ' "$out"
 check_match "driver: a result for task 5000 of a job of 3 tasks is refused" \

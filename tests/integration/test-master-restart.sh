@@ -82,6 +82,15 @@ restart_during_job() {
 restart_during_job crash KILL
 restart_during_job restart TERM
 
+# The state holds the driver's executor key, which the master hands to the
+# worker of each new executor: private, and kept across the restarts, so an
+# executor launched afterwards gets a secret its driver takes.
+check_eq "the state file is private (it holds executor keys)" 600 "$(stat -c %a "$tmp/state/state.pb")"
+victim=$(units | head -n 1)
+systemctl --user kill -s KILL "$victim"
+registered5() { grep -q 'Executor 5 registered' "$(daemon_log driver)"; }
+check "an executor the restarted master launches registers with the driver" wait_until 30 registered5
+
 # ids are never handed out twice: the next app continues the count
 rc=0
 new_app=$("$fake_driver" --master "ipc://$tmp/master.sock" register --name probe --driver-url "ipc://$tmp/nobody.sock" \

@@ -48,6 +48,7 @@ master_port=$(free_port) || die "no free port"
 events_port=$(free_port) || die "no free port"
 driver_port=$(free_port) || die "no free port"
 driver_events_port=$(free_port) || die "no free port"
+exec_port=$(free_port) || die "no free port"
 master_url=tls+tcp://127.0.0.1:$master_port
 driver_url=tls+tcp://127.0.0.1:$driver_port
 # One cluster.conf for the host: the CA and a client certificate for
@@ -55,12 +56,14 @@ driver_url=tls+tcp://127.0.0.1:$driver_port
 # section (master.tls_cert_file, ...), as on a host that runs all three.
 # own_tls DIR NAME: a section's tls_cert_file and tls_key_file.
 own_tls() { echo "tls_cert_file = \"$1/$2.pem\"; tls_key_file = \"$1/$2.key\";"; }
+exec_url=tls+tcp://127.0.0.1:$exec_port
 cat >"$tmp/cluster.conf" <<EOF
 cluster: { master = "$master_url"; master_events = "tls+tcp://127.0.0.1:$events_port";
            tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$tls/client.pem"; tls_key_file = "$tls/client.key"; };
 master: { listen = "$master_url"; events_listen = "tls+tcp://127.0.0.1:$events_port";
           state_dir = "$tmp/state"; worker_timeout_ms = 3000; $(own_tls "$tls" master) };
 driver: { app_name = "tls-test"; listen = "$driver_url"; events_listen = "tls+tcp://127.0.0.1:$driver_events_port";
+          executor_listen = "$exec_url";
           advertise_host = "127.0.0.1"; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0;
           $(own_tls "$tls" driver) };
 EOF
@@ -94,6 +97,11 @@ rc=0
 out=$("$SPARK_BUILD/spark-master" --config "$tmp/nocert.conf" --check-config 2>&1) || rc=$?
 check_eq "a daemon's key without its certificate fails --check-config (exit 78)" 78 "$rc"
 check_match "... naming both keys" "master\.tls_cert_file: not set, but master\.tls_key_file is" "$out"
+grep -v executor_listen "$tmp/cluster.conf" >"$tmp/noexec.conf"
+rc=0
+out=$("$SPARK_BUILD/spark-driver" --config "$tmp/noexec.conf" --check-config 2>&1) || rc=$?
+check_eq "a tls+tcp:// driver.listen without executor_listen fails --check-config (exit 78)" 78 "$rc"
+check_match "... naming the key" "driver\.executor_listen: must be set: driver\.listen is a tls\+tcp:// endpoint" "$out"
 
 # sparkctl finds cluster.conf's TLS files through $SPARK_CONF_DIR.
 export SPARK_CONF_DIR=$tmp
@@ -108,6 +116,45 @@ start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
 check "two workers register over TLS" wait_for workers_are 2
 start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
 check "the executors register with the driver over TLS" wait_until 30 log_has driver 'Executor 4 registered'
+check "... dialling executor_listen" log_has driver "executors dial $(sed 's/[.+]/\\&/g' <<<"$exec_url")"
+
+# --- executors hold no key of a cluster member -------------------------------
+app=$(sed -n 's/.*Application \(app-[0-9]*-[0-9]*\) .*registered.*/\1/p' "$(daemon_log driver)" | head -n 1)
+unit=spark-executor-$app-1.service
+environment=$(systemctl --user show -p Environment --value "$unit")
+check_match "executor 1's unit has its environment" "SPARK_EXECUTOR_ID=1" "$environment"
+check "... with no TLS file, key or certificate in it" \
+        bash -c "! grep -Eq 'SPARK_TLS_|\.key|\.pem|$tls' <<<'$environment'"
+# (systemctl show cannot print LoadCredential=; the transient unit file says it)
+credentials=$(systemctl --user cat "$unit" 2>/dev/null | grep '^LoadCredential=')
+check_match "... its secret comes as a credential" "^LoadCredential=spark-executor-secret:/" "$credentials"
+check_match "... and so does the CA" "^LoadCredential=spark-ca:$tls/ca\.pem" "$credentials"
+check "... and no certificate or key does" bash -c "! grep -Eq '127\.0\.0\.1\.(pem|key)' <<<'$credentials'"
+pid=$(systemctl --user show -p MainPID --value "$unit")
+cmdline_clean() {
+        local c
+        c=$(tr '\0' ' ' <"/proc/$1/cmdline") || return 1
+        [ -n "$c" ] && ! grep -Eq 'secrets/|\.key|\.pem' <<<"$c"
+}
+check "... nor the command line" cmdline_clean "$pid"
+secret1=$(ls "$XDG_RUNTIME_DIR"/spark-worker/secrets/*/"$unit" 2>/dev/null | head -n 1)
+check "the worker keeps executor 1's secret in a root-only file" \
+        test "$(stat -c '%s %a %U' "$secret1" 2>/dev/null)" = "32 400 root"
+hostile=$SPARK_BUILD/tests/helpers/hostile-client
+# All an executor holds is its secret and the CA: neither opens the master.
+check_match "with only the CA, registering a worker at the master fails the handshake" "^noreply " \
+        "$("$hostile" --tls-ca "$tls/ca.pem" "$master_url" send register_worker worker_id=w host=h cores=64 memory_mb=64 \
+                endpoint=tcp://127.0.0.1:9 2>&1)"
+check_match "... and so does anything else at the driver's client endpoint" "^noreply " \
+        "$("$hostile" --tls-ca "$tls/ca.pem" "$driver_url" send list_jobs 2>&1)"
+check_match "on executor_listen, with only the CA, a client request is refused" \
+        "^error -1 list_jobs is not an executor's request" \
+        "$("$hostile" --tls-ca "$tls/ca.pem" "$exec_url" send list_jobs 2>&1)"
+check_match "... and executor 1's secret does not register executor 5" \
+        "^error -1 registration as executor 5 of $app refused: wrong executor secret" \
+        "$("$hostile" --tls-ca "$tls/ca.pem" "$exec_url" send register_executor app_id="$app" executor_id=5 \
+                host=h cores=1 worker_id=w secret=@"$secret1" 2>&1)"
+check_eq "two workers still" 2 "$(n_workers)"
 
 # --- a job over TLS -------------------------------------------------------------
 seq 0 199 >"$tmp/numbers"
