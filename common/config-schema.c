@@ -34,6 +34,14 @@
         { .section = CONFIG_SECTION_CLUSTER, .name = #n, .key = "cluster." #n, .type = CONFIG_KEY_STRING, \
           .reloadable = RESTART, .offset = offsetof(SparkConfig, cluster.tls.field), .default_string = "", \
           .validate = check_optional_path, .description = (desc) }
+/* A daemon's own certificate and key, in place of cluster.tls_cert_file and
+ * tls_key_file, so that the daemons of one host each present their role's. */
+#define KEY_DAEMON_TLS(S, s)                                                                              \
+        KEY_STRING(S, s, tls_cert_file, "", check_optional_path, RESTART,                                 \
+                   "this daemon's certificate (PEM), signed by the cluster CA with the " #s " role; empty: " \
+                   "cluster.tls_cert_file"),                                                              \
+        KEY_STRING(S, s, tls_key_file, "", check_optional_path, RESTART,                                  \
+                   "the private key of " #s ".tls_cert_file (PEM, unencrypted); empty: cluster.tls_key_file")
 
 #define RELOAD true
 #define RESTART false
@@ -61,10 +69,13 @@ static const ConfigKey schema[] = {
         KEY_TLS_PATH(tls_cert_file, cert_file,
                      "this host's certificate (PEM), signed by the cluster CA, for its host names"),
         KEY_TLS_PATH(tls_key_file, key_file, "the private key of tls_cert_file (PEM, unencrypted)"),
+        KEY_BOOL(CLUSTER, cluster, insecure, false, RESTART,
+                 "allow plaintext tcp:// listen endpoints beyond loopback (anyone who reaches them may run "
+                 "jobs on the workers); the daemons warn at every start"),
 
-        KEY_ENDPOINT(MASTER, master, listen, "tcp://0.0.0.0:7077", RESTART,
+        KEY_ENDPOINT(MASTER, master, listen, "tcp://127.0.0.1:7077", RESTART,
                      "where the master accepts requests"),
-        KEY_ENDPOINT(MASTER, master, events_listen, "tcp://0.0.0.0:7078", RESTART,
+        KEY_ENDPOINT(MASTER, master, events_listen, "tcp://127.0.0.1:7078", RESTART,
                      "where the master publishes events"),
         KEY_STRING(MASTER, master, state_dir, "/var/lib/spark/master", check_absolute_path, RESTART,
                    "where the master keeps the state it recovers after a restart"),
@@ -76,10 +87,11 @@ static const ConfigKey schema[] = {
                 "cores given to an application that sets no max_cores; 0: no cap"),
         KEY_INT(MASTER, master, max_executor_retries, 10, 0, 10000, RELOAD,
                 "executor failures in a row after which an application fails"),
+        KEY_DAEMON_TLS(MASTER, master),
 
-        KEY_ENDPOINT(WORKER, worker, listen, "tcp://0.0.0.0:7081", RESTART,
+        KEY_ENDPOINT(WORKER, worker, listen, "tcp://127.0.0.1:7081", RESTART,
                      "where the worker accepts requests"),
-        KEY_ENDPOINT(WORKER, worker, events_listen, "tcp://0.0.0.0:7082", RESTART,
+        KEY_ENDPOINT(WORKER, worker, events_listen, "tcp://127.0.0.1:7082", RESTART,
                      "where the worker publishes executor state changes"),
         KEY_STRING(WORKER, worker, advertise_host, "", check_host, RESTART,
                    "the host name peers use to reach this worker; empty: the host name"),
@@ -99,12 +111,13 @@ static const ConfigKey schema[] = {
                    check_absolute_path, RELOAD, "the program new executor units run"),
         KEY_STRING(WORKER, worker, work_dir, "/var/lib/spark/work", check_absolute_path, RESTART,
                    "executors' working directories are created below it"),
+        KEY_DAEMON_TLS(WORKER, worker),
 
         KEY_STRING(DRIVER, driver, app_name, "default", check_app_name, RESTART,
                    "the application's name, as the master shows it"),
-        KEY_ENDPOINT(DRIVER, driver, listen, "tcp://0.0.0.0:7091", RESTART,
+        KEY_ENDPOINT(DRIVER, driver, listen, "tcp://127.0.0.1:7091", RESTART,
                      "where the driver accepts executors and clients"),
-        KEY_ENDPOINT(DRIVER, driver, events_listen, "tcp://0.0.0.0:7092", RESTART,
+        KEY_ENDPOINT(DRIVER, driver, events_listen, "tcp://127.0.0.1:7092", RESTART,
                      "where the driver publishes job events"),
         KEY_STRING(DRIVER, driver, advertise_host, "", check_host, RESTART,
                    "the host name executors use to reach the driver; empty: the host name"),
@@ -124,6 +137,7 @@ static const ConfigKey schema[] = {
                 "most MiB of results one job may return"),
         KEY_ENV(DRIVER, driver, executor_env, RELOAD,
                 "environment variables of new executors, NAME = \"value\""),
+        KEY_DAEMON_TLS(DRIVER, driver),
 };
 
 static const char *const section_table[_CONFIG_SECTION_MAX] = {

@@ -478,71 +478,188 @@ static int check_readable(const char *path) {
         return 0;
 }
 
-static const char *const tls_keys[] = {
-        "cluster.tls_ca_file",
-        "cluster.tls_cert_file",
-        "cluster.tls_key_file",
-};
-
 /* Where a key is set in the files, NULL if it is not. */
 static config_setting_t *setting_of(Loader *l, const char *key) {
         return config_lookup(&l->lc, key);
 }
 
-/* The cross-checks of the TLS keys, once every key is valid on its own:
- * they are set together or not at all, a tls+tcp:// endpoint needs them,
- * and the files must be readable by whoever loads the configuration. */
-static int check_tls(Loader *l) {
-        const char *values[ELEMENTSOF(tls_keys)], *tls_endpoint = NULL, *first_set_key = NULL;
-        config_setting_t *first_set = NULL, *endpoint_setting = NULL;
-        const ConfigKey *schema;
-        size_t n, n_set = 0;
+static const char *string_of(Loader *l, const char *key) {
+        const ConfigKey *k = config_key_find_by_key(key);
+
+        return k ? *(char *const *) config_key_value_const(k, &l->config) : NULL;
+}
+
+/* The sections that may name a certificate and key: the cluster's, and each
+ * daemon's own in its place. */
+static const ConfigSection tls_owners[] = {
+        CONFIG_SECTION_CLUSTER,
+        CONFIG_SECTION_MASTER,
+        CONFIG_SECTION_WORKER,
+        CONFIG_SECTION_DRIVER,
+};
+
+/* A certificate needs its key and the CA, and the other way round. */
+static int check_tls_pair(Loader *l, ConfigSection s) {
+        const char *name = config_section_to_string(s);
+        char cert[64], key[64];
+        const char *set_key, *cert_value, *key_value;
+        config_setting_t *set;
         int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(tls_keys); i++) {
-                const ConfigKey *k = config_key_find_by_key(tls_keys[i]);
+        snprintf(cert, sizeof(cert), "%s.tls_cert_file", name);
+        snprintf(key, sizeof(key), "%s.tls_key_file", name);
+        cert_value = string_of(l, cert);
+        key_value = string_of(l, key);
+        if (isempty(cert_value) && isempty(key_value))
+                return 0;
+        set_key = isempty(cert_value) ? key : cert;
+        set = setting_of(l, set_key);
+        if (!set)
+                return 0;
 
-                values[i] = *(char *const *) config_key_value_const(k, &l->config);
-                if (!isempty(values[i])) {
-                        n_set++;
-                        if (!first_set) {
-                                first_set = setting_of(l, tls_keys[i]);
-                                first_set_key = tls_keys[i];
-                        }
+        if (isempty(string_of(l, "cluster.tls_ca_file"))) {
+                r = setting_error(l, set, "cluster.tls_ca_file: not set, but %s is: TLS needs the CA, the "
+                                  "certificate and the key", set_key);
+                if (r < 0)
+                        return r;
+        }
+        if (isempty(cert_value) || isempty(key_value))
+                return setting_error(l, set, "%s: not set, but %s is: TLS needs the CA, the certificate and the key",
+                                     isempty(cert_value) ? cert : key, set_key);
+        return 0;
+}
+
+/* A tls+tcp:// endpoint of section s needs the CA, and one of a daemon
+ * (it listens) also a certificate and key, its own or the cluster's.  Only
+ * the first such endpoint of a section is named. */
+static int check_tls_endpoints(Loader *l, ConfigSection s, bool *ca_reported) {
+        const char *name = config_section_to_string(s);
+        const ConfigKey *schema, *endpoint = NULL;
+        config_setting_t *where;
+        TlsSettings t;
+        size_t n;
+        int r;
+
+        schema = config_schema(&n);
+        for (size_t i = 0; i < n && !endpoint; i++)
+                if (schema[i].section == s && schema[i].type == CONFIG_KEY_ENDPOINT &&
+                    tls_url(*(char *const *) config_key_value_const(schema + i, &l->config)))
+                        endpoint = schema + i;
+        if (!endpoint)
+                return 0;
+        where = setting_of(l, endpoint->key);
+        if (!where)
+                return 0;
+
+        t = config_tls_for(&l->config, s);
+        if (isempty(t.ca_file) && !*ca_reported) {
+                *ca_reported = true;
+                r = setting_error(l, where, "cluster.tls_ca_file: must be set: %s is a tls+tcp:// endpoint",
+                                  endpoint->key);
+                if (r < 0)
+                        return r;
+        }
+        if (s == CONFIG_SECTION_CLUSTER)
+                return 0; /* dialed: a CA is enough to verify the server */
+        if (isempty(t.cert_file)) {
+                r = setting_error(l, where, "%s.tls_cert_file (or cluster.tls_cert_file): must be set: %s is a "
+                                  "tls+tcp:// endpoint", name, endpoint->key);
+                if (r < 0)
+                        return r;
+        }
+        if (isempty(t.key_file)) {
+                r = setting_error(l, where, "%s.tls_key_file (or cluster.tls_key_file): must be set: %s is a "
+                                  "tls+tcp:// endpoint", name, endpoint->key);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The files must be readable by whoever loads the configuration. */
+static int check_tls_readable(Loader *l) {
+        const ConfigKey *schema;
+        size_t n;
+        int r;
+
+        schema = config_schema(&n);
+        for (size_t i = 0; i < n; i++) {
+                const char *value;
+
+                /* tls_ca_file, tls_cert_file, tls_key_file of any section */
+                if (schema[i].type != CONFIG_KEY_STRING || strncmp(schema[i].name, "tls_", 4) != 0)
+                        continue;
+                value = *(char *const *) config_key_value_const(schema + i, &l->config);
+                if (isempty(value))
+                        continue;
+                r = check_readable(value);
+                if (r < 0) {
+                        _cleanup_free_ char *q = NULL;
+                        config_setting_t *where = setting_of(l, schema[i].key);
+
+                        if (!where)
+                                continue;
+                        if (config_quote(value, &q) < 0)
+                                return -ENOMEM;
+                        errno = -r;
+                        r = setting_error(l, where, "%s: cannot read %s: %m", schema[i].key, q);
+                        if (r < 0)
+                                return r;
                 }
         }
+        return 0;
+}
+
+/* The cross-checks of the TLS keys, once every key is valid on its own:
+ * a certificate goes with its key and the CA, a tls+tcp:// endpoint needs
+ * them, and the files must be readable. */
+static int check_tls(Loader *l) {
+        bool ca_reported = false;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(tls_owners); i++) {
+                r = check_tls_pair(l, tls_owners[i]);
+                if (r < 0)
+                        return r;
+        }
+        if (l->n_errors > 0)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(tls_owners); i++) {
+                r = check_tls_endpoints(l, tls_owners[i], &ca_reported);
+                if (r < 0)
+                        return r;
+        }
+        return check_tls_readable(l);
+}
+
+/* Anyone who reaches a master's or driver's request endpoint can run code
+ * on every worker: plaintext tcp:// listens on loopback only, unless the
+ * operator sets cluster.insecure.  Every listen key of the schema, so that
+ * keys added later are covered too. */
+static int check_listen_exposure(Loader *l) {
+        const ConfigKey *schema;
+        size_t n;
+        int r;
+
+        if (l->config.cluster.insecure)
+                return 0;
         schema = config_schema(&n);
-        for (size_t i = 0; i < n && !tls_endpoint; i++)
-                if (schema[i].type == CONFIG_KEY_ENDPOINT &&
-                    tls_url(*(char *const *) config_key_value_const(schema + i, &l->config))) {
-                        tls_endpoint = schema[i].key;
-                        endpoint_setting = setting_of(l, schema[i].key);
-                }
+        for (size_t i = 0; i < n; i++) {
+                config_setting_t *where;
 
-        for (size_t i = 0; i < ELEMENTSOF(tls_keys); i++) {
-                if (isempty(values[i])) {
-                        if (n_set > 0 && first_set)
-                                r = setting_error(l, first_set,
-                                                  "%s: not set, but %s is: TLS needs the CA, the certificate "
-                                                  "and the key",
-                                                  tls_keys[i], first_set_key);
-                        else if (tls_endpoint && endpoint_setting)
-                                r = setting_error(l, endpoint_setting, "%s: must be set: %s is a tls+tcp:// endpoint",
-                                                  tls_keys[i], tls_endpoint);
-                        else
-                                r = 0;
-                } else {
-                        r = check_readable(values[i]);
-                        if (r < 0) {
-                                _cleanup_free_ char *q = NULL;
-
-                                if (config_quote(values[i], &q) < 0)
-                                        return -ENOMEM;
-                                errno = -r;
-                                r = setting_error(l, setting_of(l, tls_keys[i]), "%s: cannot read %s: %m",
-                                                  tls_keys[i], q);
-                        }
-                }
+                if (!config_key_listens_beyond_loopback(schema + i, &l->config))
+                        continue;
+                where = setting_of(l, schema[i].key);
+                if (where)
+                        r = setting_error(l, where,
+                                          "%s: plaintext %s listens beyond loopback; use a tls+tcp:// endpoint, or "
+                                          "set cluster.insecure = true",
+                                          schema[i].key, *(char *const *) config_key_value_const(schema + i, &l->config));
+                else
+                        r = add_error(l, l->path, 0,
+                                      "%s: the default %s listens beyond loopback; set it, or set "
+                                      "cluster.insecure = true",
+                                      schema[i].key, *(char *const *) config_key_value_const(schema + i, &l->config));
                 if (r < 0)
                         return r;
         }
@@ -706,6 +823,11 @@ int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
                 if (r < 0)
                         return r;
         }
+        if (l.n_errors == 0) {
+                r = check_listen_exposure(&l);
+                if (r < 0)
+                        return r;
+        }
         if (l.n_errors > 0) {
                 r = -EINVAL;
                 goto fail;
@@ -726,6 +848,8 @@ char **config_errors_free(char **errors) {
 }
 
 int config_check_tls(const SparkConfig *c, char *error, size_t error_size) {
+        TlsSettings checked[ELEMENTSOF(tls_owners)];
+        size_t n_checked = 0;
         char why[512];
         int r;
 
@@ -733,10 +857,27 @@ int config_check_tls(const SparkConfig *c, char *error, size_t error_size) {
                 return -EINVAL;
         if (!tls_settings_can_dial(&c->cluster.tls))
                 return 0;
-        r = nng_tls_check_settings(&c->cluster.tls, true, why, sizeof(why));
-        if (r < 0)
-                snprintf(error, error_size, "cluster.tls_*: %s", why);
-        return r;
+        /* each distinct certificate once: the cluster's, and each daemon's own */
+        for (size_t i = 0; i < ELEMENTSOF(tls_owners); i++) {
+                TlsSettings t = config_tls_for(c, tls_owners[i]);
+                bool own = tls_owners[i] != CONFIG_SECTION_CLUSTER && t.cert_file != c->cluster.tls.cert_file;
+                bool seen = false;
+
+                for (size_t j = 0; j < n_checked && !seen; j++)
+                        seen = streq_ptr(checked[j].cert_file, t.cert_file) &&
+                               streq_ptr(checked[j].key_file, t.key_file);
+                if (seen)
+                        continue;
+                checked[n_checked++] = t;
+                /* a CA alone (daemons with their own certificates) is checked as a dialer's */
+                r = nng_tls_check_settings(&t, tls_settings_can_listen(&t), why, sizeof(why));
+                if (r < 0) {
+                        snprintf(error, error_size, "%s.tls_*: %s",
+                                 own ? config_section_to_string(tls_owners[i]) : "cluster", why);
+                        return r;
+                }
+        }
+        return 0;
 }
 
 int config_check_main(const char *path, FILE *out) {

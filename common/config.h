@@ -20,8 +20,11 @@ typedef struct SparkClusterConfig {
         char *master;        /* master's request endpoint */
         char *master_events; /* master's event endpoint */
         /* cluster.tls_ca_file, tls_cert_file, tls_key_file: "" when unset.
-         * The strings are owned by the configuration (stored as char *). */
+         * The strings are owned by the configuration (stored as char *).
+         * A daemon's own <section>.tls_cert_file and tls_key_file take the
+         * place of the last two: see config_tls_for(). */
         TlsSettings tls;
+        bool insecure; /* plaintext tcp:// may listen beyond loopback */
 } SparkClusterConfig;
 
 typedef struct SparkMasterConfig {
@@ -32,6 +35,8 @@ typedef struct SparkMasterConfig {
         bool spread_out;
         int64_t default_cores; /* 0: no cap */
         int64_t max_executor_retries;
+        char *tls_cert_file; /* "": cluster.tls_cert_file */
+        char *tls_key_file;  /* "": cluster.tls_key_file */
 } SparkMasterConfig;
 
 typedef struct SparkWorkerConfig {
@@ -46,6 +51,8 @@ typedef struct SparkWorkerConfig {
         char *executor_user; /* ignored on the user bus */
         char *executor_binary;
         char *work_dir;
+        char *tls_cert_file; /* "": cluster.tls_cert_file */
+        char *tls_key_file;  /* "": cluster.tls_key_file */
 } SparkWorkerConfig;
 
 typedef struct SparkDriverConfig {
@@ -61,6 +68,8 @@ typedef struct SparkDriverConfig {
         int64_t executor_heartbeat_timeout_ms;
         int64_t max_result_mb;
         char **executor_env; /* NULL-terminated "NAME=value" strings, file order; NULL: none */
+        char *tls_cert_file; /* "": cluster.tls_cert_file */
+        char *tls_key_file;  /* "": cluster.tls_key_file */
 } SparkDriverConfig;
 
 typedef struct SparkConfig {
@@ -166,10 +175,27 @@ int config_diff_reloadable(
 /* Copies every reloadable key from new into *c; the others keep their value. */
 int config_apply_reloadable(SparkConfig *c, const SparkConfig *new);
 
+/* The TLS settings the daemon of section s (master, worker or driver) uses
+ * for every listener and dialer: the cluster CA, and its own certificate and
+ * key (<section>.tls_cert_file, tls_key_file) if set, else the cluster's.
+ * For CONFIG_SECTION_CLUSTER: cluster.tls_* alone.  The strings belong to
+ * c; "" or NULL where nothing is set. */
+TlsSettings config_tls_for(const SparkConfig *c, ConfigSection s);
+
+/* Whether url is a plaintext tcp:// endpoint whose host is not a loopback
+ * address (127.0.0.0/8, ::1, localhost): "", 0.0.0.0 and [::] listen on
+ * every address, a host name may resolve to anything.  ipc:// and
+ * tls+tcp:// never are. */
+bool config_endpoint_beyond_loopback(const char *url);
+/* Whether k is a listen key (an endpoint whose name ends in "listen") and
+ * its value in c is a plaintext endpoint beyond loopback, which config_load()
+ * refuses unless cluster.insecure is set. */
+bool config_key_listens_beyond_loopback(const ConfigKey *k, const SparkConfig *c);
+
 /* Whether the TLS files the configuration names can be used (config_load()
- * checks only that they are readable): loads them as the sockets will.
- * Returns 0 (also when TLS is not configured), or a negative errno with a
- * message in error. */
+ * checks only that they are readable): loads them as the sockets will, for
+ * the cluster's settings and each daemon's own.  Returns 0 (also when TLS
+ * is not configured), or a negative errno with a message in error. */
 int config_check_tls(const SparkConfig *c, char *error, size_t error_size);
 
 /* --check-config: prints "configuration OK" and returns 0, or prints each

@@ -21,6 +21,8 @@
 #define SPARK_MESSAGE_JOB_FINISHED        "9c706f2bdb554c37b9c9329498aaa954"
 #define SPARK_MESSAGE_TLS_REFUSED         "90b569b3beff473b96f719c40eb372b6"
 #define SPARK_MESSAGE_ROLE_REFUSED        "f84ae17c40cb4abbb33a6b1871b84391"
+/* cluster.insecure is set: logged at every start */
+#define SPARK_MESSAGE_INSECURE            "60c2b902debc44b6b8a510164d1f53e1"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

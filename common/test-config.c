@@ -128,15 +128,18 @@ static const struct {
         { "cluster.tls_ca_file", "\"\"" },
         { "cluster.tls_cert_file", "\"\"" },
         { "cluster.tls_key_file", "\"\"" },
-        { "master.listen", "\"tcp://0.0.0.0:7077\"" },
-        { "master.events_listen", "\"tcp://0.0.0.0:7078\"" },
+        { "cluster.insecure", "false" },
+        { "master.listen", "\"tcp://127.0.0.1:7077\"" },
+        { "master.events_listen", "\"tcp://127.0.0.1:7078\"" },
         { "master.state_dir", "\"/var/lib/spark/master\"" },
         { "master.worker_timeout_ms", "10000" },
         { "master.spread_out", "true" },
         { "master.default_cores", "0" },
         { "master.max_executor_retries", "10" },
-        { "worker.listen", "\"tcp://0.0.0.0:7081\"" },
-        { "worker.events_listen", "\"tcp://0.0.0.0:7082\"" },
+        { "master.tls_cert_file", "\"\"" },
+        { "master.tls_key_file", "\"\"" },
+        { "worker.listen", "\"tcp://127.0.0.1:7081\"" },
+        { "worker.events_listen", "\"tcp://127.0.0.1:7082\"" },
         { "worker.advertise_host", "\"\"" },
         { "worker.cores", "0" },
         { "worker.memory_mb", "0" },
@@ -146,9 +149,11 @@ static const struct {
         { "worker.executor_user", "\"spark\"" },
         { "worker.executor_binary", "\"/usr/lib/spark/spark-executor\"" },
         { "worker.work_dir", "\"/var/lib/spark/work\"" },
+        { "worker.tls_cert_file", "\"\"" },
+        { "worker.tls_key_file", "\"\"" },
         { "driver.app_name", "\"default\"" },
-        { "driver.listen", "\"tcp://0.0.0.0:7091\"" },
-        { "driver.events_listen", "\"tcp://0.0.0.0:7092\"" },
+        { "driver.listen", "\"tcp://127.0.0.1:7091\"" },
+        { "driver.events_listen", "\"tcp://127.0.0.1:7092\"" },
         { "driver.advertise_host", "\"\"" },
         { "driver.max_cores", "0" },
         { "driver.cores_per_executor", "1" },
@@ -158,6 +163,8 @@ static const struct {
         { "driver.executor_heartbeat_timeout_ms", "10000" },
         { "driver.max_result_mb", "1024" },
         { "driver.executor_env", "{ }" },
+        { "driver.tls_cert_file", "\"\"" },
+        { "driver.tls_key_file", "\"\"" },
 };
 
 static const char *const expected_reloadable[] = {
@@ -199,7 +206,7 @@ START_TEST(test_defaults) {
         ck_assert_int_eq(c.master.worker_timeout_ms, 10000);
         ck_assert(c.master.spread_out);
         ck_assert_int_eq(c.master.max_executor_retries, 10);
-        ck_assert_str_eq(c.worker.events_listen, "tcp://0.0.0.0:7082");
+        ck_assert_str_eq(c.worker.events_listen, "tcp://127.0.0.1:7082");
         ck_assert_int_eq(c.worker.heartbeat_ms, 1000);
         ck_assert_str_eq(c.worker.systemd_bus, "system");
         ck_assert_str_eq(c.worker.executor_user, "spark");
@@ -345,8 +352,8 @@ START_TEST(test_good_values) {
         ck_assert_int_eq(config_load(DATA "/good-master.conf", &m, &errors), 0);
         ck_assert_str_eq(m.cluster.master, "tcp://10.0.0.1:7077");
         ck_assert_str_eq(m.cluster.master_events, "tcp://10.0.0.1:7078");
-        ck_assert_str_eq(m.master.listen, "tcp://0.0.0.0:9077");
-        ck_assert_str_eq(m.master.events_listen, "tcp://0.0.0.0:7078");
+        ck_assert_str_eq(m.master.listen, "tcp://127.0.0.2:9077");
+        ck_assert_str_eq(m.master.events_listen, "tcp://127.0.0.1:7078");
         ck_assert_str_eq(m.master.state_dir, "/srv/spark/master");
         ck_assert_int_eq(m.master.worker_timeout_ms, 5000);
         ck_assert(!m.master.spread_out);
@@ -593,7 +600,7 @@ START_TEST(test_reload_diff) {
         ck_assert_str_eq(running.worker.executor_binary, "/usr/local/lib/spark/spark-executor");
         ck_assert_str_eq(running.driver.executor_env[0], "PATH=/usr/bin:/bin");
         ck_assert_str_eq(running.cluster.master, "tcp://10.0.0.1:7077");
-        ck_assert_str_eq(running.master.listen, "tcp://0.0.0.0:9077");
+        ck_assert_str_eq(running.master.listen, "tcp://127.0.0.2:9077");
         ck_assert_str_eq(running.worker.systemd_bus, "system");
         config_done(&next); /* copies, not aliases: ASan would see */
         ck_assert_str_eq(running.driver.executor_env[3], "MULTI=two\nlines\ttab");
@@ -754,6 +761,139 @@ START_TEST(test_format_value) {
 }
 END_TEST
 
+START_TEST(test_beyond_loopback) {
+        static const char *const exposed[] = {
+                "tcp://0.0.0.0:7077", "tcp://:7077",          "tcp://[::]:7077",     "tcp://10.0.0.1:7077",
+                "tcp://node-1:7077",  "tcp://[fe80::1]:7077", "tcp://128.0.0.1:1",   "tcp://localhost.lan:1",
+                "tcp://[::2]:7077",   "tcp://*:7077",
+        };
+        static const char *const local[] = {
+                "tcp://127.0.0.1:7077",   "tcp://127.255.0.9:1",     "tcp://[::1]:7077",
+                "tcp://localhost:7077",   "tcp://LOCALHOST:7077",    "tcp://[::ffff:127.0.0.1]:1",
+                "ipc:///run/spark/m.sock", "tls+tcp://0.0.0.0:7077", "tls+tcp://[::]:7077",
+        };
+        _cleanup_(config_done) SparkConfig c = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(exposed); i++)
+                ck_assert_msg(config_endpoint_beyond_loopback(exposed[i]), "%s", exposed[i]);
+        for (size_t i = 0; i < ELEMENTSOF(local); i++)
+                ck_assert_msg(!config_endpoint_beyond_loopback(local[i]), "%s", local[i]);
+        ck_assert(!config_endpoint_beyond_loopback(NULL));
+
+        /* only listen keys: the master's address is dialed */
+        ck_assert_int_eq(config_defaults(&c), 0);
+        free(c.cluster.master);
+        c.cluster.master = strdup("tcp://10.0.0.1:7077");
+        free(c.master.listen);
+        c.master.listen = strdup("tcp://0.0.0.0:7077");
+        ck_assert(!config_key_listens_beyond_loopback(config_key_find_by_key("cluster.master"), &c));
+        ck_assert(config_key_listens_beyond_loopback(config_key_find_by_key("master.listen"), &c));
+        ck_assert(!config_key_listens_beyond_loopback(config_key_find_by_key("master.events_listen"), &c));
+        ck_assert(!config_key_listens_beyond_loopback(config_key_find_by_key("master.state_dir"), &c));
+        ck_assert(!config_key_listens_beyond_loopback(NULL, &c));
+}
+END_TEST
+
+START_TEST(test_tls_for) {
+        _cleanup_(config_done) SparkConfig d = {}, t = {};
+        TlsSettings s;
+
+        ck_assert_int_eq(config_load(DATA "/good-tls-daemons.conf", &d, NULL), 0);
+        s = config_tls_for(&d, CONFIG_SECTION_WORKER);
+        ck_assert_str_eq(s.ca_file, "/dev/null");
+        ck_assert_str_eq(s.cert_file, "/dev/zero");
+        ck_assert_str_eq(s.key_file, "/dev/zero");
+        s = config_tls_for(&d, CONFIG_SECTION_MASTER);
+        ck_assert_str_eq(s.cert_file, "/dev/null");
+        ck_assert(tls_settings_can_listen(&s));
+        /* the cluster's own: the CA alone, enough to dial */
+        s = config_tls_for(&d, CONFIG_SECTION_CLUSTER);
+        ck_assert(tls_settings_can_dial(&s));
+        ck_assert(!tls_settings_can_listen(&s));
+
+        /* without a daemon's own, the cluster's */
+        ck_assert_int_eq(config_load(DATA "/good-tls.conf", &t, NULL), 0);
+        for (ConfigSection i = 0; i < _CONFIG_SECTION_MAX; i++) {
+                s = config_tls_for(&t, i);
+                ck_assert_ptr_eq(s.cert_file, t.cluster.tls.cert_file);
+                ck_assert_ptr_eq(s.key_file, t.cluster.tls.key_file);
+                ck_assert_ptr_eq(s.ca_file, t.cluster.tls.ca_file);
+        }
+}
+END_TEST
+
+START_TEST(test_check_tls_daemons) {
+        char why[640];
+        _cleanup_free_ char *text = NULL, *bad = NULL;
+        _cleanup_(config_done) SparkConfig c = {}, b = {};
+        char *path = NULL, source_dir[PATH_MAX];
+
+        ck_assert_ptr_nonnull(getcwd(source_dir, sizeof(source_dir)));
+
+        /* each daemon's files are loaded as its sockets will */
+        ck_assert_int_ge(asprintf(&text,
+                                  "cluster: { tls_ca_file = \"%s/tests/data/tls/ca.pem\"; };\n"
+                                  "master: { tls_cert_file = \"%s/tests/data/tls/host.pem\";\n"
+                                  "          tls_key_file = \"%s/tests/data/tls/host.key\"; };\n",
+                                  source_dir, source_dir, source_dir),
+                         0);
+        ck_assert_int_eq(load_text(text, &c, NULL, &path), 0);
+        free(path);
+        ck_assert_int_eq(config_check_tls(&c, why, sizeof(why)), 0);
+
+        ck_assert_int_ge(asprintf(&bad,
+                                  "cluster: { tls_ca_file = \"%s/tests/data/tls/ca.pem\"; };\n"
+                                  "driver: { tls_cert_file = \"%s/tests/data/tls/host.pem\";\n"
+                                  "          tls_key_file = \"%s/tests/data/tls/ca.pem\"; };\n",
+                                  source_dir, source_dir, source_dir),
+                         0);
+        ck_assert_int_eq(load_text(bad, &b, NULL, NULL), 0);
+        ck_assert_int_lt(config_check_tls(&b, why, sizeof(why)), 0);
+        ck_assert_msg(strstr(why, "driver.tls_*: the certificate ") && strstr(why, "host.pem and the private key ") &&
+                              strstr(why, "ca.pem cannot be used together"),
+                      "%s", why);
+}
+END_TEST
+
+START_TEST(test_insecure) {
+        _cleanup_(config_errors_freep) char **errors = NULL;
+        const ConfigKey *schema;
+        size_t n, n_listen = 0;
+
+        /* every listen key of the schema, also those added later */
+        schema = config_schema(&n);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(config_done) SparkConfig c = {};
+                _cleanup_free_ char *text = NULL, *insecure = NULL, *want = NULL;
+                const char *name = schema[i].name;
+
+                if (schema[i].type != CONFIG_KEY_ENDPOINT || strlen(name) < 6 ||
+                    !streq(name + strlen(name) - 6, "listen"))
+                        continue;
+                n_listen++;
+                ck_assert_int_ge(asprintf(&text, "%s: {\n  %s = \"tcp://0.0.0.0:7000\";\n};\n",
+                                          config_section_to_string(schema[i].section), name),
+                                 0);
+                errors = config_errors_free(errors);
+                ck_assert_int_eq(load_text(text, &c, &errors, NULL), -EINVAL);
+                ck_assert_ptr_nonnull(errors);
+                ck_assert_int_ge(asprintf(&want,
+                                          "t.conf:2: %s: plaintext tcp://0.0.0.0:7000 listens beyond loopback; use "
+                                          "a tls+tcp:// endpoint, or set cluster.insecure = true",
+                                          schema[i].key),
+                                 0);
+                ck_assert_msg(strstr(errors[0], want), "%s", errors[0]);
+                ck_assert_ptr_null(errors[1]);
+
+                ck_assert_int_ge(asprintf(&insecure, "cluster: { insecure = true; };\n%s", text), 0);
+                ck_assert_int_eq(load_text(insecure, &c, NULL, NULL), 0);
+                ck_assert(c.cluster.insecure);
+                ck_assert(config_key_listens_beyond_loopback(schema + i, &c));
+        }
+        ck_assert_int_ge(n_listen, 6);
+}
+END_TEST
+
 static Suite *config_suite(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("core");
@@ -771,12 +911,16 @@ static Suite *config_suite(void) {
         tcase_add_test(tc, test_default_path);
         tcase_add_test(tc, test_validators);
         tcase_add_test(tc, test_format_value);
+        tcase_add_test(tc, test_beyond_loopback);
+        tcase_add_test(tc, test_tls_for);
         suite_add_tcase(s, tc);
 
         tcase_add_checked_fixture(tmp, tmp_setup, tmp_teardown);
         tcase_add_test(tmp, test_ranges);
         tcase_add_test(tmp, test_types);
         tcase_add_test(tmp, test_unknown);
+        tcase_add_test(tmp, test_check_tls_daemons);
+        tcase_add_test(tmp, test_insecure);
         suite_add_tcase(s, tmp);
         return s;
 }

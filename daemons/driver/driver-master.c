@@ -233,7 +233,7 @@ void driver_subscribe_worker(Driver *d, const char *events_url) {
 
         if (hashmap_get(d->worker_events, events_url) || config_endpoint_check(events_url))
                 return;
-        r = event_sub_new(d->event, events_url, &(EventSubConfig) { .tls = &d->config.cluster.tls }, on_worker_event,
+        r = event_sub_new(d->event, events_url, &(EventSubConfig) { .tls = &d->tls }, on_worker_event,
                           on_resync, d, &s);
         if (r < 0) {
                 log_warning_errno(r, "Failed to subscribe to worker events at %s, ignoring: %m", events_url);
@@ -245,6 +245,6 @@ void driver_subscribe_worker(Driver *d, const char *events_url) {
 
 int driver_subscribe_master(Driver *d) {
         return event_sub_new(d->event, d->config.cluster.master_events,
-                             &(EventSubConfig) { .tls = &d->config.cluster.tls }, on_master_event, on_resync, d,
+                             &(EventSubConfig) { .tls = &d->tls }, on_master_event, on_resync, d,
                              &d->master_events);
 }

@@ -28,6 +28,7 @@ int driver_new(const char *config_path, Driver **ret) {
                 return -ENOMEM;
         if (daemon_load_config(config_path, &d->config) != 0)
                 return -EINVAL;
+        d->tls = config_tls_for(&d->config, CONFIG_SECTION_DRIVER);
 
         r = endpoint_advertise(d->config.driver.listen, d->config.driver.advertise_host, &d->url);
         if (r < 0)
@@ -130,7 +131,7 @@ static int on_register_timer(sd_event_source *s, uint64_t usec, void *userdata) 
 }
 
 int driver_start(Driver *d) {
-        RpcServerConfig sc = { .max_request_bytes = DRIVER_MAX_REQUEST_BYTES, .tls = &d->config.cluster.tls };
+        RpcServerConfig sc = { .max_request_bytes = DRIVER_MAX_REQUEST_BYTES, .tls = &d->tls };
         char error[256] = "";
         int r;
 
@@ -147,7 +148,7 @@ int driver_start(Driver *d) {
         if (r < 0)
                 return log_error_errno(r, "Failed to check roles on %s: %s", d->config.driver.listen, error);
         rpc_server_set_pipe_handler(d->server, driver_on_pipe, d);
-        r = rpc_client_new(d->event, d->config.cluster.master, &(RpcClientConfig) { .tls = &d->config.cluster.tls },
+        r = rpc_client_new(d->event, d->config.cluster.master, &(RpcClientConfig) { .tls = &d->tls },
                            &d->master);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
@@ -185,7 +186,7 @@ void driver_unregister(Driver *d) {
         ua.app_id = d->app_id;
         ua.reason = (char *) "driver stopped";
         ENVELOPE_SET(&env, UNREGISTER_APPLICATION, unregister_application, &ua);
-        r = rpc_call_sync_tls(d->config.cluster.master, &d->config.cluster.tls, &env, 3000, 0, &reply);
+        r = rpc_call_sync_tls(d->config.cluster.master, &d->tls, &env, 3000, 0, &reply);
         envelope_free(reply);
         if (r < 0)
                 log_warning_errno(r, "Failed to unregister application %s from the master: %m", d->app_id);

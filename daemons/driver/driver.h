@@ -32,6 +32,7 @@ typedef struct Driver {
         sd_event *event;
         char *config_path;
         SparkConfig config;
+        TlsSettings tls; /* config_tls_for(&config, CONFIG_SECTION_DRIVER): the strings are config's */
         char *url;                /* advertised request endpoint, given to executors */
         char app_id[APP_ID_MAX];
         bool registered;

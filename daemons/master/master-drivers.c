@@ -60,7 +60,7 @@ void master_check_driver(Master *m, const char *app_id, int executor_id) {
         snprintf(dc->app_id, sizeof(dc->app_id), "%s", a->id);
         snprintf(dc->url, sizeof(dc->url), "%s", a->driver_url);
         r = rpc_client_new(m->event, dc->url,
-                           &(RpcClientConfig) { .tls = &m->config.cluster.tls, .queue = m->link_queue },
+                           &(RpcClientConfig) { .tls = &m->tls, .queue = m->link_queue },
                            &dc->client);
         if (r >= 0) {
                 /* whatever it is asked, a driver answers */

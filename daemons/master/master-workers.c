@@ -43,7 +43,7 @@ static void worker_call_free(WorkerCall *call) {
 }
 
 static RpcClient *worker_link(Master *m, Worker *w) {
-        RpcClientConfig cfg = { .tls = &m->config.cluster.tls, .queue = m->link_queue };
+        RpcClientConfig cfg = { .tls = &m->tls, .queue = m->link_queue };
         RpcClient *c = w->link;
         int r;
 

@@ -28,6 +28,7 @@ int master_new(const char *config_path, Master **ret) {
         r = daemon_load_config(config_path, &m->config);
         if (r != 0)
                 return -EINVAL;
+        m->tls = config_tls_for(&m->config, CONFIG_SECTION_MASTER);
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -134,11 +135,11 @@ int master_start(Master *m) {
         if (r < 0)
                 return r;
 
-        r = event_pub_new(m->config.master.events_listen, 0, &m->config.cluster.tls, &m->events);
+        r = event_pub_new(m->config.master.events_listen, 0, &m->tls, &m->events);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen for subscribers on %s: %m", m->config.master.events_listen);
 
-        r = rpc_server_new_envelope(m->event, m->config.master.listen, &(RpcServerConfig) { .tls = &m->config.cluster.tls },
+        r = rpc_server_new_envelope(m->event, m->config.master.listen, &(RpcServerConfig) { .tls = &m->tls },
                                     master_handle_request, m, &m->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", m->config.master.listen);

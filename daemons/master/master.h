@@ -21,6 +21,7 @@ typedef struct Master {
         sd_event *event;
         char *config_path;
         SparkConfig config;
+        TlsSettings tls; /* config_tls_for(&config, CONFIG_SECTION_MASTER): the strings are config's */
         Cluster *cluster;
         RpcServer *server;
         EventPub *events;

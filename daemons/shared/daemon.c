@@ -109,6 +109,35 @@ static int block_signals(void) {
         return sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ? -errno : 0;
 }
 
+/* cluster.insecure lets plaintext listeners reach beyond loopback, where
+ * anyone who can send a request may run code on the workers: say so at
+ * every start, naming the endpoints it concerns. */
+static void warn_insecure(const char *path, const SparkConfig *c) {
+        _cleanup_free_ char *list = NULL;
+        const ConfigKey *schema;
+        size_t n, size = 0;
+        FILE *f;
+
+        if (!c->cluster.insecure)
+                return;
+        f = open_memstream(&list, &size);
+        if (f) {
+                schema = config_schema(&n);
+                for (size_t i = 0; i < n; i++)
+                        if (config_key_listens_beyond_loopback(schema + i, c))
+                                fprintf(f, "%s%s %s", ftell(f) > 0 ? ", " : "", schema[i].key,
+                                        *(char *const *) config_key_value_const(schema + i, c));
+                if (fclose(f) != 0) {
+                        free(list);
+                        list = NULL;
+                }
+        }
+        log_struct(LOG_WARNING, LOG_FIELDS(.message_id = SPARK_MESSAGE_INSECURE),
+                   "%s: cluster.insecure = true: plaintext tcp:// endpoints may listen beyond loopback (%s); "
+                   "anyone who reaches them can run jobs on the workers. Use tls+tcp:// endpoints instead.",
+                   path, isempty(list) ? "none now" : list);
+}
+
 int daemon_load_config(const char *path, SparkConfig *ret) {
         _cleanup_(config_errors_freep) char **errors = NULL;
         char why[640];
@@ -133,6 +162,7 @@ int daemon_load_config(const char *path, SparkConfig *ret) {
                 log_error("%s: %s", path, why);
                 return EXIT_CONFIG;
         }
+        warn_insecure(path, ret);
         return 0;
 }
 

@@ -64,7 +64,7 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .env = (const char *const *) env,
                 .n_env = n_env,
                 /* the executor dials its driver with this host's certificate */
-                .tls = tls_settings_can_listen(&w->config.cluster.tls) ? &w->config.cluster.tls : NULL,
+                .tls = tls_settings_can_listen(&w->tls) ? &w->tls : NULL,
                 .executor_binary = w->config.worker.executor_binary,
                 .work_dir = w->config.worker.work_dir,
                 .slice = w->config.worker.executor_slice,

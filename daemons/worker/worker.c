@@ -80,6 +80,7 @@ int worker_new(const char *config_path, WorkerManager **ret) {
                 return -ENOMEM;
         if (daemon_load_config(config_path, &w->config) != 0)
                 return -EINVAL;
+        w->tls = config_tls_for(&w->config, CONFIG_SECTION_WORKER);
 
         if (!isempty(w->config.worker.advertise_host))
                 snprintf(w->host, sizeof(w->host), "%s", w->config.worker.advertise_host);
@@ -202,17 +203,17 @@ int worker_start(WorkerManager *w) {
         r = daemon_watch_tls(w->event, &w->config);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch TLS handshakes: %m");
-        r = event_pub_new(w->config.worker.events_listen, 0, &w->config.cluster.tls, &w->events);
+        r = event_pub_new(w->config.worker.events_listen, 0, &w->tls, &w->events);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen for subscribers on %s: %m", w->config.worker.events_listen);
-        r = rpc_server_new_envelope(w->event, w->config.worker.listen, &(RpcServerConfig) { .tls = &w->config.cluster.tls },
+        r = rpc_server_new_envelope(w->event, w->config.worker.listen, &(RpcServerConfig) { .tls = &w->tls },
                                     worker_handle_request, w, &w->server);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", w->config.worker.listen);
         r = rpc_server_set_roles(w->server, worker_required_roles, daemon_role_refused, w, error, sizeof(error));
         if (r < 0)
                 return log_error_errno(r, "Failed to check roles on %s: %s", w->config.worker.listen, error);
-        r = rpc_client_new(w->event, w->config.cluster.master, &(RpcClientConfig) { .tls = &w->config.cluster.tls },
+        r = rpc_client_new(w->event, w->config.cluster.master, &(RpcClientConfig) { .tls = &w->tls },
                            &w->master);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",

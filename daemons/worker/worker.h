@@ -20,6 +20,7 @@ typedef struct WorkerManager {
         sd_event *event;
         char *config_path;
         SparkConfig config;
+        TlsSettings tls; /* config_tls_for(&config, CONFIG_SECTION_WORKER): the strings are config's */
         char id[WORKER_ID_MAX];
         char host[256];
         char *endpoint;          /* advertised request endpoint */

@@ -50,46 +50,50 @@ driver_port=$(free_port) || die "no free port"
 driver_events_port=$(free_port) || die "no free port"
 master_url=tls+tcp://127.0.0.1:$master_port
 driver_url=tls+tcp://127.0.0.1:$driver_port
-# the cluster group with the certificate NAME of directory DIR
-cluster_with() {
-        cat <<EOF
+# One cluster.conf for the host: the CA and a client certificate for
+# sparkctl in the cluster section, and each daemon's own certificate in its
+# section (master.tls_cert_file, ...), as on a host that runs all three.
+# own_tls DIR NAME: a section's tls_cert_file and tls_key_file.
+own_tls() { echo "tls_cert_file = \"$1/$2.pem\"; tls_key_file = \"$1/$2.key\";"; }
+cat >"$tmp/cluster.conf" <<EOF
 cluster: { master = "$master_url"; master_events = "tls+tcp://127.0.0.1:$events_port";
-           tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$1/$2.pem"; tls_key_file = "$1/$2.key"; };
-EOF
-}
-cluster_with "$tls" client >"$tmp/cluster.conf" # for sparkctl
-cat >"$tmp/daemons.conf" <<EOF
+           tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$tls/client.pem"; tls_key_file = "$tls/client.key"; };
 master: { listen = "$master_url"; events_listen = "tls+tcp://127.0.0.1:$events_port";
-          state_dir = "$tmp/state"; worker_timeout_ms = 3000; };
+          state_dir = "$tmp/state"; worker_timeout_ms = 3000; $(own_tls "$tls" master) };
 driver: { app_name = "tls-test"; listen = "$driver_url"; events_listen = "tls+tcp://127.0.0.1:$driver_events_port";
-          advertise_host = "127.0.0.1"; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0; };
+          advertise_host = "127.0.0.1"; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0;
+          $(own_tls "$tls" driver) };
 EOF
-{ cluster_with "$tls" master; cat "$tmp/daemons.conf"; } >"$tmp/master.conf"
-{ cluster_with "$tls" driver; cat "$tmp/daemons.conf"; } >"$tmp/driver.conf"
 # worker3: a host whose certificate comes from another CA.
 for i in 1 2 3; do
         port=$(free_port) || die "no free port"
         eport=$(free_port) || die "no free port"
-        {
-                if [ $i = 3 ]; then cluster_with "$other" worker; else cluster_with "$tls" worker; fi
-                cat <<EOF
+        if [ $i = 3 ]; then cert=$(own_tls "$other" worker); else cert=$(own_tls "$tls" worker); fi
+        cat >"$tmp/worker$i.conf" <<EOF
+@include "cluster.conf"
 worker: { listen = "tls+tcp://127.0.0.1:$port"; events_listen = "tls+tcp://127.0.0.1:$eport";
           advertise_host = "127.0.0.1"; cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i";
-          heartbeat_ms = 500; executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+          heartbeat_ms = 500; executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice";
+          $cert };
 EOF
-        } >"$tmp/worker$i.conf"
 done
 stop_user_units_on_exit 'spark-executor-*'
 
-for f in master driver worker1 worker3; do
+for f in cluster worker1 worker3; do
         check_eq "$f.conf passes --check-config" "configuration OK" \
                 "$("$SPARK_BUILD/spark-master" --config "$tmp/$f.conf" --check-config 2>&1)"
 done
-sed "s|tls_key_file = \"[^\"]*\"|tls_key_file = \"$tls/ca.pem\"|" "$tmp/master.conf" >"$tmp/badkey.conf"
+sed "s|tls_key_file = \"$tls/master.key\"|tls_key_file = \"$tls/ca.pem\"|" "$tmp/cluster.conf" >"$tmp/badkey.conf"
 rc=0
 out=$("$SPARK_BUILD/spark-master" --config "$tmp/badkey.conf" --check-config 2>&1) || rc=$?
 check_eq "a certificate file given as the key fails --check-config (exit 78)" 78 "$rc"
-check_match "... naming the files" "cluster\.tls_\*: the certificate .*master\.pem and the private key .*ca\.pem cannot be used together" "$out"
+check_match "... naming the daemon's keys and the files" \
+        "master\.tls_\*: the certificate .*master\.pem and the private key .*ca\.pem cannot be used together" "$out"
+sed "s|tls_cert_file = \"$tls/master.pem\"; ||" "$tmp/cluster.conf" >"$tmp/nocert.conf"
+rc=0
+out=$("$SPARK_BUILD/spark-master" --config "$tmp/nocert.conf" --check-config 2>&1) || rc=$?
+check_eq "a daemon's key without its certificate fails --check-config (exit 78)" 78 "$rc"
+check_match "... naming both keys" "master\.tls_cert_file: not set, but master\.tls_key_file is" "$out"
 
 # sparkctl finds cluster.conf's TLS files through $SPARK_CONF_DIR.
 export SPARK_CONF_DIR=$tmp
@@ -98,11 +102,11 @@ n_workers() { sparkctl status --json 2>/dev/null | python3 -c 'import json, sys;
 workers_are() { [ "$(n_workers)" = "$1" ]; }
 log_has() { grep -Eq -- "$2" "$(daemon_log "$1")"; }
 
-start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/master.conf"
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
 start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
 start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
 check "two workers register over TLS" wait_for workers_are 2
-start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/driver.conf"
+start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
 check "the executors register with the driver over TLS" wait_until 30 log_has driver 'Executor 4 registered'
 
 # --- a job over TLS -------------------------------------------------------------

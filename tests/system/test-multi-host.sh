@@ -2,7 +2,9 @@
 # Three hosts on a private network: node-1 runs the master and the driver,
 # node-2 and node-3 a worker each, every one a booted systemd container with
 # its own host name and address (10.77.0.N on a bridge of our own, nothing
-# routed anywhere else) and the .debs of its role installed.  A job runs
+# routed anywhere else) and the .debs of its role installed.  Every endpoint
+# is tls+tcp://, with a certificate of its role for each daemon made by the
+# installed spark-tls, and sparkctl presents an admin one.  A job runs
 # across both workers; then node-3 loses power in the middle of a job: the
 # master declares it lost and the job still completes with every result
 # exactly once.
@@ -35,9 +37,69 @@ check "node-1: dpkg -i spark-common spark-master spark-driver" ct_install_debs n
 for h in node-2 node-3; do
         check "$h: dpkg -i spark-common spark-worker" ct_install_debs $h spark-common spark-worker
 done
+
+# --- certificates: the installed spark-tls, run on node-1 as an operator would -------------
+CA=/root/cluster-ca
+check "spark-tls ca makes the cluster CA" ct node-1 spark-tls ca $CA
+check "spark-tls master and driver for node-1" eval \
+        "ct node-1 spark-tls master $CA node-1-master node-1 10.77.0.1 >/dev/null &&
+         ct node-1 spark-tls driver $CA node-1-driver node-1 10.77.0.1 >/dev/null"
+for n in 2 3; do
+        check "spark-tls worker for node-$n" ct node-1 spark-tls worker $CA node-$n-worker node-$n 10.77.0.$n
+done
+check "spark-tls admin for the operator's sparkctl" ct node-1 spark-tls admin $CA ops
+check_match "the worker's certificate carries its role" "OU ?= ?worker, CN ?= ?node-2-worker" \
+        "$(ct node-1 openssl x509 -in $CA/node-2-worker.pem -noout -subject)"
+# install_tls HOST NAME...: the CA and NAME's certificate and key in
+# /etc/spark/tls of HOST, the key readable by group spark only.
+install_tls() {
+        local h=$1 name src dst
+        shift
+        src=$(ct_root node-1)$CA
+        dst=$(ct_root "$h")/etc/spark/tls
+        install -d -m 0755 "$dst" && install -m 0644 "$src/ca.pem" "$dst/" || return 1
+        for name in "$@"; do
+                install -m 0644 "$src/$name.pem" "$dst/" &&
+                        install -m 0640 "$src/$name.key" "$dst/" &&
+                        ct "$h" chgrp spark "/etc/spark/tls/$name.key" || return 1
+        done
+}
+check "node-1 gets the master's and the driver's files" install_tls node-1 node-1-master node-1-driver
+for h in node-2 node-3; do
+        check "$h gets its worker's files" install_tls $h $h-worker
+done
+# sparkctl as root on node-1 presents the admin certificate, which no
+# daemon (nor the spark user) can read.
+cat >"$(ct_root node-1)/usr/local/bin/sparkctl" <<EOF
+#!/bin/sh
+exec /usr/bin/sparkctl --tls-ca /etc/spark/tls/ca.pem --tls-cert $CA/ops.pem --tls-key $CA/ops.key "\$@"
+EOF
+chmod 0755 "$(ct_root node-1)/usr/local/bin/sparkctl"
+
 for h in $NODES; do
-        ct_set $h /etc/spark/cluster.conf cluster master '"tcp://node-1:7077"'
-        ct_set $h /etc/spark/cluster.conf cluster master_events '"tcp://node-1:7078"'
+        ct_set $h /etc/spark/cluster.conf cluster master '"tls+tcp://node-1:7077"'
+        ct_set $h /etc/spark/cluster.conf cluster master_events '"tls+tcp://node-1:7078"'
+        ct_set $h /etc/spark/cluster.conf cluster tls_ca_file '"/etc/spark/tls/ca.pem"'
+done
+# own_tls HOST FILE SECTION NAME: the section's own certificate and key.
+own_tls() {
+        ct_set $1 $2 $3 tls_cert_file "\"/etc/spark/tls/$4.pem\"" &&
+                ct_set $1 $2 $3 tls_key_file "\"/etc/spark/tls/$4.key\""
+}
+ct_set node-1 /etc/spark/master.conf master listen '"tls+tcp://0.0.0.0:7077"'
+ct_set node-1 /etc/spark/master.conf master events_listen '"tls+tcp://0.0.0.0:7078"'
+own_tls node-1 /etc/spark/master.conf master node-1-master
+ct_set node-1 /etc/spark/driver.conf driver listen '"tls+tcp://0.0.0.0:7091"'
+ct_set node-1 /etc/spark/driver.conf driver events_listen '"tls+tcp://0.0.0.0:7092"'
+own_tls node-1 /etc/spark/driver.conf driver node-1-driver
+for h in node-2 node-3; do
+        ct_set $h /etc/spark/worker.conf worker listen '"tls+tcp://0.0.0.0:7081"'
+        ct_set $h /etc/spark/worker.conf worker events_listen '"tls+tcp://0.0.0.0:7082"'
+        own_tls $h /etc/spark/worker.conf worker $h-worker
+done
+for d in master driver; do
+        check_match "node-1: spark-$d --check-config accepts the TLS configuration" "configuration OK" \
+                "$(ct node-1 setpriv --reuid=spark --regid=spark --init-groups spark-$d --check-config 2>&1)"
 done
 ct_set node-1 /etc/spark/master.conf master worker_timeout_ms $WORKER_TIMEOUT_MS
 ct_set node-1 /etc/spark/driver.conf driver app_name '"across-hosts"'
@@ -64,6 +126,19 @@ import json, sys
 print(sorted(w["host"] for w in json.load(sys.stdin)["workers"] if w["state"] == "alive"))')" = "['node-2', 'node-3']" ]
 }
 check "the master has node-2 and node-3 as alive workers" wait_until 30 workers_alive
+tls_only() {
+        local out
+        out=$(ct node-1 ss -Hltn | awk '{ print $4 }' | grep -E ':(7077|7078|7091)$' | sort | xargs)
+        [ "$out" = "0.0.0.0:7077 0.0.0.0:7078 0.0.0.0:7091" ]
+}
+check "node-1 listens on the bridge for the master and the driver" tls_only
+rc=0
+out=$(ct node-2 /usr/bin/sparkctl --master tls+tcp://node-1:7077 --tls-ca /etc/spark/tls/ca.pem status 2>&1) || rc=$?
+check_eq "sparkctl without a certificate is refused from node-2 (exit 3)" 3 "$rc"
+check_match "... the TLS handshake failed" "the TLS handshake failed" "$out"
+rc=0
+out=$(ct node-2 /usr/bin/sparkctl --master tcp://node-1:7077 status 2>&1) || rc=$?
+check_eq "and plaintext tcp:// gets nothing from the master (exit 3)" 3 "$rc"
 for h in node-2 node-3; do
         check "2 executors run on $h" wait_until 30 ct_executors_at_least node-1 running 2 $h
 done

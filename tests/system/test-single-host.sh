@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One host, as an operator meets the project: a booted systemd container
 # (private network), the four .debs installed with dpkg, the daemons started
+# unchanged (listening on loopback only), then configured and started
 # with systemctl, a job submitted with sparkctl; then the journal, reload,
 # a worker restart under a running job, a second driver instance, an
 # upgrade, stopping the driver, and purge.
@@ -31,6 +32,28 @@ for d in master worker driver; do
                 "$(ct $H spark-$d --check-config 2>&1)"
 done
 check_match "the conf files are conffiles" "/etc/spark/worker.conf" "$(ct $H dpkg-query -W -f='${Conffiles}' spark-worker)"
+
+# --- safe by default: started unchanged, nothing listens beyond loopback ----------------
+PORTS="7077 7078 7081 7082 7091 7092"  # every built-in port, the driver's events one too
+# listeners LIST: "ADDRESS:PORT" of every TCP listener on the daemons' ports
+listeners() {
+        ct $H ss -Hltn | awk -v ports=" $PORTS " '{ n = split($4, a, ":"); if (index(ports, " " a[n] " ")) print $4 }' |
+                sort -t: -k2 | xargs
+}
+all_listening() { [ "$(listeners | wc -w)" -ge 5 ]; }
+check "the three daemons start with the shipped files unchanged" \
+        ct $H systemctl start spark-master spark-worker spark-driver
+# (driver.events_listen is not opened by the driver yet)
+check "... and listen on their ports" wait_until 20 all_listening
+check_eq "on loopback only: no listener on 0.0.0.0 or [::] (ss -ltn)" \
+        "127.0.0.1:7077 127.0.0.1:7078 127.0.0.1:7081 127.0.0.1:7082 127.0.0.1:7091" "$(listeners)"
+check_eq "nor any warning about cluster.insecure" "" \
+        "$(ct $H journalctl --no-pager -q -o cat MESSAGE_ID=60c2b902debc44b6b8a510164d1f53e1)"
+no_executors_left() { [ -z "$(ct_executor_units $H)" ]; }
+check "they stop again" ct $H systemctl stop spark-driver spark-worker spark-master
+check "... with no executor left" wait_until 20 no_executors_left
+# the rest of the test starts from an empty master
+rm -rf "$(ct_root $H)"/var/lib/spark/master/*
 
 # --- configure and start ----------------------------------------------------------
 ct_set $H /etc/spark/worker.conf worker cores 3
@@ -230,7 +253,7 @@ check "dpkg --purge removes the four packages" \
         ct_dpkg $H --purge spark-driver spark-worker spark-master spark-common
 check_eq "dpkg knows none of them" "" \
         "$(ct $H dpkg-query -W -f='${db:Status-Abbrev}${Package}\n' 'spark-*' 2>/dev/null | grep -v '^un' || true)"
-left=$(cd "$(ct_root $H)" && ls -d etc/spark var/lib/spark usr/sbin/spark-* usr/bin/sparkctl usr/lib/spark \
+left=$(cd "$(ct_root $H)" && ls -d etc/spark var/lib/spark usr/sbin/spark-* usr/bin/sparkctl usr/bin/spark-tls usr/lib/spark \
         lib/systemd/system/spark-* usr/lib/sysusers.d/spark.conf usr/lib/tmpfiles.d/spark*.conf \
         etc/systemd/system/multi-user.target.wants/spark-* 2>/dev/null || true)
 check_eq "nothing of them is left on disk (/etc/spark, /var/lib/spark, programs, units)" "" "$left"
