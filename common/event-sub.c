@@ -60,6 +60,7 @@ static void event_message_free(EventMessage *em) {
                 nng_msg_free(em->msg);
         free(em);
 }
+DEFINE_TRIVIAL_CLEANUP_FUNC(EventMessage *, event_message_free);
 
 /* Loop thread.  Returns the reason to resynchronise, NULL to deliver as is,
  * or "" to drop the event as stale. */
@@ -80,27 +81,27 @@ static const char *sub_check_position(EventSub *s, const Envelope *env, char *bu
 }
 
 static void event_dispatch(void *userdata, bool discard) {
-        EventMessage *em = userdata;
+        _cleanup_(event_message_freep) EventMessage *em = userdata;
+        _cleanup_envelope_ Envelope *env = NULL;
         EventSub *s = em->sub;
-        Envelope *env = NULL;
         const char *reason;
         char buf[128];
         int k;
 
         if (discard)
-                goto out;
+                return;
 
         s->stats.received++;
         k = envelope_decode(nng_msg_body(em->msg), nng_msg_len(em->msg), s->max_event_bytes, &env);
         if (k < 0 || env->epoch == 0) {
                 s->stats.malformed++;
-                goto out;
+                return;
         }
 
         reason = sub_check_position(s, env, buf, sizeof(buf));
         if (reason && !reason[0]) {
                 s->stats.stale++;
-                goto out;
+                return;
         }
 
         s->positioned = true;
@@ -118,9 +119,6 @@ static void event_dispatch(void *userdata, bool discard) {
                 s->handler(s, env, s->userdata);
         }
         sub_unref(s);
-out:
-        envelope_free(env);
-        event_message_free(em);
 }
 
 static void sub_start_recv(EventSub *s) {
@@ -187,7 +185,7 @@ EventSub *event_sub_free(EventSub *s) {
 
 int event_sub_new(sd_event *e, const char *url, const EventSubConfig *cfg, EventHandler handler,
                   EventResyncHandler resync, void *userdata, EventSub **ret) {
-        EventSub *s;
+        _cleanup_(event_sub_freep) EventSub *s = NULL;
         int k;
 
         if (!e || isempty(url) || !handler || !ret)
@@ -207,54 +205,48 @@ int event_sub_new(sd_event *e, const char *url, const EventSubConfig *cfg, Event
         atomic_init(&s->lost, 0);
 
         s->url = strdup(url);
-        if (!s->url) {
-                k = -ENOMEM;
-                goto fail;
-        }
+        if (!s->url)
+                return -ENOMEM;
 
         k = loop_queue_new(e, &s->queue);
         if (k < 0)
-                goto fail;
+                return k;
 
         k = nng_errno(nng_sub0_open(&s->sock));
         if (k < 0)
-                goto fail;
+                return k;
         s->sock_open = true;
 
         k = nng_util_set_recv_limit(s->sock, s->max_event_bytes);
         if (k < 0)
-                goto fail;
+                return k;
         k = nng_util_set_reconnect(s->sock, cfg && cfg->reconnect_min_ms > 0 ? cfg->reconnect_min_ms
                                                                             : EVENT_SUB_RECONNECT_MIN_MS,
                                    cfg && cfg->reconnect_max_ms > 0 ? cfg->reconnect_max_ms
                                                                     : EVENT_SUB_RECONNECT_MAX_MS);
         if (k < 0)
-                goto fail;
+                return k;
         k = nng_errno(nng_socket_set_int(s->sock, NNG_OPT_RECVBUF,
                                          cfg && cfg->recv_buffer > 0 ? cfg->recv_buffer
                                                                      : EVENT_SUB_DEFAULT_RECV_BUFFER));
         if (k < 0)
-                goto fail;
+                return k;
         /* The empty prefix matches every message. */
         k = nng_errno(nng_socket_set(s->sock, NNG_OPT_SUB_SUBSCRIBE, "", 0));
         if (k < 0)
-                goto fail;
+                return k;
 
         k = nng_errno(nng_aio_alloc(&s->aio, sub_aio_cb, s));
         if (k < 0)
-                goto fail;
+                return k;
         sub_start_recv(s);
 
         k = nng_util_dial(s->sock, url, cfg ? cfg->tls : NULL, NNG_FLAG_NONBLOCK, NULL);
         if (k < 0)
-                goto fail;
+                return k;
 
-        *ret = s;
+        *ret = TAKE_PTR(s);
         return 0;
-
-fail:
-        event_sub_free(s);
-        return k;
 }
 
 void event_sub_set_position(EventSub *s, uint64_t epoch, uint64_t seq) {

@@ -228,8 +228,8 @@ static int library_load(LibraryCache *c, Library *l, char *error, size_t error_s
                                           "library %s: no %s symbol (build it with SPARK_TASK_ABI from <spark/task.h>)",
                                           l->hash, SPARK_TASK_ABI_SYMBOL);
                 else
-                        r = error_buf_set(error, error_size, -ENOEXEC, "library %s: ABI version %u, expected %u", l->hash,
-                                          (unsigned) *abi, SPARK_TASK_ABI_VERSION);
+                        r = error_buf_set(error, error_size, -ENOEXEC, "library %s: ABI version %u, expected %u",
+                                          l->hash, (unsigned) *abi, SPARK_TASK_ABI_VERSION);
                 dlclose(h);
                 library_break(l, r, error);
                 return r;
@@ -269,7 +269,8 @@ static int library_find_symbol(Library *l, const char *symbol, spark_task_fn *re
         (void) dlerror();
         p = dlsym(l->handle, symbol);
         if (!p)
-                return error_buf_set(error, error_size, -ENOENT, "symbol '%.255s' not found in library %s", symbol, l->hash);
+                return error_buf_set(error, error_size, -ENOENT, "symbol '%.255s' not found in library %s", symbol,
+                                     l->hash);
 
         n = strlen(symbol);
         s = malloc(sizeof(Symbol) + n + 1);

@@ -43,6 +43,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "codec.h"
+#include "fileio.h"
 #include "macro.h"
 #include "nng-util.h"
 #include "tls.h"
@@ -108,18 +109,13 @@ static bool parse_int(const char *s, long long lo, long long hi, long long *ret)
 }
 
 static bool read_file(const char *path, ProtobufCBinaryData *ret) {
-        FILE *f = fopen(path, "re");
-        long n;
+        char *data;
+        size_t len;
 
-        if (!f)
+        if (read_full_file(path, 0, 0, &data, &len) < 0)
                 return false;
-        if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0) {
-                fclose(f);
-                return false;
-        }
-        ret->data = xcalloc(1, (size_t) n + 1);
-        ret->len = fread(ret->data, 1, (size_t) n, f);
-        fclose(f);
+        ret->data = (uint8_t *) data;
+        ret->len = len;
         return true;
 }
 

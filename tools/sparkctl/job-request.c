@@ -63,7 +63,8 @@ static int build_commands(const Args *a, JobRequest *j, char *err, size_t size) 
 
                 r = template_expand(a->command_template, append, in, len, (int64_t) i, &j->commands[i]);
                 if (r == -EINVAL)
-                        return error_buf_set(err, size, r, "line %zu of %s holds a NUL byte, which a command line cannot",
+                        return error_buf_set(err, size, r,
+                                             "line %zu of %s holds a NUL byte, which a command line cannot",
                                              i + 1, a->inputs_path);
                 if (r < 0)
                         return error_buf_set(err, size, r, "out of memory");
@@ -121,7 +122,8 @@ int job_request_build(const Args *a, JobRequest *ret, char *err, size_t size) {
                 r = read_full_file(a->inputs_path, READ_FILE_DASH_STDIN, 0, &j.input_data, &j.input_size);
                 if (r < 0)
                         return error_buf_set(err, size, r, "cannot read %s: %s",
-                                             streq(a->inputs_path, "-") ? "standard input" : a->inputs_path, strerror(-r));
+                                             streq(a->inputs_path, "-") ? "standard input" : a->inputs_path,
+                                             strerror(-r));
                 r = split_lines(j.input_data, j.input_size, &j.inputs, &j.msg.n_inputs);
                 if (r == -E2BIG)
                         return error_buf_set(err, size, r, "%s has more than %d lines", a->inputs_path, INT32_MAX);
