@@ -38,6 +38,7 @@ master_port=$(free_port) || die "no free port"
 events_port=$(free_port) || die "no free port"
 driver_port=$(free_port) || die "no free port"
 driver_events_port=$(free_port) || die "no free port"
+executor_port=$(free_port) || die "no free port"
 master_url=tls+tcp://127.0.0.1:$master_port
 driver_url=tls+tcp://127.0.0.1:$driver_port
 cluster_with() {
@@ -50,6 +51,7 @@ cat >"$tmp/daemons.conf" <<EOF
 master: { listen = "$master_url"; events_listen = "tls+tcp://127.0.0.1:$events_port";
           state_dir = "$tmp/state"; worker_timeout_ms = 3000; };
 driver: { app_name = "roles-test"; listen = "$driver_url"; events_listen = "tls+tcp://127.0.0.1:$driver_events_port";
+          executor_listen = "tls+tcp://127.0.0.1:$executor_port";
           advertise_host = "127.0.0.1"; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0; };
 EOF
 worker_conf() { # NAME CERT
