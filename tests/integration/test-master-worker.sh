@@ -92,6 +92,10 @@ check "the executor process got the app's environment (journal)" \
         wait_for journal_grep "$unit" '^fake-executor: env SPARK_TEST_WORDS=two words$'
 check "the executor process runs in its working directory (journal)" \
         wait_for journal_grep "$unit" "^fake-executor: cwd=/.*/$app/1\$"
+check "the executor process got its 32-byte secret as a credential (journal)" \
+        wait_for journal_grep "$unit" '^fake-executor: credential spark-executor-secret 32$'
+check_fails "... and no CA on a cluster without TLS" journal_grep "$unit" '^fake-executor: credential spark-ca '
+check_fails "... and no SPARK_TLS_* variable" journal_grep "$unit" '^fake-executor: env SPARK_TLS_'
 check_eq "the master announced the 4 executors" 4 \
         "$(events_count sub-m "executor_added app=$app exec=[1-4] worker=worker-")"
 check "the master's event stream says they run" \
