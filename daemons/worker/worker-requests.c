@@ -6,10 +6,37 @@
 #include "unit-properties.h"
 #include "worker.h"
 
+#define HIDDEN_PATHS_MAX 4
+
+static size_t strv_length(char *const *l) {
+        size_t n = 0;
+
+        while (l && l[n])
+                n++;
+        return n;
+}
+
+/* What an executor must not see (InaccessiblePaths=): the TLS key the
+ * worker knows of, unless the executor is given it to dial with, and the
+ * master's state, configured and default. */
+static size_t hidden_paths(const SparkConfig *c, const TlsSettings *given, const char *paths[static HIDDEN_PATHS_MAX]) {
+        size_t n = 0;
+
+        if (!isempty(c->cluster.tls.key_file) && !given)
+                paths[n++] = c->cluster.tls.key_file;
+        if (!isempty(c->master.state_dir))
+                paths[n++] = c->master.state_dir;
+        if (!streq_ptr(c->master.state_dir, "/var/lib/spark/master"))
+                paths[n++] = "/var/lib/spark/master";
+        return n;
+}
+
 static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
         _cleanup_free_ char **env = NULL;
         size_t n_env = 0;
         char why[256] = "";
+        const char *hidden[HIDDEN_PATHS_MAX];
+        const TlsSettings *tls;
         ExecutorUnitSpec spec;
         LocalExecutor *e;
         int r = 0;
@@ -53,6 +80,8 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
         if (r < 0)
                 goto done;
 
+        /* the executor dials its driver with this host's certificate */
+        tls = tls_settings_can_listen(&w->config.cluster.tls) ? &w->config.cluster.tls : NULL;
         spec = (ExecutorUnitSpec) {
                 .app_id = le->app_id,
                 .executor_id = le->executor_id,
@@ -62,12 +91,15 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .driver_url = le->driver_url,
                 .env = (const char *const *) env,
                 .n_env = n_env,
-                /* the executor dials its driver with this host's certificate */
-                .tls = tls_settings_can_listen(&w->config.cluster.tls) ? &w->config.cluster.tls : NULL,
+                .tls = tls,
                 .executor_binary = w->config.worker.executor_binary,
                 .work_dir = w->config.worker.work_dir,
                 .slice = w->config.worker.executor_slice,
                 .user = streq(w->config.worker.systemd_bus, "system") ? w->config.worker.executor_user : NULL,
+                .properties = (const char *const *) w->config.worker.executor_properties,
+                .n_properties = strv_length(w->config.worker.executor_properties),
+                .hidden_paths = hidden,
+                .n_hidden_paths = hidden_paths(&w->config, tls, hidden),
         };
         /* say what is wrong: the master puts it in the executor's reason */
         r = executor_unit_spec_validate(&spec, streq(w->config.worker.systemd_bus, "system"), why, sizeof(why));

@@ -206,6 +206,11 @@ mount -t tmpfs -o mode=755 tmpfs /run/systemd
 mkdir /run/systemd/system /run/systemd/journal
 mount --bind "$dir/hostsd/journal" /run/systemd/journal
 umount -l "$dir/hostsd"
+# The nodes PID 1 makes at boot, which InaccessiblePaths=, ProtectKernelLogs=
+# and ProtectKernelTunables= mount over what they hide: executor units use them.
+i=/run/systemd/inaccessible
+mkdir -m 0555 $i && mkdir -m 0000 $i/dir && install -m 0000 /dev/null $i/reg &&
+        mknod -m 0000 $i/chr c 0 0 && mknod -m 0000 $i/blk b 0 0 && mkfifo -m 0000 $i/fifo
 # /sys/fs/cgroup: only the hierarchies we were given, rooted (by the cgroup
 # namespace) at our own child cgroups.
 if [ "$1" = - ]; then
