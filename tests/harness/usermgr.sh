@@ -200,6 +200,10 @@ set -e
 dir=$1; shift
 # /run/systemd: a private tmpfs with system/ (so systemd --user agrees to run)
 # and the host's journal sockets.
+# /run a mount point of its own, as on a booted host: else units with
+# ProtectProc= (which implies MountAPIVFS=) get an empty tmpfs on /run and
+# lose the journal's sockets.
+mountpoint -q /run || mount --bind /run /run
 mkdir -p "$dir/hostsd"
 mount --bind /run/systemd "$dir/hostsd"
 mount -t tmpfs -o mode=755 tmpfs /run/systemd
