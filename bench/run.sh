@@ -64,7 +64,10 @@ for p in spark-master spark-worker spark-driver spark-executor sparkctl bench/be
 done
 [ -f "$TASKS_LIB" ] || { say "$TASKS_LIB is not built"; exit 1; }
 
-tmp=$(mktemp -d /tmp/spark-bench.XXXXXX)
+# Not under /tmp: executors run with PrivateTmp= and must see their work
+# dirs, task libraries and the driver's ipc:// socket.
+mkdir -p "${SPARK_TEST_ROOT:=/var/lib/spark-test}"
+tmp=$(mktemp -d "$SPARK_TEST_ROOT/bench.XXXXXX")
 um_started=
 failed=1
 cleanup() {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "exec-property.h"
 
 #define ROW(S, s, n, t, r)                                                       \
         .section = CONFIG_SECTION_##S, .name = #n, .key = #s "." #n, .type = (t), \
@@ -29,6 +30,8 @@
 #define KEY_BOOL(S, s, n, def, r, desc) \
         { ROW(S, s, n, CONFIG_KEY_BOOL, r), .default_int = (def), .description = (desc) }
 #define KEY_ENV(S, s, n, r, desc) { ROW(S, s, n, CONFIG_KEY_ENV, r), .description = (desc) }
+#define KEY_STRV(S, s, n, check, r, desc) \
+        { ROW(S, s, n, CONFIG_KEY_STRV, r), .validate_element = (check), .description = (desc) }
 /* A cluster.tls_* key, kept in SparkConfig's cluster.tls.<field>. */
 #define KEY_TLS_PATH(n, field, desc)                                                                  \
         { .section = CONFIG_SECTION_CLUSTER, .name = #n, .key = "cluster." #n, .type = CONFIG_KEY_STRING, \
@@ -57,6 +60,7 @@ static const char *check_bus(const char *s);
 static const char *check_slice(const char *s);
 static const char *check_user(const char *s);
 static const char *check_app_name(const char *s);
+static const char *check_exec_property(const char *s, char *buf, size_t size);
 
 static const ConfigKey schema[] = {
         KEY_ENDPOINT(CLUSTER, cluster, master, "tcp://127.0.0.1:7077", RESTART,
@@ -105,13 +109,17 @@ static const ConfigKey schema[] = {
                    "\"system\", or \"user\" to run executors in the user's own manager"),
         KEY_STRING(WORKER, worker, executor_slice, "spark-executors.slice", check_slice, RELOAD,
                    "the slice new executor units are placed in"),
-        KEY_STRING(WORKER, worker, executor_user, "spark", check_user, RESTART,
-                   "the user executors run as (ignored on the user bus)"),
+        KEY_STRING(WORKER, worker, executor_user, "dynamic", check_user, RESTART,
+                   "the user executors run as; \"dynamic\": a user systemd allocates for each "
+                   "application (ignored on the user bus)"),
         KEY_STRING(WORKER, worker, executor_binary, "/usr/lib/spark/spark-executor",
                    check_absolute_path, RELOAD, "the program new executor units run"),
         KEY_STRING(WORKER, worker, work_dir, "/var/lib/spark/work", check_absolute_path, RESTART,
                    "executors' working directories are created below it"),
         KEY_DAEMON_TLS(WORKER, worker),
+        KEY_STRV(WORKER, worker, executor_properties, check_exec_property, RELOAD,
+                 "unit properties of new executors, \"Name=value\", each replacing the built-in "
+                 "sandbox's property of that name"),
 
         KEY_STRING(DRIVER, driver, app_name, "default", check_app_name, RESTART,
                    "the application's name, as the master shows it"),
@@ -157,6 +165,7 @@ static const char *const key_type_table[_CONFIG_KEY_TYPE_MAX] = {
         [CONFIG_KEY_INT] = "integer",
         [CONFIG_KEY_BOOL] = "boolean",
         [CONFIG_KEY_ENV] = "environment",
+        [CONFIG_KEY_STRV] = "list of strings",
 };
 
 const char *config_section_to_string(ConfigSection s) {
@@ -348,4 +357,15 @@ static const char *check_app_name(const char *s) {
         if (has_cc(s))
                 return "must not contain control characters";
         return NULL;
+}
+
+static const char *check_exec_property(const char *s, char *buf, size_t size) {
+        ExecProperty p = {};
+        int r;
+
+        r = exec_property_parse(s, &p, buf, size);
+        exec_property_done(&p);
+        if (r == -ENOMEM)
+                return "out of memory";
+        return r < 0 ? buf : NULL;
 }

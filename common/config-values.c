@@ -110,6 +110,7 @@ static size_t value_size(const ConfigKey *k) {
         case CONFIG_KEY_BOOL:
                 return sizeof(bool);
         case CONFIG_KEY_ENV:
+        case CONFIG_KEY_STRV:
                 return sizeof(char **);
         default:
                 return 0;
@@ -126,6 +127,7 @@ static void value_free(const ConfigKey *k, SparkConfig *c) {
                 *(char **) v = NULL;
                 break;
         case CONFIG_KEY_ENV:
+        case CONFIG_KEY_STRV:
                 *(char ***) v = config_strv_free(*(char ***) v);
                 break;
         default:
@@ -148,6 +150,7 @@ static int value_copy(const ConfigKey *k, SparkConfig *dst, const SparkConfig *s
                 *(char **) to = strdup(*(char *const *) from);
                 return *(char **) to ? 0 : -ENOMEM;
         case CONFIG_KEY_ENV:
+        case CONFIG_KEY_STRV:
                 return strv_copy(*(char **const *) from, (char ***) to);
         default:
                 memcpy(to, from, value_size(k));
@@ -183,6 +186,7 @@ int config_defaults(SparkConfig *c) {
                         *(bool *) v = k->default_int != 0;
                         break;
                 case CONFIG_KEY_ENV:
+                case CONFIG_KEY_STRV:
                         *(char ***) v = NULL;
                         break;
                 default:
@@ -216,6 +220,7 @@ bool config_key_equal(const ConfigKey *k, const SparkConfig *a, const SparkConfi
         case CONFIG_KEY_BOOL:
                 return *(const bool *) x == *(const bool *) y;
         case CONFIG_KEY_ENV:
+        case CONFIG_KEY_STRV:
                 return strv_equal(*(char **const *) x, *(char **const *) y);
         default:
                 return false;
@@ -252,6 +257,36 @@ static int format_env(char *const *env, char **ret) {
         return 0;
 }
 
+/* [ "a", "b" ], or [ ] */
+static int format_strv(char *const *l, char **ret) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r = 0;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fputc('[', f);
+        for (char *const *e = l; e && *e; e++) {
+                _cleanup_free_ char *q = NULL;
+
+                r = config_quote(*e, &q);
+                if (r < 0)
+                        break;
+                fprintf(f, "%s %s", e == l ? "" : ",", q);
+        }
+        fputs(" ]", f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0) {
+                free(buf);
+                return r;
+        }
+        *ret = buf;
+        return 0;
+}
+
 int config_key_format_value(const ConfigKey *k, const SparkConfig *c, char **ret) {
         const void *v;
         char *s = NULL;
@@ -274,6 +309,8 @@ int config_key_format_value(const ConfigKey *k, const SparkConfig *c, char **ret
                 break;
         case CONFIG_KEY_ENV:
                 return format_env(*(char **const *) v, ret);
+        case CONFIG_KEY_STRV:
+                return format_strv(*(char **const *) v, ret);
         default:
                 return -EINVAL;
         }

@@ -409,6 +409,39 @@ static int load_env(Loader *l, const ConfigKey *k, config_setting_t *s) {
         return 0;
 }
 
+static int load_strv(Loader *l, const ConfigKey *k, config_setting_t *s) {
+        char ***v = config_key_value(k, &l->config), **strv;
+        size_t n_errors = l->n_errors, n = 0;
+        int r = 0;
+
+        if (config_setting_type(s) != CONFIG_TYPE_ARRAY && config_setting_type(s) != CONFIG_TYPE_LIST)
+                return type_error(l, s, k->key, "an array of strings");
+
+        strv = calloc((size_t) config_setting_length(s) + 1, sizeof(char *));
+        if (!strv)
+                return -ENOMEM;
+        for (int i = 0; i < config_setting_length(s) && r >= 0; i++) {
+                const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
+                const char *why;
+                char buf[256] = "";
+
+                if (config_setting_type(e) != CONFIG_TYPE_STRING)
+                        r = setting_error(l, e, "%s[%d]: expected a string, got %s", k->key, i, setting_type_name(e));
+                else if (k->validate_element &&
+                         (why = k->validate_element(config_setting_get_string(e), buf, sizeof(buf))))
+                        r = setting_error(l, e, "%s[%d]: %s", k->key, i, why);
+                else if (!(strv[n++] = strdup(config_setting_get_string(e))))
+                        r = -ENOMEM;
+        }
+        if (r < 0 || l->n_errors > n_errors) {
+                config_strv_free(strv);
+                return r < 0 ? r : 0;
+        }
+        config_strv_free(*v);
+        *v = strv;
+        return 0;
+}
+
 static int load_key(Loader *l, const ConfigKey *k, config_setting_t *s) {
         switch (k->type) {
         case CONFIG_KEY_STRING:
@@ -420,6 +453,8 @@ static int load_key(Loader *l, const ConfigKey *k, config_setting_t *s) {
                 return load_bool(l, k, s);
         case CONFIG_KEY_ENV:
                 return load_env(l, k, s);
+        case CONFIG_KEY_STRV:
+                return load_strv(l, k, s);
         default:
                 return -EINVAL;
         }
@@ -678,6 +713,26 @@ static int check_executor_listen(Loader *l) {
                              "asks for a client certificate, and executors have none");
 }
 
+/* A dynamic executor user's work dir is a StateDirectory=, which systemd
+ * makes below /var/lib only (spark-worker(8)). */
+static int check_work_dir(Loader *l) {
+        const SparkWorkerConfig *w = &l->config.worker;
+        config_setting_t *at;
+
+        if (!streq(w->systemd_bus, "system") || !streq(w->executor_user, "dynamic") ||
+            strncmp(w->work_dir, "/var/lib/", strlen("/var/lib/")) == 0)
+                return 0;
+        at = setting_of(l, "worker.work_dir") ?: setting_of(l, "worker.executor_user");
+        if (!at)
+                at = setting_of(l, "worker.systemd_bus");
+        if (!at)
+                return 0;
+        return setting_error(l, at,
+                             "worker.work_dir: \"%s\" is not below /var/lib/, where systemd makes the work "
+                             "directories of executor_user \"dynamic\"",
+                             w->work_dir);
+}
+
 /* libconfig 1.5's scanner calls exit() when it cannot read an included
  * file — a directory, e.g. @include "" names the include directory itself —
  * and blocks on a FIFO.  So look at what each @include names before
@@ -835,6 +890,9 @@ int config_load(const char *path, SparkConfig *ret, char ***ret_errors) {
                 if (r < 0)
                         return r;
                 r = check_executor_listen(&l);
+                if (r < 0)
+                        return r;
+                r = check_work_dir(&l);
                 if (r < 0)
                         return r;
         }

@@ -53,6 +53,7 @@ typedef struct SparkWorkerConfig {
         char *work_dir;
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
+        char **executor_properties; /* NULL-terminated "Name=value" (exec-property.h); NULL: none */
 } SparkWorkerConfig;
 
 typedef struct SparkDriverConfig {
@@ -98,6 +99,7 @@ typedef enum ConfigKeyType {
         CONFIG_KEY_INT,      /* int64_t within [min, max] (libconfig int or 64-bit int) */
         CONFIG_KEY_BOOL,     /* bool */
         CONFIG_KEY_ENV,      /* char **: a group of string settings, NAME = "value" */
+        CONFIG_KEY_STRV,     /* char **: an array or list of strings, each checked by validate() */
         _CONFIG_KEY_TYPE_MAX,
         _CONFIG_KEY_TYPE_INVALID = -EINVAL,
 } ConfigKeyType;
@@ -114,7 +116,10 @@ typedef struct ConfigKey {
         bool reloadable;            /* SIGHUP may change it at run time */
         size_t offset;              /* of the value in SparkConfig */
         /* STRING, ENDPOINT: NULL if the value is acceptable, else why not. */
+        /* STRING, ENDPOINT, STRV (each element): NULL if the value is
+         * acceptable, else why not.  STRV's may fill buf with the reason. */
         const char *(*validate)(const char *value);
+        const char *(*validate_element)(const char *value, char *buf, size_t size);
         const char *description;
 } ConfigKey;
 

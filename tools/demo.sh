@@ -15,7 +15,10 @@ tools/deps.sh build
 make -s all >/dev/null
 B=$top/build
 
-tmp=$(mktemp -d /tmp/spark-demo.XXXXXX)
+# Not under /tmp: executors run with PrivateTmp= and must see their work
+# dirs, task libraries and the driver's ipc:// socket.
+mkdir -p "${SPARK_TEST_ROOT:=/var/lib/spark-test}"
+tmp=$(mktemp -d "$SPARK_TEST_ROOT/demo.XXXXXX")
 pids=()
 private_manager=
 

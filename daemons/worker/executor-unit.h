@@ -51,7 +51,11 @@ typedef struct ExecutorUnitSpec {
         const char *executor_binary;     /* absolute path */
         const char *work_dir;            /* absolute; the unit runs in WORK_DIR/<app>/<exec> */
         const char *slice;               /* e.g. "spark-executors.slice"; NULL: the manager's default */
-        const char *user;                /* system bus: User=; ignored on the user bus */
+        const char *user;                /* system bus: User=, or "dynamic"; ignored on the user bus */
+        const char *const *properties;   /* "Name=value": worker.executor_properties (exec-property.h) */
+        size_t n_properties;
+        const char *const *hidden_paths; /* InaccessiblePaths=: keys and daemons' state the executor must not see */
+        size_t n_hidden_paths;
 } ExecutorUnitSpec;
 
 /* A running executor unit found by unit_manager_list(). */

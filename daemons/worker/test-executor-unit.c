@@ -757,6 +757,7 @@ int main(void) {
         char exe[PATH_MAX], cmd[PATH_MAX + 16], *dir;
         sd_bus_error error = SD_BUS_ERROR_NULL;
         const char *rt = getenv("XDG_RUNTIME_DIR");
+        const char *root;
         sd_bus *bus = NULL;
         Suite *s;
         TCase *tc;
@@ -788,7 +789,14 @@ int main(void) {
                 fprintf(stderr, "%s is missing: make test-helpers\n", fake_executor);
                 return 1;
         }
-        snprintf(work_dir, sizeof(work_dir), "/tmp/spark-test-executor-unit.XXXXXX");
+        /* Not under /tmp: the units run with PrivateTmp=yes and
+         * ReadWritePaths= of their work dir, which must be visible to them. */
+        root = getenv("SPARK_TEST_ROOT") ?: "/var/lib/spark-test";
+        if (mkdir(root, 0755) < 0 && errno != EEXIST) {
+                fprintf(stderr, "mkdir %s: %m\n", root);
+                return 1;
+        }
+        snprintf(work_dir, sizeof(work_dir), "%s/executor-unit.XXXXXX", root);
         if (!mkdtemp(work_dir)) {
                 perror("mkdtemp");
                 return 1;

@@ -11,6 +11,7 @@
 #include "executor-env.h"
 #include "macro.h"
 #include "unit-properties.h"
+#include "unit-sandbox.h"
 
 static const char *const app_env[] = { "FOO=bar", "JAVA_OPTS=-Xmx1g -Dx=\"y z\"", "EMPTY=" };
 
@@ -281,7 +282,7 @@ START_TEST(test_properties) {
                                 want[i].seen = true;
                                 known = true;
                         }
-                ck_assert_msg(known, "unexpected property %s", name);
+                ck_assert_msg(known || exec_property_info(name), "unexpected property %s", name);
 
                 if (streq(name, "MemoryMax")) {
                         uint64_t v;
@@ -376,6 +377,232 @@ START_TEST(test_properties) {
 }
 END_TEST
 
+/* The property array as text, one "Name:SIGNATURE=value" line each; lists
+ * joined by blanks, (bas) as "allow|deny names", a(ssbt) as
+ * "src:dst:ignore:flags". */
+static char *dump_properties(const ExecutorUnitSpec *s, bool system_bus) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        sd_bus *bus = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int fds[2], r;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"),
+                         0);
+        ck_assert_int_ge(executor_unit_append_properties(m, s, system_bus, "/w/app/7"), 0);
+        ck_assert_int_ge(sd_bus_message_seal(m, 1, 0), 0);
+        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+        f = open_memstream(&buf, &size);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_gt(sd_bus_message_enter_container(m, 'a', "(sv)"), 0);
+        while ((r = sd_bus_message_enter_container(m, 'r', "sv")) > 0) {
+                const char *name, *contents, *str;
+                char type;
+                uint64_t t;
+                uint32_t u;
+                int b;
+
+                ck_assert_int_ge(sd_bus_message_read(m, "s", &name), 0);
+                ck_assert_int_gt(sd_bus_message_peek_type(m, &type, &contents), 0);
+                fprintf(f, "%s:%s=", name, contents);
+                ck_assert_int_ge(sd_bus_message_enter_container(m, 'v', contents), 0);
+                if (streq(contents, "b")) {
+                        ck_assert_int_ge(sd_bus_message_read(m, "b", &b), 0);
+                        fputs(b ? "yes" : "no", f);
+                } else if (streq(contents, "s")) {
+                        ck_assert_int_ge(sd_bus_message_read(m, "s", &str), 0);
+                        fputs(str, f);
+                } else if (streq(contents, "t")) {
+                        ck_assert_int_ge(sd_bus_message_read(m, "t", &t), 0);
+                        fprintf(f, "%llu", (unsigned long long) t);
+                } else if (streq(contents, "u")) {
+                        ck_assert_int_ge(sd_bus_message_read(m, "u", &u), 0);
+                        fprintf(f, "%04o", u);
+                } else if (streq(contents, "as") || streq(contents, "(bas)")) {
+                        if (contents[0] == '(') {
+                                ck_assert_int_ge(sd_bus_message_enter_container(m, 'r', "bas"), 0);
+                                ck_assert_int_ge(sd_bus_message_read(m, "b", &b), 0);
+                                fputs(b ? "allow" : "deny", f);
+                        }
+                        ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "s"), 0);
+                        while ((r = sd_bus_message_read(m, "s", &str)) > 0)
+                                fprintf(f, " %s", str);
+                        ck_assert_int_ge(r, 0);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                        if (contents[0] == '(')
+                                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                } else if (streq(contents, "a(ssbt)")) {
+                        const char *src, *dst;
+                        ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "(ssbt)"), 0);
+                        while ((r = sd_bus_message_read(m, "(ssbt)", &src, &dst, &b, &t)) > 0)
+                                fprintf(f, " %s:%s:%d:%llu", src, dst, b, (unsigned long long) t);
+                        ck_assert_int_ge(r, 0);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                } else if (streq(contents, "a(ss)")) {
+                        const char *a, *c;
+                        ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "(ss)"), 0);
+                        while ((r = sd_bus_message_read(m, "(ss)", &a, &c)) > 0)
+                                fprintf(f, " %s %s", a, c);
+                        ck_assert_int_ge(r, 0);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                } else
+                        ck_assert_int_ge(sd_bus_message_skip(m, contents), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                fputc('\n', f);
+        }
+        ck_assert_int_ge(r, 0);
+        ck_assert_int_eq(fclose(f), 0);
+        m = sd_bus_message_unref(m);
+        sd_bus_close_unref(bus);
+        close(fds[1]);
+        return buf;
+}
+
+static void assert_line(const char *dump, const char *line, bool present) {
+        _cleanup_free_ char *l = NULL;
+
+        ck_assert_int_ge(asprintf(&l, "\n%s\n", line), 0);
+        ck_assert_msg(!!strstr(dump, l) == present, "%s %s in:\n%s", line, present ? "missing" : "present", dump);
+}
+
+static size_t count_name(const char *dump, const char *name) {
+        _cleanup_free_ char *l = NULL;
+        size_t n = 0;
+
+        ck_assert_int_ge(asprintf(&l, "\n%s:", name), 0);
+        for (const char *p = dump; (p = strstr(p, l)); p++)
+                n++;
+        return n;
+}
+
+static char *mfree_test(char *p) {
+        free(p);
+        return NULL;
+}
+
+START_TEST(test_sandbox) {
+        _cleanup_free_ char *d = NULL;
+        ExecutorUnitSpec s = good_spec();
+        const char *hidden[] = { "/etc/spark/tls/node.key", "/var/lib/spark/master" };
+        const char *props[] = { "TasksMax=512", "ProtectHome=no", "BindReadOnlyPaths=-/opt/data:/data:norbind /srv",
+                                "DeviceAllow=/dev/nvidia0 rw", "SystemCallFilter=~@mount @swap",
+                                "InaccessiblePaths=/home/a", "InaccessiblePaths=-/home/b" };
+        static const char *const builtin[] = {
+                "NoNewPrivileges:b=yes", "ProtectSystem:s=strict", "PrivateTmp:b=yes", "ProtectHome:s=read-only",
+                "ProtectKernelTunables:b=yes", "ProtectKernelModules:b=yes", "ProtectKernelLogs:b=yes",
+                "ProtectControlGroups:b=yes", "ProtectClock:b=yes", "ProtectHostname:b=yes",
+                "ProtectProc:s=invisible", "PrivateMounts:b=yes", "RestrictSUIDSGID:b=yes",
+                "RestrictRealtime:b=yes", "RestrictNamespaces:t=0", "LockPersonality:b=yes",
+                "CapabilityBoundingSet:t=0", "SystemCallFilter:(bas)=allow @system-service",
+                "SystemCallArchitectures:as= native", "RestrictAddressFamilies:(bas)=allow AF_INET AF_INET6 AF_UNIX",
+                "DevicePolicy:s=closed", "UMask:u=0077", "TasksMax:t=4096", "CPUAccounting:b=yes",
+        };
+        char user[80];
+
+        /* a named user on the system bus: the built-in sandbox, the work dir writable, the keys hidden */
+        s.hidden_paths = hidden, s.n_hidden_paths = ELEMENTSOF(hidden);
+        d = dump_properties(&s, true);
+        for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
+                assert_line(d, builtin[i], true);
+        assert_line(d, "User:s=spark", true);
+        assert_line(d, "ReadWritePaths:as= /w/app/7", true);
+        assert_line(d, "InaccessiblePaths:as= -/etc/spark/tls/node.key", true);
+        assert_line(d, "InaccessiblePaths:as= -/var/lib/spark/master", true);
+        ck_assert_uint_eq(count_name(d, "DynamicUser"), 0);
+        ck_assert_uint_eq(count_name(d, "PrivateDevices"), 0);
+        d = mfree_test(d);
+
+        /* the user bus: the same sandbox, no user */
+        d = dump_properties(&s, false);
+        for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
+                assert_line(d, builtin[i], true);
+        ck_assert_uint_eq(count_name(d, "User"), 0);
+        assert_line(d, "ReadWritePaths:as= /w/app/7", true);
+        d = mfree_test(d);
+
+        /* executor_properties replace the built-in ones of their names, all entries of a name together */
+        s.properties = props, s.n_properties = ELEMENTSOF(props);
+        ck_assert_int_eq(executor_unit_spec_validate(&s, true, NULL, 0), 0);
+        d = dump_properties(&s, true);
+        assert_line(d, "TasksMax:t=512", true);
+        ck_assert_uint_eq(count_name(d, "TasksMax"), 1);
+        assert_line(d, "ProtectHome:s=no", true);
+        ck_assert_uint_eq(count_name(d, "ProtectHome"), 1);
+        assert_line(d, "BindReadOnlyPaths:a(ssbt)= /opt/data:/data:1:0 /srv:/srv:0:16384", true);
+        assert_line(d, "DeviceAllow:a(ss)= /dev/nvidia0 rw", true);
+        assert_line(d, "SystemCallFilter:(bas)=deny @mount @swap", true);
+        ck_assert_uint_eq(count_name(d, "SystemCallFilter"), 1);
+        assert_line(d, "InaccessiblePaths:as= /home/a", true);
+        assert_line(d, "InaccessiblePaths:as= -/home/b", true);
+        ck_assert_uint_eq(count_name(d, "InaccessiblePaths"), 2);
+        assert_line(d, "NoNewPrivileges:b=yes", true);
+        d = mfree_test(d);
+
+        /* a dynamic user: its name, DynamicUser=, StateDirectory= instead of ReadWritePaths= */
+        s = good_spec(), s.user = "dynamic";
+        d = dump_properties(&s, true);
+        assert_line(d, "User:s=spark-app-20261129172233-0001", true);
+        assert_line(d, "DynamicUser:b=yes", true);
+        assert_line(d, "StateDirectory:as= spark/work/app-20261129172233-0001/7", true);
+        ck_assert_uint_eq(count_name(d, "ReadWritePaths"), 0);
+        d = mfree_test(d);
+        /* ignored on the user bus */
+        d = dump_properties(&s, false);
+        ck_assert_uint_eq(count_name(d, "User"), 0);
+        ck_assert_uint_eq(count_name(d, "DynamicUser"), 0);
+        assert_line(d, "ReadWritePaths:as= /w/app/7", true);
+        d = mfree_test(d);
+
+        ck_assert_int_eq(executor_unit_dynamic_user("app-20261129172233-0001", user, sizeof(user)), 0);
+        ck_assert_str_eq(user, "spark-app-20261129172233-0001");
+        ck_assert_int_eq(executor_unit_dynamic_user("app-20261129172233-1234567", user, sizeof(user)), 0);
+        ck_assert_str_eq(user, "spark-app-20261129172233-1234567");
+        ck_assert_int_eq(executor_unit_dynamic_user("app-20261129172233-12345678", user, sizeof(user)), 0);
+        ck_assert_uint_eq(strlen(user), 32);
+        ck_assert(strncmp(user, "spark-", 6) == 0);
+        ck_assert_int_eq(executor_unit_dynamic_user("app-20261129172233-12345679", user + 40, sizeof(user) - 40), 0);
+        ck_assert_str_ne(user, user + 40);
+}
+END_TEST
+
+START_TEST(test_sandbox_validate) {
+        ExecutorUnitSpec s = good_spec();
+        const char *props[1];
+        const char *hidden[] = { "relative/key" };
+        char dir[256];
+
+        s.properties = props, s.n_properties = 1;
+        props[0] = "User=root";
+        assert_invalid(&s, false, "executor_properties: User: the worker sets it");
+        props[0] = "ExecStart=/bin/sh";
+        assert_invalid(&s, false, "ExecStart");
+        props[0] = "PrivateTmp=perhaps";
+        assert_invalid(&s, false, "PrivateTmp");
+        props[0] = "PrivateTmp=no";
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
+
+        s = good_spec(), s.hidden_paths = hidden, s.n_hidden_paths = 1;
+        assert_invalid(&s, false, "hidden path");
+
+        /* a dynamic user's work dir must be below /var/lib */
+        s = good_spec(), s.user = "dynamic", s.work_dir = "/srv/spark";
+        assert_invalid(&s, true, "/var/lib/");
+        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
+        /* and the worker does not make it: systemd does */
+        s.work_dir = "/var/lib/spark-test-nonexistent/work";
+        ck_assert_int_eq(executor_unit_make_work_dir(&s, true, dir, sizeof(dir)), 0);
+        ck_assert_str_eq(dir, "/var/lib/spark-test-nonexistent/work/app-20261129172233-0001/7");
+        ck_assert_int_eq(access("/var/lib/spark-test-nonexistent", F_OK), -1);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("unit-properties");
         TCase *tc = tcase_create("unit-properties");
@@ -384,6 +611,8 @@ int main(void) {
         tcase_add_test(tc, test_argv_env);
         tcase_add_test(tc, test_make_work_dir);
         tcase_add_test(tc, test_properties);
+        tcase_add_test(tc, test_sandbox);
+        tcase_add_test(tc, test_sandbox_validate);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

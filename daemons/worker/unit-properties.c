@@ -16,6 +16,7 @@
 #include "ids.h"
 #include "macro.h"
 #include "unit-properties.h"
+#include "unit-sandbox.h"
 #include "utf8.h"
 
 #define PATH_LEN_MAX 2048
@@ -163,6 +164,27 @@ int executor_unit_spec_validate(const ExecutorUnitSpec *spec, bool system_bus, c
                 if (r < 0)
                         return r;
         }
+        if (spec->n_properties > 0 && !spec->properties)
+                return fail(error, error_size, "executor_properties missing");
+        for (size_t i = 0; i < spec->n_properties; i++) {
+                ExecProperty p = {};
+                char why[200] = "";
+
+                r = exec_property_parse(spec->properties[i], &p, why, sizeof(why));
+                exec_property_done(&p);
+                if (r < 0)
+                        return fail(error, error_size, "executor_properties: %s", why);
+        }
+        if (spec->n_hidden_paths > 0 && !spec->hidden_paths)
+                return fail(error, error_size, "hidden paths missing");
+        for (size_t i = 0; i < spec->n_hidden_paths; i++)
+                if (!path_is_safe(spec->hidden_paths[i]))
+                        return fail(error, error_size, "hidden path \"%.80s\" is not a safe absolute path",
+                                    shown(spec->hidden_paths[i]));
+        if (executor_unit_user_is_dynamic(spec, system_bus) &&
+            strncmp(spec->work_dir, EXECUTOR_STATE_ROOT, strlen(EXECUTOR_STATE_ROOT)) != 0)
+                return fail(error, error_size, "work dir \"%.80s\" is not under " EXECUTOR_STATE_ROOT
+                            " as a dynamic executor user needs", spec->work_dir);
         return credentials_validate(spec, error, error_size);
 }
 
@@ -296,6 +318,9 @@ int executor_unit_make_work_dir(const ExecutorUnitSpec *spec, bool system_bus, c
         r = executor_unit_work_dir(spec, buf, size);
         if (r < 0)
                 return r;
+        /* systemd makes a dynamic user's directory (StateDirectory=). */
+        if (executor_unit_user_is_dynamic(spec, system_bus))
+                return strncmp(buf, EXECUTOR_STATE_ROOT, strlen(EXECUTOR_STATE_ROOT)) == 0 ? 0 : -EINVAL;
 
         if (system_bus) {
                 long bufsize = sysconf(_SC_GETPW_R_SIZE_MAX);
@@ -496,11 +521,9 @@ int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *s
                 if (r < 0)
                         return r;
         }
-        if (system_bus) {
-                r = append_string(m, "User", spec->user);
-                if (r < 0)
-                        return r;
-        }
+        r = executor_unit_append_user(m, spec, system_bus);
+        if (r < 0)
+                return r;
         r = append_string(m, "WorkingDirectory", work_dir);
         if (r < 0)
                 return r;
@@ -538,6 +561,9 @@ int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *s
         if (r < 0)
                 return r;
         r = append_log_extra_fields(m, (char *[]) { f_app, f_exec, f_worker, NULL });
+        if (r < 0)
+                return r;
+        r = executor_unit_append_sandbox(m, spec, system_bus, work_dir);
         if (r < 0)
                 return r;
 

@@ -7,10 +7,42 @@
 #include "unit-properties.h"
 #include "worker.h"
 
+#define HIDDEN_PATHS_MAX 8
+
+static size_t strv_length(char *const *l) {
+        size_t n = 0;
+
+        while (l && l[n])
+                n++;
+        return n;
+}
+
+/* What an executor must not see (InaccessiblePaths=): every TLS key this
+ * host's configuration names (executors hold none), the master's state,
+ * configured and default, and the worker's own secrets directory. */
+static size_t hidden_paths(const WorkerManager *w, const char *paths[static HIDDEN_PATHS_MAX]) {
+        const SparkConfig *c = &w->config;
+        const char *keys[] = { c->cluster.tls.key_file, c->master.tls_key_file, c->worker.tls_key_file,
+                               c->driver.tls_key_file };
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (!isempty(keys[i]))
+                        paths[n++] = keys[i];
+        if (!isempty(c->master.state_dir))
+                paths[n++] = c->master.state_dir;
+        if (!streq_ptr(c->master.state_dir, "/var/lib/spark/master"))
+                paths[n++] = "/var/lib/spark/master";
+        if (!isempty(w->secrets_dir))
+                paths[n++] = w->secrets_dir;
+        return n;
+}
+
 static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
         _cleanup_free_ char **env = NULL;
         size_t n_env = 0;
         char why[256] = "", secret_file[PATH_MAX] = "";
+        const char *hidden[HIDDEN_PATHS_MAX];
         ExecutorUnitSpec spec;
         LocalExecutor *e;
         int r = 0;
@@ -74,6 +106,10 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .work_dir = w->config.worker.work_dir,
                 .slice = w->config.worker.executor_slice,
                 .user = streq(w->config.worker.systemd_bus, "system") ? w->config.worker.executor_user : NULL,
+                .properties = (const char *const *) w->config.worker.executor_properties,
+                .n_properties = strv_length(w->config.worker.executor_properties),
+                .hidden_paths = hidden,
+                .n_hidden_paths = hidden_paths(w, hidden),
         };
         /* say what is wrong: the master puts it in the executor's reason */
         r = executor_unit_spec_validate(&spec, streq(w->config.worker.systemd_bus, "system"), why, sizeof(why));

@@ -328,7 +328,9 @@ EOF
 worker: { listen = "${WLISTEN[$w]}"; events_listen = "${WEVENTS[$w]}"; advertise_host = "$host";
           cores = $WORKER_CORES; memory_mb = 2048; heartbeat_ms = $WORKER_HEARTBEAT_MS; systemd_bus = "user";
           executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-faults.slice";
-          work_dir = "${WDIR[$w]}"; };
+          work_dir = "${WDIR[$w]}";
+          # the memory hog's stamps: the one place outside its work dir an executor writes
+          executor_properties = [ "BindPaths=$S/stamps" ]; };
 EOF
         done
 }

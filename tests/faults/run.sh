@@ -65,7 +65,10 @@ for c in jq ip nsenter ss mount systemctl; do
         command -v "$c" >/dev/null || fatal "$c is not installed"
 done
 
-T=$(mktemp -d /tmp/spark-faults.XXXXXX)
+# Not under /tmp: executors run with PrivateTmp= and must see their work
+# dirs, task libraries and the driver's ipc:// socket.
+mkdir -p "${SPARK_TEST_ROOT:=/var/lib/spark-test}"
+T=$(mktemp -d "$SPARK_TEST_ROOT/faults.XXXXXX")
 HARNESS=$T/harness
 mkdir -p "$HARNESS"
 ROWS=()

@@ -52,7 +52,12 @@ export SPARK_BUILD SPARK_SRC
 
 TEST_NAME=$(basename "$0" .sh)
 TEST_T0=$(date +%s)              # journal queries start here
-TEST_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/spark-$TEST_NAME.XXXXXX")
+# Not under /tmp or /var/tmp: executors run with PrivateTmp= and see neither,
+# and they need what a test keeps here (task libraries, ipc:// sockets, work
+# dirs) as a real deployment keeps it in /var/lib and /run.
+: "${SPARK_TEST_ROOT:=/var/lib/spark-test}"
+mkdir -p "$SPARK_TEST_ROOT"
+TEST_TMPDIR=$(mktemp -d "$SPARK_TEST_ROOT/$TEST_NAME.XXXXXX")
 WAIT_TIMEOUT=${WAIT_TIMEOUT:-10} # seconds, for wait_for
 
 _checks=0 _failed=0 _skipped=

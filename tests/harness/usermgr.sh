@@ -200,6 +200,10 @@ set -e
 dir=$1; shift
 # /run/systemd: a private tmpfs with system/ (so systemd --user agrees to run)
 # and the host's journal sockets.
+# /run a mount point of its own, as on a booted host: else units with
+# ProtectProc= (which implies MountAPIVFS=) get an empty tmpfs on /run and
+# lose the journal's sockets.
+mountpoint -q /run || mount --bind /run /run
 mkdir -p "$dir/hostsd"
 mount --bind /run/systemd "$dir/hostsd"
 mount -t tmpfs -o mode=755 tmpfs /run/systemd
@@ -213,6 +217,11 @@ umount -l "$dir/hostsd"
 mkdir -p "$XDG_RUNTIME_DIR/credentials"
 mount -t tmpfs -o mode=700 tmpfs "$XDG_RUNTIME_DIR/credentials"
 mount --make-shared "$XDG_RUNTIME_DIR/credentials"
+# The nodes PID 1 makes at boot, which InaccessiblePaths=, ProtectKernelLogs=
+# and ProtectKernelTunables= mount over what they hide: executor units use them.
+i=/run/systemd/inaccessible
+mkdir -m 0555 $i && mkdir -m 0000 $i/dir && install -m 0000 /dev/null $i/reg &&
+        mknod -m 0000 $i/chr c 0 0 && mknod -m 0000 $i/blk b 0 0 && mkfifo -m 0000 $i/fifo
 # /sys/fs/cgroup: only the hierarchies we were given, rooted (by the cgroup
 # namespace) at our own child cgroups.
 if [ "$1" = - ]; then

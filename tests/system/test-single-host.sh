@@ -113,8 +113,9 @@ check "spark-worker's STATUS= says it is registered with 3 executors" wait_until
 check "spark-driver's STATUS= names the application and its 3 executors" wait_until 5 status_says spark-driver "$APP: 3 executors"
 check_eq "the executors are units in spark-executors.slice" "spark-executors.slice" \
         "$(for u in $(ct_executor_units $H); do ct_prop $H "$u" Slice; done | sort -u | xargs)"
-check_eq "executors run as spark" spark "$(for u in $(ct_executor_units $H); do
-        ct $H ps -o user= -p "$(ct_prop $H "$u" MainPID)"; done | sort -u | xargs)"
+check_eq "executors run as the application's dynamic user (executor_user \"dynamic\")" "spark-$APP" \
+        "$(for u in $(ct_executor_units $H); do
+        ct $H ps -o user:40= -p "$(ct_prop $H "$u" MainPID)"; done | sort -u | xargs)"
 
 # --- a job --------------------------------------------------------------------------
 out=$(ct $H timeout $SUBMIT_TIMEOUT sparkctl submit --name hello --command 'echo task {#}: {}' --inputs - <<<"$(seq 100 129)" 2>&1)
