@@ -4,11 +4,11 @@
 #include <inttypes.h>
 #include <linux/capability.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "error-buf.h"
 #include "exec-property.h"
 
 #define EXEC_PROPERTY_VALUE_MAX 4096
@@ -128,18 +128,6 @@ bool exec_property_name_is_reserved(const char *name, size_t len) {
         return false;
 }
 
-static int fail(char *error, size_t size, const char *fmt, ...) _printf_(3, 4);
-static int fail(char *error, size_t size, const char *fmt, ...) {
-        va_list ap;
-
-        if (error && size > 0) {
-                va_start(ap, fmt);
-                vsnprintf(error, size, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
-}
-
 static char **strv_free_local(char **l, size_t n) {
         if (l)
                 for (size_t i = 0; i < n; i++)
@@ -240,7 +228,7 @@ static int parse_caps(const char *name, ExecProperty *p, char *error, size_t siz
                         if (strcasecmp(caps[j].name, p->strv[i]) == 0)
                                 break;
                 if (j == ELEMENTSOF(caps))
-                        return fail(error, size, "%s: unknown capability \"%.40s\"", name, p->strv[i]);
+                        return error_buf_invalid(error, size, "%s: unknown capability \"%.40s\"", name, p->strv[i]);
                 p->t |= UINT64_C(1) << caps[j].cap;
         }
         return 0;
@@ -260,11 +248,11 @@ static int parse_name_list(const char *name, ExecProperty *p, char *error, size_
                         memmove(p->strv[0], p->strv[0] + 1, strlen(p->strv[0]));
         }
         if (p->n == 0)
-                return fail(error, size, "%s: no names", name);
+                return error_buf_invalid(error, size, "%s: no names", name);
         for (size_t i = first; i < p->n; i++)
                 for (const char *c = p->strv[i]; *c; c++)
                         if (!isalnum((unsigned char) *c) && !strchr("_@:-", *c))
-                                return fail(error, size, "%s: \"%.40s\" is not a name", name, p->strv[i]);
+                                return error_buf_invalid(error, size, "%s: \"%.40s\" is not a name", name, p->strv[i]);
         return 0;
 }
 
@@ -291,14 +279,14 @@ static int parse_bind_paths(const char *name, ExecProperty *p, char *error, size
                                 if (streq(opts, "norbind"))
                                         p->recursive[i] = false;
                                 else if (!streq(opts, "rbind"))
-                                        return fail(error, size, "%s: unknown option \"%.20s\"", name, opts);
+                                        return error_buf_invalid(error, size, "%s: unknown option \"%.20s\"", name, opts);
                         }
                 }
                 p->dest[i] = strdup(dst ? dst : src);
                 if (!p->dest[i])
                         return -ENOMEM;
                 if (!path_is_normal(src) || !path_is_normal(p->dest[i]))
-                        return fail(error, size, "%s: \"%.80s\" is not SOURCE[:DEST[:rbind|norbind]] of absolute paths",
+                        return error_buf_invalid(error, size, "%s: \"%.80s\" is not SOURCE[:DEST[:rbind|norbind]] of absolute paths",
                                     name, src);
         }
         return 0;
@@ -313,24 +301,24 @@ static int parse_value(const ExecPropertyInfo *info, const char *v, ExecProperty
         case EXEC_PROPERTY_BOOL:
                 r = parse_bool(v);
                 if (r < 0)
-                        return fail(error, size, "%s: \"%.40s\" is not a boolean", name, v);
+                        return error_buf_invalid(error, size, "%s: \"%.40s\" is not a boolean", name, v);
                 p->b = r;
                 return 0;
         case EXEC_PROPERTY_WORD:
                 if (!word_in(v, info->words))
-                        return fail(error, size, "%s: \"%.40s\" is not one of its values", name, v);
+                        return error_buf_invalid(error, size, "%s: \"%.40s\" is not one of its values", name, v);
                 p->s = strdup(v);
                 return p->s ? 0 : -ENOMEM;
         case EXEC_PROPERTY_NAMESPACES:
                 r = parse_bool(v);
                 if (r < 0)
-                        return fail(error, size, "%s: only yes or no are supported, not \"%.40s\"", name, v);
+                        return error_buf_invalid(error, size, "%s: only yes or no are supported, not \"%.40s\"", name, v);
                 p->t = r ? 0 : (uint64_t) (CLONE_NEWCGROUP | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWNS |
                                            CLONE_NEWPID | CLONE_NEWUSER | CLONE_NEWUTS);
                 return 0;
         case EXEC_PROPERTY_UMASK:
                 if (!*v || strspn(v, "01234567") != strlen(v) || strtoul(v, NULL, 8) > 0777)
-                        return fail(error, size, "%s: \"%.40s\" is not an octal mode up to 0777", name, v);
+                        return error_buf_invalid(error, size, "%s: \"%.40s\" is not an octal mode up to 0777", name, v);
                 p->u = (uint32_t) strtoul(v, NULL, 8);
                 return 0;
         case EXEC_PROPERTY_UINT:
@@ -341,7 +329,7 @@ static int parse_value(const ExecPropertyInfo *info, const char *v, ExecProperty
                 errno = 0;
                 p->t = strtoull(v, &end, 10);
                 if (!isdigit((unsigned char) v[0]) || *end || errno || p->t < info->min || p->t > info->max)
-                        return fail(error, size, "%s: \"%.40s\" is not a number in %" PRIu64 "…%" PRIu64 "%s", name, v,
+                        return error_buf_invalid(error, size, "%s: \"%.40s\" is not a number in %" PRIu64 "…%" PRIu64 "%s", name, v,
                                     info->min, info->max, info->infinity ? " or infinity" : "");
                 return 0;
         case EXEC_PROPERTY_DEVICE: {
@@ -355,7 +343,7 @@ static int parse_value(const ExecPropertyInfo *info, const char *v, ExecProperty
                 if (!*perm || strspn(perm, "rwm") != strlen(perm) ||
                     !(path_is_normal(p->s) || (strncmp(p->s, "char-", 5) == 0 && token_is_plain(p->s)) ||
                       (strncmp(p->s, "block-", 6) == 0 && token_is_plain(p->s))))
-                        return fail(error, size, "%s: \"%.80s\" is not \"PATH [rwm]\"", name, v);
+                        return error_buf_invalid(error, size, "%s: \"%.80s\" is not \"PATH [rwm]\"", name, v);
                 return 0;
         }
         default:
@@ -365,12 +353,12 @@ static int parse_value(const ExecPropertyInfo *info, const char *v, ExecProperty
         /* The list types. */
         r = split(v, &p->strv, &p->n);
         if (r == -E2BIG)
-                return fail(error, size, "%s: more than %d entries", name, EXEC_PROPERTY_ENTRIES_MAX);
+                return error_buf_invalid(error, size, "%s: more than %d entries", name, EXEC_PROPERTY_ENTRIES_MAX);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < p->n; i++)
                 if (!token_is_plain(p->strv[i]))
-                        return fail(error, size, "%s: \"%.40s\" has quotes, '$', '%%' or control characters",
+                        return error_buf_invalid(error, size, "%s: \"%.40s\" has quotes, '$', '%%' or control characters",
                                     name, p->strv[i]);
         switch (info->type) {
         case EXEC_PROPERTY_PATHS:
@@ -378,16 +366,16 @@ static int parse_value(const ExecPropertyInfo *info, const char *v, ExecProperty
                         const char *q = p->strv[i] + (p->strv[i][0] == '-');
 
                         if (!path_is_normal(q))
-                                return fail(error, size, "%s: \"%.80s\" is not an absolute, normalized path",
+                                return error_buf_invalid(error, size, "%s: \"%.80s\" is not an absolute, normalized path",
                                             name, p->strv[i]);
                 }
                 return 0;
         case EXEC_PROPERTY_WORDS:
                 if (p->n == 0)
-                        return fail(error, size, "%s: empty", name);
+                        return error_buf_invalid(error, size, "%s: empty", name);
                 for (size_t i = 0; i < p->n; i++)
                         if (!word_in(p->strv[i], info->words))
-                                return fail(error, size, "%s: \"%.40s\" is not one of its values", name, p->strv[i]);
+                                return error_buf_invalid(error, size, "%s: \"%.40s\" is not one of its values", name, p->strv[i]);
                 return 0;
         case EXEC_PROPERTY_CAPS:
                 return parse_caps(name, p, error, size);
@@ -408,22 +396,22 @@ int exec_property_parse(const char *assignment, ExecProperty *ret, char *error, 
         int r;
 
         if (!assignment || !ret)
-                return fail(error, error_size, "no property");
+                return error_buf_invalid(error, error_size, "no property");
         len = exec_property_name_length(assignment);
         if (assignment[len] != '=' || len == 0)
-                return fail(error, error_size, "\"%.64s\" is not Name=value", assignment);
+                return error_buf_invalid(error, error_size, "\"%.64s\" is not Name=value", assignment);
         if (strlen(assignment) > EXEC_PROPERTY_VALUE_MAX)
-                return fail(error, error_size, "%.*s: longer than %d bytes", (int) MIN(len, 64), assignment,
+                return error_buf_invalid(error, error_size, "%.*s: longer than %d bytes", (int) MIN(len, 64), assignment,
                             EXEC_PROPERTY_VALUE_MAX);
         if (exec_property_name_is_reserved(assignment, len))
-                return fail(error, error_size, "%.*s: the worker sets it, it cannot be configured",
+                return error_buf_invalid(error, error_size, "%.*s: the worker sets it, it cannot be configured",
                             (int) MIN(len, 64), assignment);
         name = strndup(assignment, len);
         if (!name)
                 return -ENOMEM;
         info = exec_property_info(name);
         if (!info)
-                return fail(error, error_size, "%.64s: not a property the worker can set on an executor unit", name);
+                return error_buf_invalid(error, error_size, "%.64s: not a property the worker can set on an executor unit", name);
         p.info = info;
         r = parse_value(info, assignment + len + 1, &p, error, error_size);
         if (r < 0) {
