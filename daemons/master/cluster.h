@@ -1,7 +1,9 @@
 /* The master's view of the cluster: workers, applications and executors,
- * and every state change of them.  No I/O: what must be sent (launch, kill,
- * events) goes out through ClusterEffects, so the whole state machine is
- * tested without sockets. */
+ * and every state change of them.  No socket or file I/O: what must be sent
+ * (launch, kill, events) goes out through ClusterEffects, so the whole state
+ * machine is tested without sockets.  It does log each key state change
+ * (worker registered or lost, executor launched or lost, app registered or
+ * removed) itself, with its MESSAGE_ID, where the change is decided. */
 #pragma once
 
 #include <stdbool.h>
