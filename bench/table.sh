@@ -13,11 +13,11 @@ runs_of() {
 ms() { awk -v v="${1:-}" 'BEGIN { if (v !~ /^[0-9.]+$/) print ""; else printf("%.3f\n", v / 1000) }'; }
 
 build_table() {
-        local e r dask_tag out date_tag commit net=tcp
+        local e r dask_tag out date_tag commit net=tcp over=''
         dask_tag="Dask ${R[dask_version]:-}"
         [ "${R[dask_same_run]:-}" = yes ] || dask_tag="Dask (peers/README.md, **not same run**)"
         # BENCH_TLS=1: every endpoint and the raw baselines are mutual TLS
-        [ "$TLS" = 1 ] && net="mutual TLS (tls+tcp)"
+        [ "$TLS" = 1 ] && net="mutual TLS (tls+tcp)" over=", mutual TLS (tls+tcp)"
 
         # --- throughput
         r=$(ratio "${R[tput_empty_2]:-}" "${R[nng_rate]:-}")
@@ -38,7 +38,7 @@ build_table() {
         fi
         for e in 1 4 8; do
                 row "Empty function tasks/s, $e executor$([ "$e" = 1 ] || echo s)" "$(fmt "${R[tput_empty_$e]:-}") /s" \
-                        "raw nng rate, $net: $(fmt "${R[nng_rate]:-}") msg/s" "$(ratio "${R[tput_empty_$e]:-}" "${R[nng_rate]:-}")" \
+                        "raw nng rate$over: $(fmt "${R[nng_rate]:-}") msg/s" "$(ratio "${R[tput_empty_$e]:-}" "${R[nng_rate]:-}")" \
                         "(≥ 2×)" "info"
         done
         for e in 1 2 4 8; do
@@ -51,10 +51,10 @@ build_table() {
         # --- latency
         r=$(ratio "${R[lat_p50]:-}" "${R[nng_rtt_p50]:-}")
         row "One task submit→result, p50" "$(fmt "${R[lat_p50]:-}") µs" \
-                "raw nng 64 B round trip, $net, p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 2.5×" "$(verdict "$r" le 2.5)"
+                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 2.5×" "$(verdict "$r" le 2.5)"
         r=$(ratio "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}")
         row "One task submit→result, p99" "$(fmt "${R[lat_p99]:-}") µs" \
-                "raw nng 64 B round trip, $net, p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 10×" "$(verdict "$r" le 10)"
+                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 10×" "$(verdict "$r" le 10)"
         local cs raw
         read -r -a cs <<<"${R[lat_ctxsw]:-}"
         read -r -a raw <<<"${R[nng_rtt_ctxsw]:-}"
