@@ -276,7 +276,9 @@ fuzz-seeds: fuzz-build
 
 # `make bench` (docs/DESIGN.md §10): builds the programs, the task libraries and the
 # bench's own helpers (bench/*.c), then runs bench/run.sh against a private
-# systemd user manager.  Never part of `make check`.
+# systemd user manager.  Never part of `make check`.  `make bench BENCH_TLS=1`
+# runs it with every endpoint on tls+tcp:// (bench/README.md).
+BENCH_TLS ?= 0
 BENCH_PROGS := nng-baseline unit-baseline bench-tool bench-client master-load
 BENCH_BINS  := $(addprefix $(B)/bench/,$(BENCH_PROGS)) $(B)/bench/stamp
 $(addprefix $(B)/bench/,$(BENCH_PROGS)): $(B)/bench/%: $(B)/obj/bench/%.o $(COMMON_A)
@@ -292,7 +294,7 @@ $(B)/bench/stamp: bench/stamp.c $(FLAGS_STAMP)
 bench-build: $(addprefix $(B)/,$(PROGRAMS)) $(TASK_LIBS) $(BENCH_BINS)
 
 bench: bench-build
-	SPARK_BUILD=$(abspath $(B)) bench/run.sh
+	SPARK_BUILD=$(abspath $(B)) BENCH_TLS=$(BENCH_TLS) bench/run.sh
 
 clean: clean-fuzz
 	rm -rf build build-san

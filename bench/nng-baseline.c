@@ -10,7 +10,16 @@
  *
  * Prints "key value" lines: rate_msgs_per_s; rtt_us_p50, rtt_us_p99,
  * rtt_us_mean, and rtt_ctxsw_server, rtt_ctxsw_client: the context
- * switches of each side (all its threads) per round trip.  Exits non-zero on any error. */
+ * switches of each side (all its threads) per round trip.  Exits non-zero on any error.
+ *
+ * With a tls+tcp:// URL: mutual TLS through common/nng-util's listener and
+ * dialer, as the daemons have it (the listener requires the peer's
+ * certificate).  Both sides trust $SPARK_TLS_CA_FILE; the req side presents
+ * $SPARK_TLS_CERT_FILE and $SPARK_TLS_KEY_FILE (a client's certificate, as
+ * sparkctl), the rep side $BENCH_TLS_SERVER_CERT_FILE and
+ * $BENCH_TLS_SERVER_KEY_FILE (a daemon's: a client certificate is not for
+ * servers).  No proof of role: that is one more round trip per connection,
+ * made once, not per message. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -25,6 +34,8 @@
 
 #include "bench-util.h"
 #include "macro.h"
+#include "nng-util.h"
+#include "tls.h"
 
 #define MSG_BYTES 64
 #define MAX_CONTEXTS 1024
@@ -63,14 +74,19 @@ static void server_cb(void *arg) {
 
 static _Noreturn void serve(const char *url, int n_contexts) {
         static ServerCtx ctxs[MAX_CONTEXTS];
+        TlsSettings tls = {
+                .ca_file = getenv(TLS_CA_FILE_ENV),
+                .cert_file = getenv("BENCH_TLS_SERVER_CERT_FILE"),
+                .key_file = getenv("BENCH_TLS_SERVER_KEY_FILE"),
+        };
         nng_socket s;
         int rv;
 
-        rv = nng_rep0_open(&s);
+        rv = nng_errno(nng_rep0_open(&s));
         if (rv == 0)
-                rv = nng_listen(s, url, NULL, 0);
-        if (rv != 0) {
-                fprintf(stderr, "nng-baseline: cannot listen on %s: %s\n", url, nng_strerror(rv));
+                rv = nng_util_listen(s, url, &tls, NULL);
+        if (rv < 0) {
+                fprintf(stderr, "nng-baseline: cannot listen on %s: %s\n", url, strerror(-rv));
                 _exit(1);
         }
         for (int i = 0; i < n_contexts; i++) {
@@ -103,15 +119,17 @@ static void stop_server(pid_t pid) {
         }
 }
 
+/* Returns 0 or a negative errno. */
 static int dial(const char *url, nng_socket *ret) {
-        int rv = nng_req0_open(ret);
+        TlsSettings tls = tls_settings_from_env();
+        int rv = nng_errno(nng_req0_open(ret));
 
-        if (rv != 0)
+        if (rv < 0)
                 return rv;
         /* the server may take a moment to listen: retry the first dial */
         for (int i = 0; i < 200; i++) {
-                rv = nng_dial(*ret, url, NULL, 0);
-                if (rv != NNG_ECONNREFUSED)
+                rv = nng_util_dial(*ret, url, &tls, 0, NULL);
+                if (rv != -ECONNREFUSED)
                         break;
                 nng_msleep(10);
         }
@@ -173,8 +191,8 @@ static int run_rate(const char *url, int n_contexts, double seconds) {
         if (server < 0)
                 return 1;
         rv = dial(url, &s);
-        if (rv != 0) {
-                fprintf(stderr, "nng-baseline: cannot dial %s: %s\n", url, nng_strerror(rv));
+        if (rv < 0) {
+                fprintf(stderr, "nng-baseline: cannot dial %s: %s\n", url, strerror(-rv));
                 stop_server(server);
                 return 1;
         }
@@ -226,8 +244,8 @@ static int run_rtt(const char *url, int count) {
         if (server < 0)
                 return 1;
         rv = dial(url, &s);
-        if (rv != 0) {
-                fprintf(stderr, "nng-baseline: cannot dial %s: %s\n", url, nng_strerror(rv));
+        if (rv < 0) {
+                fprintf(stderr, "nng-baseline: cannot dial %s: %s\n", url, strerror(-rv));
                 stop_server(server);
                 return 1;
         }

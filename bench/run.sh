@@ -14,6 +14,10 @@
 #   BENCH_SKIP         space-separated phases to leave out: baselines
 #                      throughput latency loss freeze worker scale dask
 #   BENCH_KEEP=1       keep the temp dir with every log
+#   BENCH_TLS=1        every cluster endpoint on tls+tcp:// with role
+#                      certificates (tools/spark-tls) made in the temp dir,
+#                      the nng baselines over mutual TLS; the master scale
+#                      and Dask phases are left out
 #   BENCH_RESULTS      where to write the table (default bench/results/DATE.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +50,11 @@ APP_EXECUTORS=${BENCH_APP_EXECUTORS:-9980}
 SMALL_APPS=${BENCH_SMALL_APPS:-200}
 KILL_TRIALS=${BENCH_KILL_TRIALS:-20}
 SKIP=" ${BENCH_SKIP:-} "
+TLS=${BENCH_TLS:-0}
+case $TLS in 0|'') TLS=0 ;; 1) ;; *) echo "bench: BENCH_TLS must be 0 or 1, not '$TLS'" >&2; exit 1 ;; esac
+# master-load speaks plain tcp with no certificate, and the peer has no TLS
+# set up here: over TLS those phases would measure nothing of ours
+[ "$TLS" = 1 ] && SKIP="$SKIP scale dask "
 HB_TIMEOUT_MS=2000         # driver.executor_heartbeat_timeout_ms
 WORKER_TIMEOUT_MS=2000     # master.worker_timeout_ms
 TASKS_LIB=$B/tests/helpers/tasks/spark-test-tasks.so
@@ -126,17 +135,58 @@ say "machine ${BUSY_BEFORE}% busy before the run (2 cores; other runs move every
 
 base=$(pick_port_base) || { say "no free block of ports"; exit 1; }
 P_MASTER=$((base)) P_MASTER_EV=$((base + 1))
-url() { echo "tcp://127.0.0.1:$1"; }
+SCHEME=tcp
+[ "$TLS" = 1 ] && SCHEME=tls+tcp
+url() { echo "$SCHEME://127.0.0.1:$1"; }
+tcp_url() { echo "tcp://127.0.0.1:$1"; }
+
+# ================================================================= TLS
+# With BENCH_TLS=1: a CA and a certificate per role from tools/spark-tls
+# (docs/security.md): the master, each worker, one for every driver, and
+# the client's, which bench-client, sparkctl and the nng baseline's req
+# side present.  CLIENT_ENV runs a client with it.
+TLS_DIR=$tmp/tls
+CLIENT_ENV=() BASELINE_ENV=()
+# tls_keys NAME: the config lines of a daemon's certificate
+tls_keys() {
+        [ "$TLS" = 1 ] || return 0
+        echo "tls_cert_file = \"$TLS_DIR/$1.pem\"; tls_key_file = \"$TLS_DIR/$1.key\";"
+}
+make_certificates() {
+        local c
+        say "TLS: a CA and role certificates (tools/spark-tls) in $TLS_DIR"
+        tools/spark-tls ca "$TLS_DIR" >"$tmp/spark-tls.log" 2>&1 || return 1
+        for c in "master master" "worker worker1" "worker worker2" "driver driver" "client bench"; do
+                # shellcheck disable=SC2086
+                set -- $c
+                tools/spark-tls "$1" "$TLS_DIR" "$2" 127.0.0.1 >>"$tmp/spark-tls.log" 2>&1 || return 1
+        done
+        CLIENT_ENV=(env "SPARK_TLS_CA_FILE=$TLS_DIR/ca.pem" "SPARK_TLS_CERT_FILE=$TLS_DIR/bench.pem"
+                    "SPARK_TLS_KEY_FILE=$TLS_DIR/bench.key")
+        # nng-baseline's rep side stands for the driver: its certificate
+        BASELINE_ENV=("${CLIENT_ENV[@]}" "BENCH_TLS_SERVER_CERT_FILE=$TLS_DIR/driver.pem"
+                      "BENCH_TLS_SERVER_KEY_FILE=$TLS_DIR/driver.key")
+}
+if [ "$TLS" = 1 ]; then
+        make_certificates || { cat "$tmp/spark-tls.log" >&2; say "cannot make the certificates"; exit 1; }
+fi
 
 # ============================================================ baselines
 run_baselines() {
-        say "baselines: nng req/rep rate (64 contexts, tcp), round trip, StartTransientUnit"
-        run_fg "$BT/nng-baseline" rate "$(url $((base + 80)))" 64 3 >"$tmp/nng-rate.out" || return 1
+        say "baselines: nng req/rep rate (64 contexts, $SCHEME), round trip, StartTransientUnit"
+        run_fg "${BASELINE_ENV[@]}" "$BT/nng-baseline" rate "$(url $((base + 80)))" 64 3 >"$tmp/nng-rate.out" || return 1
         R[nng_rate]=$(kv "$tmp/nng-rate.out" rate_msgs_per_s)
-        run_fg "$BT/nng-baseline" rtt "$(url $((base + 81)))" 5000 >"$tmp/nng-rtt.out" || return 1
+        run_fg "${BASELINE_ENV[@]}" "$BT/nng-baseline" rtt "$(url $((base + 81)))" 5000 >"$tmp/nng-rtt.out" || return 1
         R[nng_rtt_p50]=$(kv "$tmp/nng-rtt.out" rtt_us_p50)
         R[nng_rtt_p99]=$(kv "$tmp/nng-rtt.out" rtt_us_p99)
         R[nng_rtt_ctxsw]="$(kv "$tmp/nng-rtt.out" rtt_ctxsw_server) $(kv "$tmp/nng-rtt.out" rtt_ctxsw_client)"
+        if [ "$TLS" = 1 ]; then
+                # the same over plain tcp: what TLS itself costs nng (info)
+                run_fg "$BT/nng-baseline" rate "$(tcp_url $((base + 82)))" 64 3 >"$tmp/nng-rate-tcp.out" || return 1
+                R[nng_rate_tcp]=$(kv "$tmp/nng-rate-tcp.out" rate_msgs_per_s)
+                run_fg "$BT/nng-baseline" rtt "$(tcp_url $((base + 83)))" 5000 >"$tmp/nng-rtt-tcp.out" || return 1
+                R[nng_rtt_tcp_p50]=$(kv "$tmp/nng-rtt-tcp.out" rtt_us_p50)
+        fi
         # each start after 250 ms of quiet, as an application's first
         # executor comes: the kernel then makes the move into the new cgroup
         # wait for an RCU grace period (bench/unit-baseline.c); back to back,
@@ -158,17 +208,24 @@ run_baselines() {
 
 # ============================================================== cluster
 write_confs() {
+        local ca='' adv=''
+        if [ "$TLS" = 1 ]; then
+                ca="tls_ca_file = \"$TLS_DIR/ca.pem\";"
+                adv='advertise_host = "127.0.0.1";'
+        fi
         cat >"$tmp/cluster.conf" <<EOF
-cluster: { master = "$(url $P_MASTER)"; master_events = "$(url $P_MASTER_EV)"; };
+cluster: { master = "$(url $P_MASTER)"; master_events = "$(url $P_MASTER_EV)"; $ca };
 master: { listen = "$(url $P_MASTER)"; events_listen = "$(url $P_MASTER_EV)";
-          state_dir = "$tmp/state"; worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10000; };
+          state_dir = "$tmp/state"; worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10000;
+          $(tls_keys master) };
 EOF
         for i in 1 2; do
                 cat >"$tmp/worker$i.conf" <<EOF
 @include "cluster.conf"
 worker: { listen = "$(url $((base + 2 + 2 * i)))"; events_listen = "$(url $((base + 3 + 2 * i)))";
           cores = 4; memory_mb = 4096; systemd_bus = "user"; work_dir = "$tmp/work$i"; heartbeat_ms = 500;
-          executor_binary = "$B/spark-executor"; executor_slice = "spark-bench.slice"; };
+          executor_binary = "$B/spark-executor"; executor_slice = "spark-bench.slice"; $adv
+          $(tls_keys "worker$i") };
 EOF
         done
 }
@@ -199,11 +256,16 @@ start_driver() {
         DRIVER_N=$((DRIVER_N + 1))
         name=driver$DRIVER_N
         DRIVER_URL=$(url $((base + 20 + 2 * DRIVER_N)))
+        local tls_lines=''
+        # executors hold no certificate: over TLS they dial an endpoint of
+        # their own (docs/security.md); ports base+60.. (19 drivers at most)
+        [ "$TLS" = 1 ] && tls_lines="executor_listen = \"$(url $((base + 59 + DRIVER_N)))\"; advertise_host = \"127.0.0.1\";
+          $(tls_keys driver)"
         cat >"$tmp/$name.conf" <<EOF
 @include "cluster.conf"
 driver: { app_name = "bench-$name"; listen = "$DRIVER_URL"; events_listen = "$(url $((base + 21 + 2 * DRIVER_N)))";
           max_cores = $e; cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1000;
-          locality_wait_ms = 0; executor_heartbeat_timeout_ms = $HB_TIMEOUT_MS; };
+          locality_wait_ms = 0; executor_heartbeat_timeout_ms = $HB_TIMEOUT_MS; $tls_lines };
 EOF
         start_daemon "$name" "$B/spark-driver" --config "$tmp/$name.conf"
         DRIVER=$name
@@ -289,7 +351,7 @@ throughput_runs() {
         local key=$1 sym=$2 arg=$3 count=$4 runs=() i out
         for i in 1 2 3; do
                 out=$tmp/tput-$key-$i.out
-                run_fg timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" "$sym" "$arg" "$count" >"$out" \
+                run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" "$sym" "$arg" "$count" >"$out" \
                         2>>"$tmp/client.log" || { say "  $key: job $i failed"; return 1; }
                 runs+=("$(kv "$out" tasks_per_s)")
         done
@@ -302,7 +364,7 @@ measure_throughput() {
         local e=$1 warm count
         # size the jobs to about 1 s each from a warm-up job (a job far
         # shorter than that measures its start and end, and the noise)
-        run_fg timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" 50000 >"$tmp/warm-$e.out" \
+        run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" 50000 >"$tmp/warm-$e.out" \
                 2>>"$tmp/client.log" || { say "  warm-up job failed"; return 1; }
         warm=$(kv "$tmp/warm-$e.out" tasks_per_s)
         count=$(awk -v r="$warm" 'BEGIN { n = int(r * 2); if (n < 100000) n = 100000; if (n > 3000000) n = 3000000; print n }')
@@ -328,7 +390,7 @@ measure_latency() {
         for p in $(driver_executor_pids); do
                 e0=$((e0 + $(ctxsw_of "$p"))) en0=$((en0 + $(ctxsw_of "$p" nng)))
         done
-        run_fg timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" 1000 >"$tmp/latency.out" \
+        run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" 1000 >"$tmp/latency.out" \
                 2>>"$tmp/client.log" || return 1
         for p in $(driver_executor_pids); do
                 e1=$((e1 + $(ctxsw_of "$p"))) en1=$((en1 + $(ctxsw_of "$p" nng)))
@@ -345,7 +407,7 @@ measure_latency() {
 # ========================================================= loss trials
 # A long job keeps the executors busy while they are killed or frozen.
 start_long_job() {
-        "$B/sparkctl" --driver "$DRIVER_URL" submit --name long --function "$TASKS_LIB:sleep_ms" --count 200000 \
+        "${CLIENT_ENV[@]}" "$B/sparkctl" --driver "$DRIVER_URL" submit --name long --function "$TASKS_LIB:sleep_ms" --count 200000 \
                 --arg 20 >/dev/null 2>>"$tmp/long-job.log" &
         SUBMIT_PID=$!
         sleep 0.5
@@ -533,6 +595,12 @@ EOF
             "${R[scale_small_place_us_p99]:-n/a} µs, RSS ${R[scale_master_small_hwm_kB]:-${R[scale_master_apps_hwm_kB]:-n/a}} kB"
 }
 
+# The peer's figures from peers/README.md, when it is not run here.
+dask_from_readme() {
+        R[dask_tput]=619 R[dask_lat_p50]=10728 R[dask_lat_p99]=16673 R[dask_loss]=14.1 R[dask_start]=1176
+        R[dask_same_run]=no
+}
+
 run_dask() {
         local py=/usr/bin/python3 rc=0
         if ! "$py" -c 'import distributed' 2>/dev/null; then
@@ -542,8 +610,7 @@ run_dask() {
         fi
         if ! "$py" -c 'import distributed' 2>/dev/null || [ ! -f "$PEERS/dask_bench.py" ]; then
                 note "Dask not available here (python3-distributed or $PEERS/dask_bench.py missing): its rows are the figures of peers/README.md, NOT measured in this run"
-                R[dask_tput]=619 R[dask_lat_p50]=10728 R[dask_lat_p99]=16673 R[dask_loss]=14.1 R[dask_start]=1176
-                R[dask_same_run]=no
+                dask_from_readme
                 return 0
         fi
         say "Dask distributed (peers/dask_bench.py, reduced sizes)"
@@ -576,6 +643,11 @@ fi
 stop_driver || true
 skip scale || run_scale || note "the master scale phase failed"
 skip dask || run_dask || note "the Dask phase failed"
+if [ "$TLS" = 1 ]; then
+        # the loss rows' baseline is the peer's detection time
+        dask_from_readme
+        note "BENCH_TLS=1: the master scale and Dask phases are not run over TLS; the executor SIGKILL rows compare with the peer's figure of peers/README.md"
+fi
 R[run_seconds]=$((SECONDS - T_START))
 
 # shellcheck source=bench/table.sh

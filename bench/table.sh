@@ -13,20 +13,32 @@ runs_of() {
 ms() { awk -v v="${1:-}" 'BEGIN { if (v !~ /^[0-9.]+$/) print ""; else printf("%.3f\n", v / 1000) }'; }
 
 build_table() {
-        local e r dask_tag out date_tag commit
+        local e r dask_tag out date_tag commit net=tcp over=''
         dask_tag="Dask ${R[dask_version]:-}"
         [ "${R[dask_same_run]:-}" = yes ] || dask_tag="Dask (peers/README.md, **not same run**)"
+        # BENCH_TLS=1: every endpoint and the raw baselines are mutual TLS
+        [ "$TLS" = 1 ] && net="mutual TLS (tls+tcp)" over=", mutual TLS (tls+tcp)"
 
         # --- throughput
         r=$(ratio "${R[tput_empty_2]:-}" "${R[nng_rate]:-}")
         row "Empty function tasks/s, 1 driver, 2 executors" "$(fmt "${R[tput_empty_2]:-}") /s" \
-                "raw nng req/rep, 64 contexts, tcp: $(fmt "${R[nng_rate]:-}") msg/s" "$r" "≥ 2×" "$(verdict "$r" ge 2)"
-        r=$(ratio "${R[tput_empty_2]:-}" "${R[dask_tput]:-}")
-        row "Empty function tasks/s, 2 executors, vs the peer" "$(fmt "${R[tput_empty_2]:-}") /s" \
-                "$dask_tag: $(fmt "${R[dask_tput]:-}") tasks/s" "$r" "≥ 150×" "$(verdict "$r" ge 150)"
+                "raw nng req/rep, 64 contexts, $net: $(fmt "${R[nng_rate]:-}") msg/s" "$r" "≥ 2×" "$(verdict "$r" ge 2)"
+        if [ "$TLS" = 1 ]; then
+                row "Empty function tasks/s and one task submit→result vs the peer" "skipped over TLS" \
+                        "Dask runs without TLS here: see the plain \`make bench\` table" "—" "—" "skipped"
+                row "… raw nng over mutual TLS against plain tcp, same run: rate; round trip p50" \
+                        "$(fmt "${R[nng_rate]:-}") msg/s; $(fmt "${R[nng_rtt_p50]:-}") µs" \
+                        "tcp: $(fmt "${R[nng_rate_tcp]:-}") msg/s; $(fmt "${R[nng_rtt_tcp_p50]:-}") µs" \
+                        "$(ratio "${R[nng_rate]:-}" "${R[nng_rate_tcp]:-}"); $(ratio "${R[nng_rtt_p50]:-}" "${R[nng_rtt_tcp_p50]:-}")" \
+                        "—" "info"
+        else
+                r=$(ratio "${R[tput_empty_2]:-}" "${R[dask_tput]:-}")
+                row "Empty function tasks/s, 2 executors, vs the peer" "$(fmt "${R[tput_empty_2]:-}") /s" \
+                        "$dask_tag: $(fmt "${R[dask_tput]:-}") tasks/s" "$r" "≥ 150×" "$(verdict "$r" ge 150)"
+        fi
         for e in 1 4 8; do
                 row "Empty function tasks/s, $e executor$([ "$e" = 1 ] || echo s)" "$(fmt "${R[tput_empty_$e]:-}") /s" \
-                        "raw nng rate: $(fmt "${R[nng_rate]:-}") msg/s" "$(ratio "${R[tput_empty_$e]:-}" "${R[nng_rate]:-}")" \
+                        "raw nng rate$over: $(fmt "${R[nng_rate]:-}") msg/s" "$(ratio "${R[tput_empty_$e]:-}" "${R[nng_rate]:-}")" \
                         "(≥ 2×)" "info"
         done
         for e in 1 2 4 8; do
@@ -39,17 +51,17 @@ build_table() {
         # --- latency
         r=$(ratio "${R[lat_p50]:-}" "${R[nng_rtt_p50]:-}")
         row "One task submit→result, p50" "$(fmt "${R[lat_p50]:-}") µs" \
-                "raw nng 64 B round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 2.5×" "$(verdict "$r" le 2.5)"
+                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 2.5×" "$(verdict "$r" le 2.5)"
         r=$(ratio "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}")
         row "One task submit→result, p99" "$(fmt "${R[lat_p99]:-}") µs" \
-                "raw nng 64 B round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 10×" "$(verdict "$r" le 10)"
+                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 10×" "$(verdict "$r" le 10)"
         local cs raw
         read -r -a cs <<<"${R[lat_ctxsw]:-}"
         read -r -a raw <<<"${R[nng_rtt_ctxsw]:-}"
         row "… context switches per one-task job, all threads (the driver answers two round trips, the executor asks one)" \
                 "driver ${cs[0]:-n/a} (nng's threads ${cs[1]:-n/a}); executors ${cs[2]:-n/a} (nng's ${cs[3]:-n/a})" \
                 "raw round trip: answering side ${raw[0]:-n/a}, asking side ${raw[1]:-n/a}" "—" "—" "info"
-        row "One task submit→result, p50, vs the peer" "$(fmt "${R[lat_p50]:-}") µs" \
+        [ "$TLS" = 1 ] || row "One task submit→result, p50, vs the peer" "$(fmt "${R[lat_p50]:-}") µs" \
                 "$dask_tag p50: $(fmt "${R[dask_lat_p50]:-}") µs" "$(ratio "${R[lat_p50]:-}" "${R[dask_lat_p50]:-}")" \
                 "—" "info"
 
@@ -87,7 +99,12 @@ build_table() {
                 "$(fmt "${R[worker_loss_max]:-}") ms" "worker_timeout_ms: $(fmt "$WORKER_TIMEOUT_MS")" "$r" "≤ 1.1×" \
                 "$(verdict "$r" le 1.1)"
 
-        # --- master scale
+        # --- master scale (master-load speaks plain tcp: not over TLS)
+        if [ "$TLS" = 1 ]; then
+                row "Master scale rows (RegisterWorker, placement, heartbeats, fds and RSS with $(fmt "$WORKERS") simulated workers)" \
+                        "skipped over TLS" "master-load speaks plain tcp without a certificate: see the plain \`make bench\` table" \
+                        "—" "—" "skipped"
+        else
         local nw=${R[scale_workers]:-$WORKERS} ne=${R[scale_executors_launched]:-}
         row "Master: RegisterWorker round trip, p99 ($(fmt "$nw") workers, one at a time; p50 $(fmt "${R[scale_register_us_p50]:-}") µs)" \
                 "$(fmt "${R[scale_register_us_p99]:-}") µs" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
@@ -129,6 +146,7 @@ build_table() {
         row "Master RSS (peak) with $(fmt "$nw") workers and $(fmt "$nall") executors" "$(fmt "$r") MiB" \
                 "after the workers alone: $(fmt "$(awk -v k="${R[scale_master_workers_rss_kB]:-}" 'BEGIN { if (k ~ /^[0-9]+$/) printf("%.0f\n", k / 1024) }')") MiB" \
                 "—" "≤ 200 MiB" "$(verdict "$r" le 200)"
+        fi
 
         # --- memory of each daemon
         local d
@@ -139,15 +157,23 @@ build_table() {
         done
 
         date_tag=$(date -u +%Y-%m-%d)
-        out=${BENCH_RESULTS:-bench/results/$date_tag.md}
-        [ -z "${BENCH_RESULTS:-}" ] && [ -e "$out" ] && out=bench/results/$date_tag-$(date -u +%H%M).md
+        local suffix=''
+        [ "$TLS" = 1 ] && suffix=-tls
+        out=${BENCH_RESULTS:-bench/results/$date_tag$suffix.md}
+        [ -z "${BENCH_RESULTS:-}" ] && [ -e "$out" ] && out=bench/results/$date_tag-$(date -u +%H%M)$suffix.md
         mkdir -p "$(dirname "$out")"
         commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
         git diff --quiet HEAD -- daemons common proto 2>/dev/null || commit="$commit + uncommitted changes in the tree"
         {
                 echo "# spark-deploy benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')"
                 echo
-                echo "\`make bench\` (bench/run.sh) on $(nproc) cores, $(uname -r); tree at $commit."
+                if [ "$TLS" = 1 ]; then
+                        echo "\`make bench BENCH_TLS=1\` (bench/run.sh) on $(nproc) cores, $(uname -r); tree at $commit."
+                        echo "Every cluster endpoint on tls+tcp:// with role certificates made by tools/spark-tls for this run"
+                        echo "(the client's answers the driver's role challenge); the raw nng baselines are mutual TLS too."
+                else
+                        echo "\`make bench\` (bench/run.sh) on $(nproc) cores, $(uname -r); tree at $commit."
+                fi
                 echo "Machine ${BUSY_BEFORE}% busy in the second before the run; the run took ${R[run_seconds]} s."
                 echo "Every baseline was measured in this run; the goals are docs/DESIGN.md §10's. How to read this: bench/README.md."
                 echo
