@@ -500,7 +500,7 @@ START_TEST(test_sandbox) {
                 "ProtectControlGroups:b=yes", "ProtectClock:b=yes", "ProtectHostname:b=yes",
                 "ProtectProc:s=invisible", "PrivateMounts:b=yes", "RestrictSUIDSGID:b=yes",
                 "RestrictRealtime:b=yes", "RestrictNamespaces:t=0", "LockPersonality:b=yes",
-                "CapabilityBoundingSet:t=0", "SystemCallFilter:(bas)=allow " EXECUTOR_SYSCALL_FILTER,
+                "CapabilityBoundingSet:t=0", ("SystemCallFilter:(bas)=allow " EXECUTOR_SYSCALL_FILTER),
                 "SystemCallArchitectures:as= native", "RestrictAddressFamilies:(bas)=allow AF_INET AF_INET6 AF_UNIX",
                 "DevicePolicy:s=closed", "UMask:u=0077", "TasksMax:t=4096", "CPUAccounting:b=yes",
         };

@@ -91,6 +91,8 @@ ct_set node-1 /etc/spark/master.conf master events_listen '"tls+tcp://0.0.0.0:70
 own_tls node-1 /etc/spark/master.conf master node-1-master
 ct_set node-1 /etc/spark/driver.conf driver listen '"tls+tcp://0.0.0.0:7091"'
 ct_set node-1 /etc/spark/driver.conf driver events_listen '"tls+tcp://0.0.0.0:7092"'
+# executors hold no certificate: they reach the driver here (spark.conf(5))
+ct_set node-1 /etc/spark/driver.conf driver executor_listen '"tls+tcp://0.0.0.0:7093"'
 own_tls node-1 /etc/spark/driver.conf driver node-1-driver
 for h in node-2 node-3; do
         ct_set $h /etc/spark/worker.conf worker listen '"tls+tcp://0.0.0.0:7081"'
@@ -128,8 +130,8 @@ print(sorted(w["host"] for w in json.load(sys.stdin)["workers"] if w["state"] ==
 check "the master has node-2 and node-3 as alive workers" wait_until 30 workers_alive
 tls_only() {
         local out
-        out=$(ct node-1 ss -Hltn | awk '{ print $4 }' | grep -E ':(7077|7078|7091)$' | sort | xargs)
-        [ "$out" = "0.0.0.0:7077 0.0.0.0:7078 0.0.0.0:7091" ]
+        out=$(ct node-1 ss -Hltn | awk '{ print $4 }' | grep -E ':(7077|7078|7091|7093)$' | sort | xargs)
+        [ "$out" = "0.0.0.0:7077 0.0.0.0:7078 0.0.0.0:7091 0.0.0.0:7093" ]
 }
 check "node-1 listens on the bridge for the master and the driver" tls_only
 rc=0
