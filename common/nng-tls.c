@@ -99,7 +99,9 @@ static int config_new(nng_tls_mode mode, const TlsSettings *t, nng_tls_config **
         return config_new_auth(mode, NNG_TLS_AUTH_MODE_REQUIRED, t, ret, ret_failed);
 }
 
-int nng_tls_setup_listener_no_client_cert(nng_listener l, const char *url, const TlsSettings *t) {
+/* A tls+tcp:// listener with the given demand on its peers' certificates;
+ * the CA is loaded all the same (nng wants one). */
+static int setup_listener(nng_listener l, const char *url, const TlsSettings *t, nng_tls_auth_mode auth) {
         _cleanup_(tls_config_freep) nng_tls_config *c = NULL;
         TlsFile failed;
         int r;
@@ -108,28 +110,19 @@ int nng_tls_setup_listener_no_client_cert(nng_listener l, const char *url, const
                 return 0;
         if (!tls_settings_can_listen(t))
                 return -ENOKEY;
-        /* The CA is loaded all the same (nng wants one), but no peer is
-         * asked for a certificate. */
-        r = config_new_auth(NNG_TLS_MODE_SERVER, NNG_TLS_AUTH_MODE_NONE, t, &c, &failed);
-        if (r < 0)
-                return r;
-        return nng_errno(nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, c));
-}
-
-int nng_tls_setup_listener(nng_listener l, const char *url, const TlsSettings *t) {
-        _cleanup_(tls_config_freep) nng_tls_config *c = NULL;
-        TlsFile failed;
-        int r;
-
-        if (!tls_url(url))
-                return 0;
-        if (!tls_settings_can_listen(t))
-                return -ENOKEY;
-        r = config_new(NNG_TLS_MODE_SERVER, t, &c, &failed);
+        r = config_new_auth(NNG_TLS_MODE_SERVER, auth, t, &c, &failed);
         if (r < 0)
                 return r;
         /* The listener takes its own hold on c. */
         return nng_errno(nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, c));
+}
+
+int nng_tls_setup_listener_no_client_cert(nng_listener l, const char *url, const TlsSettings *t) {
+        return setup_listener(l, url, t, NNG_TLS_AUTH_MODE_NONE);
+}
+
+int nng_tls_setup_listener(nng_listener l, const char *url, const TlsSettings *t) {
+        return setup_listener(l, url, t, NNG_TLS_AUTH_MODE_REQUIRED);
 }
 
 int nng_tls_setup_dialer(nng_dialer d, const char *url, const TlsSettings *t) {

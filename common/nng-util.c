@@ -100,14 +100,15 @@ int nng_util_set_reconnect(nng_socket s, int min_ms, int max_ms) {
         return 0;
 }
 
-int nng_util_listen(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret) {
+static int listen_with(nng_socket s, const char *url, const TlsSettings *tls,
+                       int (*setup)(nng_listener, const char *, const TlsSettings *), nng_listener *ret) {
         nng_listener l;
         int r;
 
         r = nng_errno(nng_listener_create(&l, s, url));
         if (r < 0)
                 return r;
-        r = nng_tls_setup_listener(l, url, tls);
+        r = setup(l, url, tls);
         if (r >= 0)
                 r = nng_errno(nng_listener_start(l, 0));
         if (r < 0) {
@@ -119,23 +120,12 @@ int nng_util_listen(nng_socket s, const char *url, const TlsSettings *tls, nng_l
         return 0;
 }
 
-int nng_util_listen_no_client_cert(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret) {
-        nng_listener l;
-        int r;
+int nng_util_listen(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret) {
+        return listen_with(s, url, tls, nng_tls_setup_listener, ret);
+}
 
-        r = nng_errno(nng_listener_create(&l, s, url));
-        if (r < 0)
-                return r;
-        r = nng_tls_setup_listener_no_client_cert(l, url, tls);
-        if (r >= 0)
-                r = nng_errno(nng_listener_start(l, 0));
-        if (r < 0) {
-                (void) nng_listener_close(l);
-                return r;
-        }
-        if (ret)
-                *ret = l;
-        return 0;
+int nng_util_listen_no_client_cert(nng_socket s, const char *url, const TlsSettings *tls, nng_listener *ret) {
+        return listen_with(s, url, tls, nng_tls_setup_listener_no_client_cert, ret);
 }
 
 int nng_util_dial(nng_socket s, const char *url, const TlsSettings *tls, int flags, nng_dialer *ret) {
