@@ -188,8 +188,7 @@ int executor_unit_spec_validate(const ExecutorUnitSpec *spec, bool system_bus, c
         return credentials_validate(spec, error, error_size);
 }
 
-static int strv_push_printf(char **l, size_t *n, const char *fmt, ...) _printf_(3, 4);
-static int strv_push_printf(char **l, size_t *n, const char *fmt, ...) {
+int unit_strv_push_printf(char **l, size_t *n, const char *fmt, ...) {
         va_list ap;
         int r;
 
@@ -212,17 +211,17 @@ int executor_unit_argv(const ExecutorUnitSpec *spec, char ***ret) {
         l = calloc(12, sizeof(char *));
         if (!l)
                 return -ENOMEM;
-        if (strv_push_printf(l, &n, "%s", spec->executor_binary) < 0 ||
-            strv_push_printf(l, &n, "--driver") < 0 ||
-            strv_push_printf(l, &n, "%s", spec->driver_url) < 0 ||
-            strv_push_printf(l, &n, "--app-id") < 0 ||
-            strv_push_printf(l, &n, "%s", spec->app_id) < 0 ||
-            strv_push_printf(l, &n, "--executor-id") < 0 ||
-            strv_push_printf(l, &n, "%d", spec->executor_id) < 0 ||
-            strv_push_printf(l, &n, "--cores") < 0 ||
-            strv_push_printf(l, &n, "%d", spec->cores) < 0 ||
-            strv_push_printf(l, &n, "--worker-id") < 0 ||
-            strv_push_printf(l, &n, "%s", spec->worker_id) < 0)
+        if (unit_strv_push_printf(l, &n, "%s", spec->executor_binary) < 0 ||
+            unit_strv_push_printf(l, &n, "--driver") < 0 ||
+            unit_strv_push_printf(l, &n, "%s", spec->driver_url) < 0 ||
+            unit_strv_push_printf(l, &n, "--app-id") < 0 ||
+            unit_strv_push_printf(l, &n, "%s", spec->app_id) < 0 ||
+            unit_strv_push_printf(l, &n, "--executor-id") < 0 ||
+            unit_strv_push_printf(l, &n, "%d", spec->executor_id) < 0 ||
+            unit_strv_push_printf(l, &n, "--cores") < 0 ||
+            unit_strv_push_printf(l, &n, "%d", spec->cores) < 0 ||
+            unit_strv_push_printf(l, &n, "--worker-id") < 0 ||
+            unit_strv_push_printf(l, &n, "%s", spec->worker_id) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;
@@ -236,16 +235,16 @@ int executor_unit_environment(const ExecutorUnitSpec *spec, char ***ret) {
         if (!l)
                 return -ENOMEM;
         for (size_t i = 0; i < spec->n_env; i++)
-                if (strv_push_printf(l, &n, "%s", spec->env[i]) < 0)
+                if (unit_strv_push_printf(l, &n, "%s", spec->env[i]) < 0)
                         return -ENOMEM;
         /* Every name set here must be one executor_env_name_is_reserved()
          * refuses in an app's executor_env. */
-        if (strv_push_printf(l, &n, EXECUTOR_ENV_APP_ID "=%s", spec->app_id) < 0 ||
-            strv_push_printf(l, &n, EXECUTOR_ENV_EXECUTOR_ID "=%d", spec->executor_id) < 0 ||
-            strv_push_printf(l, &n, EXECUTOR_ENV_WORKER_ID "=%s", spec->worker_id) < 0 ||
-            strv_push_printf(l, &n, EXECUTOR_ENV_DRIVER_URL "=%s", spec->driver_url) < 0 ||
-            strv_push_printf(l, &n, EXECUTOR_ENV_CORES "=%d", spec->cores) < 0 ||
-            strv_push_printf(l, &n, EXECUTOR_ENV_MEMORY_MB "=%" PRId64, spec->memory_mb) < 0)
+        if (unit_strv_push_printf(l, &n, EXECUTOR_ENV_APP_ID "=%s", spec->app_id) < 0 ||
+            unit_strv_push_printf(l, &n, EXECUTOR_ENV_EXECUTOR_ID "=%d", spec->executor_id) < 0 ||
+            unit_strv_push_printf(l, &n, EXECUTOR_ENV_WORKER_ID "=%s", spec->worker_id) < 0 ||
+            unit_strv_push_printf(l, &n, EXECUTOR_ENV_DRIVER_URL "=%s", spec->driver_url) < 0 ||
+            unit_strv_push_printf(l, &n, EXECUTOR_ENV_CORES "=%d", spec->cores) < 0 ||
+            unit_strv_push_printf(l, &n, EXECUTOR_ENV_MEMORY_MB "=%" PRId64, spec->memory_mb) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;

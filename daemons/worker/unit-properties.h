@@ -53,6 +53,8 @@ int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *s
                                     bool system_bus, const char *work_dir);
 
 char **unit_strv_free(char **l);
+/* Formats l[*n] and NULL-terminates l after it; l must have room for both. */
+int unit_strv_push_printf(char **l, size_t *n, const char *fmt, ...) _printf_(3, 4);
 static inline void unit_strv_freep(char ***l) {
         unit_strv_free(*l);
 }

@@ -1,6 +1,5 @@
 /* See unit-sandbox.h. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,22 +54,6 @@ int executor_unit_dynamic_user(const char *app_id, char *buf, size_t size) {
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }
 
-static int push(char **l, size_t *n, const char *fmt, ...) _printf_(3, 4);
-static int push(char **l, size_t *n, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&l[*n], fmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                l[*n] = NULL;
-                return -ENOMEM;
-        }
-        l[++*n] = NULL;
-        return 0;
-}
-
 int executor_unit_sandbox(const ExecutorUnitSpec *spec, bool system_bus, const char *work_dir, char ***ret) {
         _cleanup_(unit_strv_freep) char **l = NULL;
         size_t n = 0;
@@ -79,16 +62,17 @@ int executor_unit_sandbox(const ExecutorUnitSpec *spec, bool system_bus, const c
         if (!l)
                 return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(builtin); i++)
-                if (push(l, &n, "%s", builtin[i]) < 0)
+                if (unit_strv_push_printf(l, &n, "%s", builtin[i]) < 0)
                         return -ENOMEM;
-        if (push(l, &n, "TasksMax=%d", EXECUTOR_TASKS_MAX) < 0)
+        if (unit_strv_push_printf(l, &n, "TasksMax=%d", EXECUTOR_TASKS_MAX) < 0)
                 return -ENOMEM;
         /* ProtectSystem=strict: the work dir is the one place it writes. */
-        if (!executor_unit_user_is_dynamic(spec, system_bus) && push(l, &n, "ReadWritePaths=%s", work_dir) < 0)
+        if (!executor_unit_user_is_dynamic(spec, system_bus) &&
+            unit_strv_push_printf(l, &n, "ReadWritePaths=%s", work_dir) < 0)
                 return -ENOMEM;
         /* "-": a path that does not exist (yet) is no error. */
         for (size_t i = 0; i < spec->n_hidden_paths; i++)
-                if (push(l, &n, "InaccessiblePaths=-%s", spec->hidden_paths[i]) < 0)
+                if (unit_strv_push_printf(l, &n, "InaccessiblePaths=-%s", spec->hidden_paths[i]) < 0)
                         return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;
