@@ -12,6 +12,10 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 : "${SPARK_BUILD:=$PWD/build}"
+# shellcheck source=tests/harness/build-dir.sh
+. tests/harness/build-dir.sh
+build_given=$SPARK_BUILD
+SPARK_BUILD=$(usable_build_dir "$SPARK_BUILD") || { echo "error: cannot use $build_given" >&2; exit 1; }
 export SPARK_BUILD
 TEST_TIMEOUT=${SPARK_TEST_TIMEOUT:-300}
 
@@ -45,6 +49,7 @@ finish() {
                 tests/harness/usermgr.sh stop "$harness_dir"
                 rm -rf "$harness_dir"
         fi
+        [ "$SPARK_BUILD" = "$(realpath "$build_given")" ] || rm -rf "$SPARK_BUILD"
         exit $rc
 }
 trap finish EXIT

@@ -13,12 +13,15 @@ darts=${2:-1000000}
 
 tools/deps.sh build
 make -s all >/dev/null
-B=$top/build
 
 # Not under /tmp: executors run with PrivateTmp= and must see their work
 # dirs, task libraries and the driver's ipc:// socket.
 mkdir -p "${SPARK_TEST_ROOT:=/var/lib/spark-test}"
 tmp=$(mktemp -d "$SPARK_TEST_ROOT/demo.XXXXXX")
+# shellcheck source=tests/harness/build-dir.sh
+. tests/harness/build-dir.sh
+# the build itself, or a copy in $tmp when it lies under /tmp
+B=$(SPARK_TEST_ROOT=$tmp usable_build_dir "$top/build") || { rm -rf "$tmp"; exit 1; }
 pids=()
 private_manager=
 

@@ -21,6 +21,10 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 SPARK_SRC=$PWD
 : "${SPARK_BUILD:=$SPARK_SRC/build}"
+# shellcheck source=tests/harness/build-dir.sh
+. "$SPARK_SRC/tests/harness/build-dir.sh"
+build_given=$SPARK_BUILD
+SPARK_BUILD=$(usable_build_dir "$SPARK_BUILD") || { echo "cannot use $build_given" >&2; exit 1; }
 export SPARK_BUILD
 STAMP=$SPARK_BUILD/tests/faults/fault-stamp
 TASK_LIB=$SPARK_BUILD/tests/helpers/tasks/spark-fault-tasks.so
@@ -97,6 +101,7 @@ teardown() {
         tests/harness/usermgr.sh stop "$HARNESS" >/dev/null 2>&1 || true
         tmpfs_teardown
         netns_teardown
+        [ "$SPARK_BUILD" = "$(realpath "$build_given")" ] || rm -rf "$SPARK_BUILD"
         if [ $n_failed -gt 0 ] || [ $rc -ne 0 ] || [ "${SPARK_FAULTS_KEEP:-0}" = 1 ]; then
                 echo "# kept $T"
         else
