@@ -6,7 +6,8 @@
 #include <inttypes.h>
 
 #include "alloc-util.h"
-#include "driver.h"
+#include "driver-executors.h"
+#include "driver-jobs.h"
 #include "log.h"
 
 #define MAX_TASKS_PER_REPLY 4096
@@ -46,9 +47,16 @@ static void executor_clear_kills(DriverExecutor *ex) {
 }
 
 void driver_queue_kill(Driver *d, int executor_id, const char *job_id, int index) {
-        DriverExecutor *ex = driver_executor(d, executor_id);
+        DriverExecutor *ex;
         Spark__TaskKill *k;
 
+        if (executor_id < 0) {
+                for (size_t i = 0; i < d->n_executors_allocated; i++)
+                        if (d->executors[i])
+                                driver_queue_kill(d, d->executors[i]->id, job_id, index);
+                return;
+        }
+        ex = driver_executor(d, executor_id);
         if (!ex || ex->lost)
                 return;
         if (GREEDY_REALLOC(ex->kills, ex->n_kills_allocated, ex->n_kills + 1) < 0) {
@@ -203,15 +211,21 @@ static int on_park_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void executor_free(DriverExecutor *ex) {
+/* Frees ex and takes its connection out of the driver's map; the caller
+ * has taken it out of the executor table and the scheduler. */
+static DriverExecutor *executor_free(DriverExecutor *ex) {
         if (!ex)
-                return;
+                return NULL;
+        if (ex->pipe_key[0] && hashmap_get(ex->driver->pipes, ex->pipe_key) == ex)
+                hashmap_remove(ex->driver->pipes, ex->pipe_key);
         executor_clear_kills(ex);
         free(ex->kills);
         sd_event_source_disable_unref(ex->park_timer);
         sd_event_source_disable_unref(ex->stop_timer);
         free(ex);
+        return NULL;
 }
+DEFINE_TRIVIAL_CLEANUP_FUNC(DriverExecutor *, executor_free);
 
 /* Maps the connection to the executor, so that its disconnect is noticed
  * (driver_on_pipe).  A connection that carries another executor already is
@@ -287,6 +301,7 @@ void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, cons
         d->n_live_executors--;
         if (ex->pipe_key[0])
                 hashmap_remove(d->pipes, ex->pipe_key);
+        ex->pipe_key[0] = '\0';
 
         log_struct(LOG_WARNING,
                    LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
@@ -315,6 +330,7 @@ void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, cons
 int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterExecutor *re) {
         Spark__RegisterExecutorReply reply = SPARK__REGISTER_EXECUTOR_REPLY__INIT;
         Envelope env = ENVELOPE_INIT;
+        _cleanup_(executor_freep) DriverExecutor *new_ex = NULL;
         DriverExecutor *ex;
         const char *started_on;
         int r;
@@ -359,7 +375,7 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                 usec_t now = now_mono_usec();
                 if (now - d->last_unknown_resync >= UNKNOWN_ID_RESYNC_USEC) {
                         d->last_unknown_resync = now;
-                        driver_request_snapshot(d);
+                        d->effects->resync(d);
                 }
                 log_debug("Executor %d of %s is not one the master has started (yet)", re->executor_id, d->app_id);
                 return rpc_request_reply_error(req, -EAGAIN, "executor %d of %s is not one the master has started",
@@ -368,7 +384,7 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
 
         if (GREEDY_REALLOC0(d->executors, d->n_executors_allocated, (size_t) re->executor_id + 1) < 0)
                 return -ENOMEM;
-        ex = calloc(1, sizeof(*ex));
+        ex = new_ex = calloc(1, sizeof(*new_ex));
         if (!ex)
                 return -ENOMEM;
         ex->driver = d;
@@ -381,26 +397,19 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
         ex->pipe_id = rpc_request_pipe_id(req);
         ex->last_poll = now_mono_usec();
         r = sd_event_add_time(d->event, &ex->park_timer, CLOCK_MONOTONIC, 0, 1000, on_park_timeout, ex);
-        if (r < 0) {
-                free(ex);
+        if (r < 0)
                 return r;
-        }
         (void) sd_event_source_set_enabled(ex->park_timer, SD_EVENT_OFF);
         r = executor_map_pipe(d, ex, ex->pipe_id);
-        if (r < 0) {
-                executor_free(ex);
-                if (r != -EEXIST)
-                        return r;
+        if (r == -EEXIST)
                 return rpc_request_reply_error(req, r, "executor %d: this connection carries another executor",
                                                re->executor_id);
-        }
+        if (r < 0)
+                return r;
         r = scheduler_add_executor(d->scheduler, ex->id, ex->host, ex->cores);
-        if (r < 0) {
-                hashmap_remove(d->pipes, ex->pipe_key);
-                executor_free(ex);
+        if (r < 0)
                 return rpc_request_reply_error(req, r, "executor %d refused by the scheduler", re->executor_id);
-        }
-        d->executors[ex->id] = ex;
+        d->executors[ex->id] = TAKE_PTR(new_ex);
         d->n_live_executors++;
 
         log_struct(LOG_INFO,
@@ -454,7 +463,7 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
         }
 
         for (size_t i = 0; i < poll->n_results; i++)
-                driver_task_result(d, ex, poll->results[i], now);
+                driver_task_result(d, ex->id, poll->results[i], now);
         if (had_results) {
                 executor_note_results(ex, poll->n_results, now);
                 driver_drain_finished_jobs(d);

@@ -4,7 +4,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 
-#include "driver.h"
+#include "driver-jobs.h"
 #include "log.h"
 #include "sha256.h"
 
@@ -337,7 +337,7 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
                 r = reply_submitted(req, j);
         /* a job of 0 tasks ends at once; others start on the parked polls */
         driver_drain_finished_jobs(d);
-        driver_wake_parked(d);
+        d->effects->work_ready(d);
         if (wait_ms > 0) {
                 /* the whole job in one round trip, when it is quick */
                 size_t max = MIN((size_t) j->n_tasks, (size_t) FETCH_MAX_TASKS);
@@ -392,14 +392,14 @@ const char *driver_task_result_check(Driver *d, const Spark__TaskResult *r, char
         return buf;
 }
 
-void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *r, usec_t now) {
+void driver_task_result(Driver *d, int executor_id, const Spark__TaskResult *r, usec_t now) {
         DriverJob *j = isempty(r->job_id) ? NULL : hashmap_get(d->jobs, r->job_id);
         bool success = r->status == SPARK__TASK_STATUS__TASK_OK;
         int verdict;
 
         if (!j || r->index < 0 || (unsigned) r->index >= j->n_tasks || r->attempt < 1)
                 return;
-        verdict = scheduler_task_finished(d->scheduler, j->job, (unsigned) r->index, (unsigned) r->attempt, ex->id,
+        verdict = scheduler_task_finished(d->scheduler, j->job, (unsigned) r->index, (unsigned) r->attempt, executor_id,
                                           success, r->output.len, isempty(r->error) ? NULL : r->error, now);
         if (verdict == TASK_RESULT_ACCEPTED || (!success && verdict != TASK_RESULT_DROPPED)) {
                 TaskOutput *o = &j->outputs[r->index];
@@ -418,9 +418,9 @@ void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *
         if (j->fetches && verdict != TASK_RESULT_DROPPED && verdict != TASK_RESULT_RETRYING)
                 answer_fetches(d, j, false);
         if (verdict == TASK_RESULT_RETRYING)
-                log_struct(LOG_NOTICE, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .executor_id = ex->id),
+                log_struct(LOG_NOTICE, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .executor_id = executor_id),
                            "Task %s/%d attempt %d failed on executor %d: %s; retrying", j->id, r->index, r->attempt,
-                           ex->id, isempty(r->error) ? "task failed" : r->error);
+                           executor_id, isempty(r->error) ? "task failed" : r->error);
 }
 
 void driver_drain_finished_jobs(Driver *d) {
@@ -435,12 +435,10 @@ void driver_drain_finished_jobs(Driver *d) {
 
                 killed = killed || n > 0;
                 for (size_t i = 0; i < MIN(n, ELEMENTSOF(left)); i++)
-                        driver_queue_kill(d, left[i].executor_id, scheduler_job_id(job), (int) left[i].index);
+                        d->effects->kill(d, left[i].executor_id, scheduler_job_id(job), (int) left[i].index);
                 if (n > ELEMENTSOF(left))
                         /* more than we list: kill the whole job on every executor */
-                        for (size_t i = 0; i < d->n_executors_allocated; i++)
-                                if (d->executors[i])
-                                        driver_queue_kill(d, d->executors[i]->id, scheduler_job_id(job), -1);
+                        d->effects->kill(d, -1, scheduler_job_id(job), -1);
 
                 {
                         DriverJob *j = job_by_scheduler_job(d, job);
@@ -458,7 +456,7 @@ void driver_drain_finished_jobs(Driver *d) {
         }
         /* after the whole batch: each parked poll answered once, not per kill */
         if (killed)
-                driver_send_kills(d);
+                d->effects->kills_queued(d);
 }
 
 static Spark__JobState job_state_to_wire(JobState s) {

@@ -4,7 +4,8 @@
  * epoch in any stream is answered with a snapshot from the master, which is
  * the authority on which executors are alive and which of them may register
  * (driver-announced.c). */
-#include "driver.h"
+#include "driver-executors.h"
+#include "driver-master.h"
 #include "log.h"
 
 static void on_register_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {

@@ -1,7 +1,8 @@
 /* The driver's request endpoints: listen, for executors (register, poll,
  * fetch a library) and clients (submit, status, results, cancel); and
  * executor_listen, when set, for executors only. */
-#include "driver.h"
+#include "driver-executors.h"
+#include "driver-jobs.h"
 #include "log.h"
 #include "peer-log.h"
 

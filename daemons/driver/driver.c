@@ -2,7 +2,9 @@
  * cleanly (the application is unregistered, so every executor unit of it
  * goes away). */
 #include "daemon.h"
-#include "driver.h"
+#include "driver-executors.h"
+#include "driver-jobs.h"
+#include "driver-master.h"
 #include "peer-log.h"
 #include "endpoint.h"
 #include "log.h"
@@ -15,6 +17,14 @@ static void scheduler_config_from(const SparkConfig *c, SchedulerConfig *ret) {
         ret->executor_prefetch = DRIVER_MAX_PREFETCH;
 }
 
+/* The lower parts' requests of the upper ones (DriverEffects in driver.h). */
+static const DriverEffects driver_effects = {
+        .work_ready = driver_wake_parked,
+        .kill = driver_queue_kill,
+        .kills_queued = driver_send_kills,
+        .resync = driver_request_snapshot,
+};
+
 int driver_new(const char *config_path, Driver **ret) {
         _cleanup_(driver_freep) Driver *d = NULL;
         SchedulerConfig sc;
@@ -23,6 +33,7 @@ int driver_new(const char *config_path, Driver **ret) {
         d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
+        d->effects = &driver_effects;
         d->config_path = strdup(config_path);
         if (!d->config_path)
                 return -ENOMEM;

@@ -29,7 +29,10 @@
 typedef struct DriverExecutor DriverExecutor;
 typedef struct DriverJob DriverJob;
 
+typedef struct DriverEffects DriverEffects;
+
 typedef struct Driver {
+        const DriverEffects *effects;  /* driver.c's; see DriverEffects */
         sd_event *event;
         char *config_path;
         SparkConfig config;
@@ -111,6 +114,25 @@ struct DriverExecutor {
         size_t n_kills, n_kills_allocated;
 };
 
+/* What one part of the driver asks of another that it must not call: the
+ * job table (driver-jobs.c) is below the executor sessions
+ * (driver-executors.c), which are below the master link (driver-master.c),
+ * and a lower part reports what must happen through these; driver.c wires
+ * them to the upper parts.  So the files call each other in one direction
+ * only (docs/DESIGN.md, "The driver's parts"). */
+struct DriverEffects {
+        /* Tasks may be ready to run: answer the parked polls. */
+        void (*work_ready)(Driver *d);
+        /* Kill an attempt of a job (index >= 0) or all of the job's attempts
+         * (index -1) on an executor, or on every executor (executor_id -1);
+         * queued for the executors' next poll replies. */
+        void (*kill)(Driver *d, int executor_id, const char *job_id, int index);
+        /* A batch of kills is queued: send them to the parked polls now. */
+        void (*kills_queued)(Driver *d);
+        /* The master's view of our executors is needed: ask for a snapshot. */
+        void (*resync)(Driver *d);
+};
+
 int driver_new(const char *config_path, Driver **ret);
 Driver *driver_free(Driver *d);
 int driver_start(Driver *d);
@@ -130,48 +152,6 @@ int driver_executor_secret_set(Driver *d, DriverExecutor *ex);
 uint32_t driver_required_roles(const Envelope *env, void *userdata);
 int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
 int driver_handle_executor_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
-
-/* driver-executors.c */
-int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterExecutor *re);
-int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll);
-DriverExecutor *driver_executor(Driver *d, int id);
-void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, const char *reason);
-void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata);
-void driver_wake_parked(Driver *d);
-void driver_arm_revive(Driver *d);
-int driver_start_heartbeat_checks(Driver *d);
-/* Queues a TaskKill for the executor's next poll reply; driver_send_kills()
- * then sends it at once if that poll is parked. */
-void driver_queue_kill(Driver *d, int executor_id, const char *job_id, int index);
-/* Answers the parked poll of every executor with kills queued, once per
- * batch of kills: a cancel must not wait for the poll interval. */
-void driver_send_kills(Driver *d);
-void driver_executors_free(Driver *d);
-
-/* driver-jobs.c */
-int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj);
-int driver_job_status(Driver *d, RpcRequest *req, const char *job_id);
-int driver_list_jobs(Driver *d, RpcRequest *req);
-int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *fr);
-int driver_cancel_job(Driver *d, RpcRequest *req, const char *job_id);
-int driver_fetch_library(Driver *d, RpcRequest *req, const char *hash);
-/* Fills a TaskLaunch for an assignment; strings and bytes point into the job. */
-void driver_task_launch_fill(Driver *d, const TaskAssignment *a, Spark__TaskLaunch *tl);
-/* Why a result cannot be one of its job's (fills buf), or NULL: fine, or
- * its job is gone.  A poll is refused whole if any of its results is bad. */
-const char *driver_task_result_check(Driver *d, const Spark__TaskResult *r, char *buf, size_t size);
-/* A result from an executor; the job's bookkeeping and the scheduler's. */
-void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *r, usec_t now);
-/* Handles jobs that ended: kills their leftover attempts, logs. */
-void driver_drain_finished_jobs(Driver *d);
-void driver_jobs_free(Driver *d);
-
-/* driver-master.c */
-void driver_register_app(Driver *d);
-int driver_subscribe_master(Driver *d);
-void driver_subscribe_worker(Driver *d, const char *events_url);
-/* asks the master for a snapshot of the app, unless one is on its way */
-void driver_request_snapshot(Driver *d);
 
 /* driver-announced.c */
 int driver_announce_executor(Driver *d, int id, const char *worker_id);

@@ -1,0 +1,23 @@
+/* The driver's job table (driver-jobs.c): submitted jobs, their results and
+ * libraries.  It calls no other part of the driver: see DriverEffects. */
+#pragma once
+
+#include "driver.h"
+
+int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj);
+int driver_job_status(Driver *d, RpcRequest *req, const char *job_id);
+int driver_list_jobs(Driver *d, RpcRequest *req);
+int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *fr);
+int driver_cancel_job(Driver *d, RpcRequest *req, const char *job_id);
+int driver_fetch_library(Driver *d, RpcRequest *req, const char *hash);
+/* Fills a TaskLaunch for an assignment; strings and bytes point into the job. */
+void driver_task_launch_fill(Driver *d, const TaskAssignment *a, Spark__TaskLaunch *tl);
+/* Why a result cannot be one of its job's (fills buf), or NULL: fine, or
+ * its job is gone.  A poll is refused whole if any of its results is bad. */
+const char *driver_task_result_check(Driver *d, const Spark__TaskResult *r, char *buf, size_t size);
+/* A result from an executor; the job's bookkeeping and the scheduler's. */
+void driver_task_result(Driver *d, int executor_id, const Spark__TaskResult *r, usec_t now);
+/* Handles jobs that ended: kills their leftover attempts, logs. */
+void driver_drain_finished_jobs(Driver *d);
+void driver_jobs_free(Driver *d);
+
