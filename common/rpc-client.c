@@ -280,9 +280,22 @@ static void call_dispatch(void *userdata, bool discard) {
                 call_complete(userdata, false);
 }
 
+/* A call not handed to nng yet: its context is opened last, so it is
+ * never open here. */
+static RpcCall *call_free_unsent(RpcCall *call) {
+        if (!call)
+                return NULL;
+        nng_aio_free(call->aio);
+        if (call->request)
+                nng_msg_free(call->request);
+        free(call);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(RpcCall *, call_free_unsent);
+
 int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler cb, void *userdata) {
-        nng_msg *m = NULL;
-        RpcCall *call;
+        _cleanup_(call_free_unsentp) RpcCall *call = NULL;
+        _cleanup_nng_msg_ nng_msg *m = NULL;
         int k;
 
         if (!c || !req || !cb || timeout_ms <= 0)
@@ -295,10 +308,8 @@ int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler
                 return k;
 
         call = calloc(1, sizeof(*call));
-        if (!call) {
-                nng_msg_free(m);
+        if (!call)
                 return -ENOMEM;
-        }
         call->client = c;
         call->callback = cb;
         call->userdata = userdata;
@@ -308,21 +319,21 @@ int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler
 
         k = nng_errno(nng_aio_alloc(&call->aio, call_aio_cb, call));
         if (k < 0)
-                goto fail;
+                return k;
         if (c->resend_ms <= 0 || c->signer) {
                 k = nng_errno(nng_msg_dup(&call->request, m));
                 if (k < 0)
-                        goto fail;
+                        return k;
         }
         k = nng_errno(nng_ctx_open(&call->ctx, c->sock));
         if (k < 0)
-                goto fail;
+                return k;
         /* A timed resend is nng's (few clients want one: see above). */
         k = nng_errno(nng_ctx_set_ms(call->ctx, NNG_OPT_REQ_RESENDTIME,
                                      c->resend_ms > 0 ? c->resend_ms : NNG_DURATION_INFINITE));
         if (k < 0) {
                 (void) nng_ctx_close(call->ctx);
-                goto fail;
+                return k;
         }
 
         call->next = c->calls;
@@ -334,17 +345,10 @@ int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler
         /* Sending waits (up to the timeout) for a connection. */
         call->state = RPC_CALL_SEND;
         nng_aio_set_timeout(call->aio, timeout_ms);
-        nng_aio_set_msg(call->aio, m);
+        nng_aio_set_msg(call->aio, TAKE_PTR(m));
         nng_ctx_send(call->ctx, call->aio);
+        TAKE_PTR(call); /* nng's now, then the loop's */
         return 0;
-
-fail:
-        nng_aio_free(call->aio);
-        if (call->request)
-                nng_msg_free(call->request);
-        free(call);
-        nng_msg_free(m);
-        return k;
 }
 
 static void client_close(RpcClient *c) {
@@ -383,7 +387,7 @@ RpcClient *rpc_client_free(RpcClient *c) {
 }
 
 int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, RpcClient **ret) {
-        RpcClient *c;
+        _cleanup_(rpc_client_freep) RpcClient *c = NULL;
         int k;
 
         if (!e || isempty(url) || !ret)
@@ -396,10 +400,8 @@ int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, Rpc
         c->max_reply_bytes = cfg && cfg->max_reply_bytes > 0 ? cfg->max_reply_bytes : SPARK_MAX_MESSAGE_BYTES;
         c->resend_ms = cfg ? cfg->resend_ms : 0;
         c->url = strdup(url);
-        if (!c->url) {
-                k = -ENOMEM;
-                goto fail;
-        }
+        if (!c->url)
+                return -ENOMEM;
 
         if (cfg && cfg->queue) {
                 c->queue = cfg->queue;
@@ -407,43 +409,39 @@ int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, Rpc
         } else {
                 k = loop_queue_new(e, &c->queue);
                 if (k < 0)
-                        goto fail;
+                        return k;
         }
 
         k = nng_errno(nng_req0_open(&c->sock));
         if (k < 0)
-                goto fail;
+                return k;
         c->sock_open = true;
 
         k = nng_util_set_recv_limit(c->sock, c->max_reply_bytes);
         if (k < 0)
-                goto fail;
+                return k;
         k = nng_util_set_reconnect(c->sock, cfg && cfg->reconnect_min_ms > 0 ? cfg->reconnect_min_ms
                                                                             : RPC_CLIENT_RECONNECT_MIN_MS,
                                    cfg && cfg->reconnect_max_ms > 0 ? cfg->reconnect_max_ms
                                                                     : RPC_CLIENT_RECONNECT_MAX_MS);
         if (k < 0)
-                goto fail;
+                return k;
 
         /* A TLS server may ask us to prove our role with our key. */
         if (tls_url(url) && cfg && tls_settings_can_listen(cfg->tls)) {
                 k = peer_signer_new(cfg->tls->cert_file, cfg->tls->key_file, &c->signer, NULL, 0);
                 if (k < 0)
-                        goto fail;
+                        return k;
         }
 
         /* Non-blocking: the dialer retries in the background until the
          * server is there. */
         k = nng_util_dial(c->sock, url, cfg ? cfg->tls : NULL, NNG_FLAG_NONBLOCK, NULL);
         if (k < 0)
-                goto fail;
+                return k;
 
-        *ret = c;
+        *ret = TAKE_PTR(c);
         return 0;
-
-fail:
-        rpc_client_free(c);
-        return k;
 }
 
 const char *rpc_client_url(const RpcClient *c) {
@@ -483,17 +481,27 @@ static void *sync_dial_thread(void *arg) {
         return NULL;
 }
 
+/* The socket of a blocking call: closed once, by sync_dial() when the dial
+ * times out, or when the call returns. */
+typedef struct SyncSocket {
+        nng_socket sock;
+        bool open;
+} SyncSocket;
+
+static void sync_socket_close(SyncSocket *s) {
+        if (s->open)
+                nng_close(s->sock);
+        s->open = false;
+}
+
 /* Returns 0 once connected, or a negative errno; on -ETIMEDOUT the socket
- * has been closed. */
-static int sync_dial(nng_socket sock, const char *url, const TlsSettings *tls, uint64_t deadline_ms,
-                     bool *ret_closed) {
+ * has been closed (that aborts the dial). */
+static int sync_dial(SyncSocket *s, const char *url, const TlsSettings *tls, uint64_t deadline_ms) {
         pthread_condattr_t attr;
         struct timespec ts;
-        SyncDial d = { .sock = sock, .url = url, .tls = tls };
+        SyncDial d = { .sock = s->sock, .url = url, .tls = tls };
         pthread_t thread;
         int k;
-
-        *ret_closed = false;
 
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -502,29 +510,49 @@ static int sync_dial(nng_socket sock, const char *url, const TlsSettings *tls, u
         pthread_mutex_init(&d.lock, NULL);
 
         k = -pthread_create(&thread, NULL, sync_dial_thread, &d);
-        if (k < 0)
-                goto out;
+        if (k == 0) {
+                ts.tv_sec = (time_t) (deadline_ms / 1000u);
+                ts.tv_nsec = (long) (deadline_ms % 1000u) * 1000000L;
 
-        ts.tv_sec = (time_t) (deadline_ms / 1000u);
-        ts.tv_nsec = (long) (deadline_ms % 1000u) * 1000000L;
+                pthread_mutex_lock(&d.lock);
+                while (!d.done)
+                        if (pthread_cond_timedwait(&d.cond, &d.lock, &ts) == ETIMEDOUT)
+                                break;
+                pthread_mutex_unlock(&d.lock);
 
-        pthread_mutex_lock(&d.lock);
-        while (!d.done)
-                if (pthread_cond_timedwait(&d.cond, &d.lock, &ts) == ETIMEDOUT)
-                        break;
-        pthread_mutex_unlock(&d.lock);
-
-        if (!d.done) {
-                nng_close(sock);
-                *ret_closed = true;
+                if (!d.done)
+                        sync_socket_close(s);
+                pthread_join(thread, NULL);
+                k = s->open ? d.result : -ETIMEDOUT;
         }
-        pthread_join(thread, NULL);
-
-        k = *ret_closed ? -ETIMEDOUT : d.result;
-out:
         pthread_cond_destroy(&d.cond);
         pthread_mutex_destroy(&d.lock);
         return k;
+}
+
+/* Sends m (taken, sent or not) and decodes the answer into *ret, both
+ * before the deadline. */
+static int sync_round_trip(nng_socket sock, nng_msg *m, uint64_t deadline_ms, size_t max_reply, Envelope **ret) {
+        _cleanup_nng_msg_ nng_msg *msg = m;
+        int k, remaining;
+
+        remaining = nng_util_remaining_ms(deadline_ms);
+        if (remaining <= 0)
+                return -ETIMEDOUT;
+        (void) nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, remaining);
+        k = nng_errno(nng_sendmsg(sock, msg, 0));
+        if (k < 0)
+                return k;
+        msg = NULL; /* nng's now */
+
+        remaining = nng_util_remaining_ms(deadline_ms);
+        if (remaining <= 0)
+                return -ETIMEDOUT;
+        (void) nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, remaining);
+        k = nng_errno(nng_recvmsg(sock, &msg, 0));
+        if (k < 0)
+                return k;
+        return envelope_decode(nng_msg_body(msg), nng_msg_len(msg), max_reply, ret);
 }
 
 int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply) {
@@ -534,12 +562,11 @@ int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_rep
 int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, int timeout_ms, size_t max_reply,
                       Envelope **ret_reply) {
         _cleanup_(peer_signer_freep) PeerSigner *signer = NULL;
+        _cleanup_(sync_socket_close) SyncSocket s = {};
         _cleanup_envelope_ Envelope *env = NULL;
         _cleanup_nng_msg_ nng_msg *m = NULL;
         uint64_t deadline;
-        nng_socket sock;
-        bool closed = false;
-        int k, remaining;
+        int k;
 
         if (isempty(url) || !req || !ret_reply || timeout_ms <= 0)
                 return -EINVAL;
@@ -552,55 +579,36 @@ int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, in
         if (k < 0)
                 return k;
 
-        k = nng_errno(nng_req0_open(&sock));
+        k = nng_errno(nng_req0_open(&s.sock));
+        if (k < 0)
+                return k;
+        s.open = true;
+
+        k = nng_util_set_recv_limit(s.sock, max_reply);
+        if (k < 0)
+                return k;
+        /* Should the connection drop after it was made, reconnect quickly
+         * and resend (nng does that for us); no timed resend. */
+        k = nng_util_set_reconnect(s.sock, 50, 500);
+        if (k < 0)
+                return k;
+        k = nng_errno(nng_socket_set_ms(s.sock, NNG_OPT_REQ_RESENDTIME, timeout_ms + RESEND_BEYOND_DEADLINE_MS));
         if (k < 0)
                 return k;
 
-        k = nng_util_set_recv_limit(sock, max_reply);
-        if (k < 0)
-                goto out;
-        /* Should the connection drop after it was made, reconnect quickly
-         * and resend (nng does that for us); no timed resend. */
-        k = nng_util_set_reconnect(sock, 50, 500);
-        if (k < 0)
-                goto out;
-        k = nng_errno(nng_socket_set_ms(sock, NNG_OPT_REQ_RESENDTIME, timeout_ms + RESEND_BEYOND_DEADLINE_MS));
-        if (k < 0)
-                goto out;
-
-        k = sync_dial(sock, url, tls, deadline, &closed);
+        k = sync_dial(&s, url, tls, deadline);
         /* A server that refuses our certificate closes the connection in
          * the middle of the handshake: the same refusal as one we see. */
         if (k == -ECONNRESET && tls_url(url))
                 k = -EKEYREJECTED;
         if (k < 0)
-                goto out;
+                return k;
 
-        remaining = nng_util_remaining_ms(deadline);
-        if (remaining <= 0) {
-                k = -ETIMEDOUT;
-                goto out;
-        }
-        (void) nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, remaining);
-        k = nng_errno(nng_sendmsg(sock, m, 0));
+        k = sync_round_trip(s.sock, TAKE_PTR(m), deadline, max_reply, &env);
         if (k < 0)
-                goto out;
-        m = NULL; /* nng owns it now */
+                return k;
 
-        remaining = nng_util_remaining_ms(deadline);
-        if (remaining <= 0) {
-                k = -ETIMEDOUT;
-                goto out;
-        }
-        (void) nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, remaining);
-        k = nng_errno(nng_recvmsg(sock, &m, 0));
-        if (k < 0)
-                goto out;
-
-        k = envelope_decode(nng_msg_body(m), nng_msg_len(m), max_reply, &env);
-        if (k < 0)
-                goto out;
-
+        /* A TLS server may challenge us to prove our role (docs/security.md). */
         for (unsigned round = 0; round < PROOF_ROUNDS_MAX && tls_url(url) && tls_settings_can_listen(tls); round++) {
                 if (!signer && env->body_case == SPARK__ENVELOPE__BODY_ERROR &&
                     env->error->code == PEER_PROOF_REQUIRED) {
@@ -610,36 +618,16 @@ int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, in
                 }
                 if (!reply_is_challenge(env, signer))
                         break;
-                nng_msg_free(m);
-                m = NULL;
                 k = msg_with_proof(signer, req, &env->error->challenge, &m);
                 if (k < 0)
-                        goto out;
+                        return k;
                 env = envelope_free(env);
-
-                remaining = nng_util_remaining_ms(deadline);
-                if (remaining <= 0) {
-                        k = -ETIMEDOUT;
-                        goto out;
-                }
-                (void) nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, remaining);
-                k = nng_errno(nng_sendmsg(sock, m, 0));
+                k = sync_round_trip(s.sock, TAKE_PTR(m), deadline, max_reply, &env);
                 if (k < 0)
-                        goto out;
-                m = NULL;
-                (void) nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, remaining);
-                k = nng_errno(nng_recvmsg(sock, &m, 0));
-                if (k < 0)
-                        goto out;
-                k = envelope_decode(nng_msg_body(m), nng_msg_len(m), max_reply, &env);
-                if (k < 0)
-                        goto out;
+                        return k;
         }
 
         k = reply_error(env);
         *ret_reply = TAKE_PTR(env);
-out:
-        if (!closed)
-                nng_close(sock);
         return k;
 }

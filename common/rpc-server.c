@@ -488,11 +488,30 @@ static int request_check_role(RpcServer *s, RpcRequest *r) {
 }
 
 /* Loop thread. */
+/* Decodes r, checks its sender's role and runs the handler; what the
+ * handler failed with, once a reply is still owed. */
+static int request_handle(RpcServer *s, RpcRequest *r) {
+        const void *data = nng_msg_body(r->msg);
+        size_t len = nng_msg_len(r->msg);
+        int k;
+
+        if (!s->envelope_handler)
+                return s->raw_handler(s, r, data, len, s->userdata);
+
+        k = envelope_decode(data, len, s->max_request_bytes, &r->env);
+        if (k < 0) {
+                s->stats.decode_errors++;
+                (void) request_reply_error_internal(r, k, "invalid request: %s", decode_error_message(k));
+                return 0;
+        }
+        if (s->role_check && request_check_role(s, r) < 0)
+                return 0; /* challenged or refused: answered */
+        return s->envelope_handler(s, r, r->env, s->userdata);
+}
+
 static void request_dispatch(void *userdata, bool discard) {
         RpcRequest *r = userdata;
         RpcServer *s = r->server;
-        const void *data;
-        size_t len;
         int k;
 
         if (discard)
@@ -506,27 +525,12 @@ static void request_dispatch(void *userdata, bool discard) {
         s->stats.requests++;
         s->stats.waiting++;
         r->delivered = true;
-        data = nng_msg_body(r->msg);
-        len = nng_msg_len(r->msg);
 
-        server_ref(s);
-        if (s->envelope_handler) {
-                k = envelope_decode(data, len, s->max_request_bytes, &r->env);
-                if (k < 0) {
-                        s->stats.decode_errors++;
-                        (void) request_reply_error_internal(r, k, "invalid request: %s", decode_error_message(k));
-                        goto out;
-                }
-                if (s->role_check && request_check_role(s, r) < 0)
-                        goto out;
-                k = s->envelope_handler(s, r, r->env, s->userdata);
-        } else
-                k = s->raw_handler(s, r, data, len, s->userdata);
-
+        server_ref(s); /* a handler may free the server */
+        k = request_handle(s, r);
         /* `delivered` is loop-only, so this reads no state nng may write. */
         if (k < 0 && r->delivered && !s->closed)
                 (void) request_reply_error_internal(r, k, "%s", strerror(-k));
-out:
         server_unref(s);
 }
 
@@ -613,7 +617,7 @@ RpcServer *rpc_server_free(RpcServer *s) {
 
 static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, RpcHandler raw,
                       RpcEnvelopeHandler envelope, void *userdata, RpcServer **ret) {
-        RpcServer *s;
+        _cleanup_(rpc_server_freep) RpcServer *s = NULL;
         unsigned n;
         int k;
 
@@ -637,36 +641,32 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
         s->url = strdup(url);
         if (tls_url(url) && cfg && cfg->tls && !isempty(cfg->tls->ca_file)) {
                 s->ca_file = strdup(cfg->tls->ca_file);
-                if (!s->ca_file) {
-                        k = -ENOMEM;
-                        goto fail;
-                }
+                if (!s->ca_file)
+                        return -ENOMEM;
         }
         s->requests = calloc(n, sizeof(RpcRequest));
-        if (!s->url || !s->requests) {
-                k = -ENOMEM;
-                goto fail;
-        }
+        if (!s->url || !s->requests)
+                return -ENOMEM;
         s->n_requests = n;
 
         k = loop_queue_new(e, &s->queue);
         if (k < 0)
-                goto fail;
+                return k;
 
         k = nng_errno(nng_rep0_open(&s->sock));
         if (k < 0)
-                goto fail;
+                return k;
         s->sock_open = true;
 
         k = nng_util_set_recv_limit(s->sock, s->max_request_bytes);
         if (k < 0)
-                goto fail;
+                return k;
         k = nng_errno(nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, s));
         if (k < 0)
-                goto fail;
+                return k;
         k = nng_errno(nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, pipe_cb, s));
         if (k < 0)
-                goto fail;
+                return k;
 
         for (unsigned i = 0; i < n; i++) {
                 RpcRequest *r = &s->requests[i];
@@ -675,10 +675,10 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
                 loop_queue_item_init(&r->item, request_dispatch, r);
                 k = nng_errno(nng_aio_alloc(&r->aio, request_aio_cb, r));
                 if (k < 0)
-                        goto fail;
+                        return k;
                 k = nng_errno(nng_ctx_open(&r->ctx, s->sock));
                 if (k < 0)
-                        goto fail;
+                        return k;
         }
         for (unsigned i = 0; i < n; i++)
                 request_start_recv(&s->requests[i]);
@@ -686,14 +686,10 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
         k = cfg && cfg->tls_no_client_cert ? nng_util_listen_no_client_cert(s->sock, url, cfg->tls, NULL)
                                            : nng_util_listen(s->sock, url, cfg ? cfg->tls : NULL, NULL);
         if (k < 0)
-                goto fail;
+                return k;
 
-        *ret = s;
+        *ret = TAKE_PTR(s);
         return 0;
-
-fail:
-        rpc_server_free(s);
-        return k;
 }
 
 int rpc_server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, RpcHandler handler, void *userdata,
