@@ -111,7 +111,10 @@ static void log_write_stderr(int level, const LogFields *f, const char *message)
         size_t o = 0;
 
         if (f) {
-                if (f->app_id)
+                /* what tests match on, as journalctl MESSAGE_ID= does */
+                if (f->message_id)
+                        o += snprintf(ctx + o, sizeof(ctx) - o, " id=%s", f->message_id);
+                if (f->app_id && o < sizeof(ctx))
                         o += snprintf(ctx + o, sizeof(ctx) - o, " app=%s", f->app_id);
                 if (f->executor_id > 0 && o < sizeof(ctx))
                         o += snprintf(ctx + o, sizeof(ctx) - o, " executor=%d", f->executor_id);

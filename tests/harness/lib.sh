@@ -213,6 +213,31 @@ daemon_log() {
         echo "$TEST_TMPDIR/$1.log"
 }
 
+# message_id NAME: the MESSAGE_ID of SPARK_MESSAGE_NAME (common/log.h), which
+# the daemons also print on stderr, as "[id=... app=... executor=N ...]".
+message_id() {
+        sed -n "s/^#define SPARK_MESSAGE_$1 *\"\([0-9a-f]*\)\".*/\1/p" "$SPARK_SRC/common/log.h"
+}
+
+# logged NAME DAEMON [FIELD=VALUE...]: how many lines DAEMON logged with the
+# MESSAGE_ID NAME and each FIELD=VALUE among its log fields (app, executor,
+# worker, job, peer): tests match what a line means, not its wording.
+logged() {
+        local id
+        id=$(message_id "$1") && [ -n "$id" ] || die "logged: no SPARK_MESSAGE_$1 in common/log.h"
+        shift
+        local daemon=$1
+        shift
+        awk -v want="id=$id $*" '
+                BEGIN { n = split(want, fields, " ") }
+                /\[id=[0-9a-f]+[] ]/ {
+                        ctx = $0; sub(/.*\[/, " ", ctx); sub(/\]$/, " ", ctx)
+                        for (i = 1; i <= n; i++) if (index(ctx, " " fields[i] " ") == 0) next
+                        count++
+                }
+                END { print count + 0 }' "$(daemon_log "$daemon")"
+}
+
 daemon_alive() {
         local pid=${_daemon_pid[$1]:-}
         [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null

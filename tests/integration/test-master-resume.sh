@@ -41,7 +41,7 @@ check "once the worker is thawed, executors 1-3 run under the ids the first mast
 check "one unit each" app_units_are "$app" 3
 check_eq "none was replaced" "1 2 3" "$(app_executor_ids "$app")"
 check "the worker started each once" \
-        bash -c "[ \$(grep -c 'Launching executor $app/' '$(daemon_log w1)') -eq 3 ]"
+        [ "$(logged EXECUTOR_LAUNCHED w1 app="$app")" -eq 3 ]
 
 unregister_app "$app" >/dev/null
 check "the app's units are gone once it is unregistered" wait_until 30 app_units_are "$app" 0
