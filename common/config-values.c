@@ -227,7 +227,10 @@ bool config_key_equal(const ConfigKey *k, const SparkConfig *a, const SparkConfi
         }
 }
 
-static int format_env(char *const *env, char **ret) {
+/* A list of strings in libconfig's syntax: an environment as a group,
+ * { NAME = "value"; ... }, or a list as an array, [ "a", "b" ] ({ } and [ ]
+ * when empty). */
+static int format_strings(char *const *l, bool as_env, char **ret) {
         char *buf = NULL;
         size_t size = 0;
         FILE *f;
@@ -236,47 +239,20 @@ static int format_env(char *const *env, char **ret) {
         f = open_memstream(&buf, &size);
         if (!f)
                 return -ENOMEM;
-        fputc('{', f);
-        for (char *const *e = env; e && *e; e++) {
-                const char *eq = strchr(*e, '=');
-                _cleanup_free_ char *q = NULL;
-
-                r = config_quote(eq ? eq + 1 : "", &q);
-                if (r < 0)
-                        break;
-                fprintf(f, " %.*s = %s;", (int) (eq ? eq - *e : (ptrdiff_t) strlen(*e)), *e, q);
-        }
-        fputs(" }", f);
-        if (fclose(f) != 0 && r >= 0)
-                r = -ENOMEM;
-        if (r < 0) {
-                free(buf);
-                return r;
-        }
-        *ret = buf;
-        return 0;
-}
-
-/* [ "a", "b" ], or [ ] */
-static int format_strv(char *const *l, char **ret) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f;
-        int r = 0;
-
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
-        fputc('[', f);
+        fputc(as_env ? '{' : '[', f);
         for (char *const *e = l; e && *e; e++) {
+                const char *eq = as_env ? strchr(*e, '=') : NULL;
                 _cleanup_free_ char *q = NULL;
 
-                r = config_quote(*e, &q);
+                r = config_quote(!as_env ? *e : eq ? eq + 1 : "", &q);
                 if (r < 0)
                         break;
-                fprintf(f, "%s %s", e == l ? "" : ",", q);
+                if (as_env)
+                        fprintf(f, " %.*s = %s;", (int) (eq ? eq - *e : (ptrdiff_t) strlen(*e)), *e, q);
+                else
+                        fprintf(f, "%s %s", e == l ? "" : ",", q);
         }
-        fputs(" ]", f);
+        fputs(as_env ? " }" : " ]", f);
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0) {
@@ -308,9 +284,9 @@ int config_key_format_value(const ConfigKey *k, const SparkConfig *c, char **ret
                         return -ENOMEM;
                 break;
         case CONFIG_KEY_ENV:
-                return format_env(*(char **const *) v, ret);
+                return format_strings(*(char **const *) v, true, ret);
         case CONFIG_KEY_STRV:
-                return format_strv(*(char **const *) v, ret);
+                return format_strings(*(char **const *) v, false, ret);
         default:
                 return -EINVAL;
         }

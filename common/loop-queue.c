@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/eventfd.h>
 
+#include "fifo.h"
 #include "loop-queue.h"
 
 #define DISPATCH_MAX 256
@@ -183,15 +184,9 @@ LoopQueue *loop_queue_free(LoopQueue *q) {
 void loop_queue_push_item(LoopQueue *q, LoopQueueItem *item) {
         bool wake;
 
-        item->next = NULL;
-
         pthread_mutex_lock(&q->lock);
         wake = !q->head;
-        if (q->tail)
-                q->tail->next = item;
-        else
-                q->head = item;
-        q->tail = item;
+        FIFO_PUSH(q->head, q->tail, next, item);
         q->n_pending++;
         pthread_mutex_unlock(&q->lock);
 

@@ -1,5 +1,5 @@
-/* The basic helpers: growable arrays, whole-file reads, error strings and
- * the wire enums' names. */
+/* The basic helpers: growable arrays, whole-file reads, error strings, the
+ * wire enums' names and the intrusive FIFO. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include "alloc-util.h"
 #include "check-run.h"
 #include "error-buf.h"
+#include "fifo.h"
 #include "fileio.h"
 #include "macro.h"
 #include "wire-names.h"
@@ -233,6 +234,47 @@ START_TEST(test_wire_names) {
 }
 END_TEST
 
+typedef struct FifoItem {
+        int value;
+        struct FifoItem *next, *other_next;
+} FifoItem;
+
+START_TEST(test_fifo) {
+        FifoItem items[4] = { { .value = 0 }, { .value = 1 }, { .value = 2 }, { .value = 3 } };
+        FifoItem *head = NULL, *tail = NULL, *other_head = NULL, *other_tail = NULL, *i;
+
+        ck_assert_ptr_null(FIFO_POP(head, tail, next));
+        for (int k = 0; k < 4; k++)
+                FIFO_PUSH(head, tail, next, &items[k]);
+        /* the same items on a second queue, through their other link */
+        FIFO_PUSH(other_head, other_tail, other_next, &items[3]);
+        FIFO_PUSH(other_head, other_tail, other_next, &items[1]);
+
+        ck_assert(FIFO_REMOVE(head, tail, next, &items[3])); /* the tail */
+        ck_assert_ptr_eq(tail, &items[2]);
+        ck_assert(!FIFO_REMOVE(head, tail, next, &items[3])); /* not there any more */
+        ck_assert(FIFO_REMOVE(head, tail, next, &items[0])); /* the head */
+        ck_assert_ptr_eq(head, &items[1]);
+        FIFO_PUSH(head, tail, next, &items[0]);
+
+        i = FIFO_POP(head, tail, next);
+        ck_assert_int_eq(i->value, 1);
+        ck_assert_ptr_null(i->next);
+        ck_assert_int_eq(FIFO_POP(head, tail, next)->value, 2);
+        ck_assert_int_eq(FIFO_POP(head, tail, next)->value, 0);
+        ck_assert_ptr_null(FIFO_POP(head, tail, next));
+        ck_assert_ptr_null(tail);
+        FIFO_PUSH(head, tail, next, &items[2]); /* empty again, and usable */
+        ck_assert_ptr_eq(head, &items[2]);
+        ck_assert_ptr_eq(tail, &items[2]);
+
+        ck_assert_int_eq(FIFO_POP(other_head, other_tail, other_next)->value, 3);
+        ck_assert(FIFO_REMOVE(other_head, other_tail, other_next, &items[1]));
+        ck_assert_ptr_null(other_head);
+        ck_assert_ptr_null(other_tail);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("basic");
         TCase *tc = tcase_create("basic");
@@ -244,6 +286,7 @@ int main(void) {
         tcase_add_test(tc, test_read_full_file_stdin);
         tcase_add_test(tc, test_error_buf);
         tcase_add_test(tc, test_wire_names);
+        tcase_add_test(tc, test_fifo);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

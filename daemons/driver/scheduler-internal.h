@@ -6,7 +6,7 @@
 #include "scheduler-map.h"
 #include "scheduler.h"
 
-typedef struct Executor Executor;
+typedef struct SchedExecutor SchedExecutor;
 
 /* A host name interned to a small id, so that locality is an array lookup. */
 typedef struct Host {
@@ -22,7 +22,7 @@ typedef struct RunEntry {
         uint32_t index;
 } RunEntry;
 
-struct Executor {
+struct SchedExecutor {
         int id;
         uint32_t host;
         int cores;
@@ -45,7 +45,7 @@ typedef struct TaskQueue {
 } TaskQueue;
 
 typedef struct Task {
-        Executor *executor;     /* where the current attempt holds a slot, or NULL */
+        SchedExecutor *executor;     /* where the current attempt holds a slot, or NULL */
         uint32_t run_pos;       /* index in executor->running */
         uint32_t last_error;    /* 1 + index of the newest TaskError in job->errors, 0: none */
         uint16_t attempts;
@@ -107,7 +107,7 @@ struct Scheduler {
         SchedulerConfig config;
 
         SchedMap executors_by_id;
-        Executor **executors;
+        SchedExecutor **executors;
         uint32_t n_executors, cap_executors;
         long total_cores;
 
@@ -129,9 +129,9 @@ struct Scheduler {
 int sched_intern_host(Scheduler *s, const char *name, uint32_t *ret);
 uint32_t sched_host_marks_begin(Scheduler *s);
 bool sched_host_mark(Scheduler *s, uint32_t host, uint32_t gen);
-int sched_executor_reserve_slot(Executor *e);
-void sched_executor_attach(Executor *e, Job *job, uint32_t index);
-void sched_executor_detach(Executor *e, Job *job, uint32_t index);
+int sched_executor_reserve_slot(SchedExecutor *e);
+void sched_executor_attach(SchedExecutor *e, Job *job, uint32_t index);
+void sched_executor_detach(SchedExecutor *e, Job *job, uint32_t index);
 void sched_job_gained_pending(Scheduler *s, Job *job);
 void sched_job_lost_pending(Scheduler *s, Job *job);
 void sched_job_ended(Scheduler *s, Job *job);
@@ -141,7 +141,7 @@ int sched_job_new(Scheduler *s, const char *id, uint32_t n_tasks,
                   const char *const *const *preferred_hosts, unsigned n_preferred, usec_t now, Job **ret);
 Job *sched_job_free(Job *job);
 void sched_job_check_done(Job *job, usec_t now);
-int sched_job_offer(Job *job, Executor *e, usec_t now, TaskAssignment *out, size_t max);
+int sched_job_offer(Job *job, SchedExecutor *e, usec_t now, TaskAssignment *out, size_t max);
 bool sched_job_waits_for_locality(Job *job, usec_t now, usec_t *ret_deadline);
 void sched_job_attempt_lost(Job *job, uint32_t index, const char *message, usec_t now);
 int sched_job_task_finished(Job *job, uint32_t index, unsigned attempt, int executor_id,

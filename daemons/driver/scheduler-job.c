@@ -402,7 +402,7 @@ static int reserve_for_failure(Job *job, uint32_t index) {
         return 0;
 }
 
-static int task_launch(Job *job, uint32_t index, Executor *e, TaskAssignment *ret) {
+static int task_launch(Job *job, uint32_t index, SchedExecutor *e, TaskAssignment *ret) {
         Scheduler *s = job->scheduler;
         Task *t = &job->tasks[index];
         int r;
@@ -462,7 +462,7 @@ bool sched_job_waits_for_locality(Job *job, usec_t now, usec_t *ret_deadline) {
         return true;
 }
 
-int sched_job_offer(Job *job, Executor *e, usec_t now, TaskAssignment *out, size_t max) {
+int sched_job_offer(Job *job, SchedExecutor *e, usec_t now, TaskAssignment *out, size_t max) {
         TaskQueue *local;
         bool any_ok, checked = false;
         size_t n = 0;

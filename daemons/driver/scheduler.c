@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "alloc-util.h"
+#include "fifo.h"
 #include "macro.h"
 #include "scheduler-internal.h"
 
@@ -85,7 +86,7 @@ int scheduler_set_config(Scheduler *s, const SchedulerConfig *cfg) {
         return 0;
 }
 
-static void executor_free(Executor *e) {
+static void executor_free(SchedExecutor *e) {
         if (!e)
                 return;
         free(e->running);
@@ -181,11 +182,11 @@ bool sched_host_mark(Scheduler *s, uint32_t host, uint32_t gen) {
 
 /* ---- executors ---- */
 
-int sched_executor_reserve_slot(Executor *e) {
+int sched_executor_reserve_slot(SchedExecutor *e) {
         return GREEDY_REALLOC(e->running, e->cap_running, e->n_running + 1);
 }
 
-void sched_executor_attach(Executor *e, Job *job, uint32_t index) {
+void sched_executor_attach(SchedExecutor *e, Job *job, uint32_t index) {
         Task *t = &job->tasks[index];
 
         t->executor = e;
@@ -194,7 +195,7 @@ void sched_executor_attach(Executor *e, Job *job, uint32_t index) {
         job->n_in_flight++;
 }
 
-void sched_executor_detach(Executor *e, Job *job, uint32_t index) {
+void sched_executor_detach(SchedExecutor *e, Job *job, uint32_t index) {
         Task *t = &job->tasks[index];
         RunEntry last = e->running[--e->n_running];
 
@@ -206,12 +207,12 @@ void sched_executor_detach(Executor *e, Job *job, uint32_t index) {
         job->n_in_flight--;
 }
 
-static Executor *executor_get(const Scheduler *s, int executor_id) {
+static SchedExecutor *executor_get(const Scheduler *s, int executor_id) {
         return s ? sched_map_get(&s->executors_by_id, executor_id) : NULL;
 }
 
 int scheduler_add_executor(Scheduler *s, int executor_id, const char *host, int cores) {
-        Executor *e;
+        SchedExecutor *e;
         uint32_t h;
         int r;
 
@@ -225,10 +226,10 @@ int scheduler_add_executor(Scheduler *s, int executor_id, const char *host, int 
         r = GREEDY_REALLOC(s->executors, s->cap_executors, s->n_executors + 1);
         if (r < 0)
                 return r;
-        e = calloc(1, sizeof(Executor));
+        e = calloc(1, sizeof(SchedExecutor));
         if (!e)
                 return -ENOMEM;
-        *e = (Executor) { .id = executor_id, .host = h, .cores = cores, .slot = s->n_executors };
+        *e = (SchedExecutor) { .id = executor_id, .host = h, .cores = cores, .slot = s->n_executors };
         r = sched_map_put(&s->executors_by_id, executor_id, e);
         if (r < 0) {
                 free(e);
@@ -242,7 +243,7 @@ int scheduler_add_executor(Scheduler *s, int executor_id, const char *host, int 
 
 int scheduler_remove_executor(Scheduler *s, int executor_id, const char *reason, usec_t now) {
         _cleanup_free_ char *message = NULL;
-        Executor *e = executor_get(s, executor_id);
+        SchedExecutor *e = executor_get(s, executor_id);
         int lost = 0;
 
         if (!e)
@@ -287,14 +288,14 @@ unsigned scheduler_default_parallelism(const Scheduler *s) {
 }
 
 int scheduler_executor_free_cores(const Scheduler *s, int executor_id) {
-        Executor *e = executor_get(s, executor_id);
+        SchedExecutor *e = executor_get(s, executor_id);
 
         if (!e)
                 return -ENOENT;
         return e->cores > (int) e->n_running ? e->cores - (int) e->n_running : 0;
 }
 
-static size_t list_running(const Executor *e, const Job *job, TaskAssignment *out, size_t max, size_t n) {
+static size_t list_running(const SchedExecutor *e, const Job *job, TaskAssignment *out, size_t max, size_t n) {
         for (uint32_t k = 0; k < e->n_running; k++) {
                 const RunEntry *r = &e->running[k];
 
@@ -313,7 +314,7 @@ static size_t list_running(const Executor *e, const Job *job, TaskAssignment *ou
 }
 
 int scheduler_executor_running(const Scheduler *s, int executor_id, TaskAssignment *out, size_t max) {
-        Executor *e = executor_get(s, executor_id);
+        SchedExecutor *e = executor_get(s, executor_id);
 
         if (!e)
                 return -ENOENT;
@@ -356,42 +357,20 @@ void sched_job_lost_pending(Scheduler *s, Job *job) {
 }
 
 void sched_job_ended(Scheduler *s, Job *job) {
-        job->finished_next = NULL;
-        if (s->finished_tail)
-                s->finished_tail->finished_next = job;
-        else
-                s->finished_head = job;
-        s->finished_tail = job;
+        FIFO_PUSH(s->finished_head, s->finished_tail, finished_next, job);
         job->in_finished = true;
 }
 
 Job *scheduler_pop_finished_job(Scheduler *s) {
-        Job *job = s ? s->finished_head : NULL;
+        Job *job = s ? FIFO_POP(s->finished_head, s->finished_tail, finished_next) : NULL;
 
-        if (!job)
-                return NULL;
-        s->finished_head = job->finished_next;
-        if (!s->finished_head)
-                s->finished_tail = NULL;
-        job->finished_next = NULL;
-        job->in_finished = false;
+        if (job)
+                job->in_finished = false;
         return job;
 }
 
 static void finished_unlink(Scheduler *s, Job *job) {
-        Job *prev = NULL;
-
-        for (Job *j = s->finished_head; j; prev = j, j = j->finished_next) {
-                if (j != job)
-                        continue;
-                if (prev)
-                        prev->finished_next = j->finished_next;
-                else
-                        s->finished_head = j->finished_next;
-                if (s->finished_tail == j)
-                        s->finished_tail = prev;
-                break;
-        }
+        (void) FIFO_REMOVE(s->finished_head, s->finished_tail, finished_next, job);
         job->in_finished = false;
 }
 
@@ -475,7 +454,7 @@ int scheduler_remove_job(Scheduler *s, Job *job) {
 
 int scheduler_offer(Scheduler *s, int executor_id, int free_slots, usec_t now,
                     TaskAssignment *out, size_t max_out) {
-        Executor *e = executor_get(s, executor_id);
+        SchedExecutor *e = executor_get(s, executor_id);
         long room;
         size_t budget, n = 0;
 

@@ -8,7 +8,7 @@ static int aio_step(nng_aio *aio, uint64_t deadline_ms) {
         return nng_errno(nng_aio_result(aio));
 }
 
-int driver_call_sync(nng_socket sock, Envelope *req, int timeout_ms, size_t max_bytes, Envelope **ret) {
+int executor_driver_call_sync(nng_socket sock, Envelope *req, int timeout_ms, size_t max_bytes, Envelope **ret) {
         uint64_t deadline = nng_util_now_ms() + (uint64_t) MAX(timeout_ms, 1);
         _cleanup_nng_msg_ nng_msg *m = NULL;
         Envelope *reply = NULL;

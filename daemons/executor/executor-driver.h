@@ -12,4 +12,4 @@
  * (< 0) with the Error envelope in *ret (for its message); or another
  * negative errno (-ETIMEDOUT, -ESHUTDOWN when the socket is closed, a decode
  * error) with *ret NULL. */
-int driver_call_sync(nng_socket sock, Envelope *req, int timeout_ms, size_t max_bytes, Envelope **ret);
+int executor_driver_call_sync(nng_socket sock, Envelope *req, int timeout_ms, size_t max_bytes, Envelope **ret);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include "fifo.h"
 #include "task-runner.h"
 
 typedef struct RunnerThread {
@@ -36,12 +37,7 @@ struct TaskRunner {
 
 static void done_append(TaskRunner *r, Task *t) {
         t->state = TASK_STATE_DONE;
-        t->next = NULL;
-        if (r->done_tail)
-                r->done_tail->next = t;
-        else
-                r->done_head = t;
-        r->done_tail = t;
+        FIFO_PUSH(r->done_head, r->done_tail, next, t);
 }
 
 /* Under the lock.  Returns whether the caller must call notify once it has
@@ -54,15 +50,10 @@ static bool done_notify(TaskRunner *r) {
 }
 
 static Task *queue_pop(TaskRunner *r) {
-        Task *t = r->queue_head;
+        Task *t = FIFO_POP(r->queue_head, r->queue_tail, next);
 
-        if (!t)
-                return NULL;
-        r->queue_head = t->next;
-        if (!r->queue_head)
-                r->queue_tail = NULL;
-        t->next = NULL;
-        r->n_queued--;
+        if (t)
+                r->n_queued--;
         return t;
 }
 
@@ -246,12 +237,7 @@ void task_runner_submit(TaskRunner *r, Task *tasks, size_t n) {
                 Task *t = &tasks[i];
 
                 t->state = TASK_STATE_QUEUED;
-                t->next = NULL;
-                if (r->queue_tail)
-                        r->queue_tail->next = t;
-                else
-                        r->queue_head = t;
-                r->queue_tail = t;
+                FIFO_PUSH(r->queue_head, r->queue_tail, next, t);
         }
         r->n_queued += n;
         wake = r->n_idle;

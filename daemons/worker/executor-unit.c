@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "executor-unit-internal.h"
+#include "fifo.h"
 #include "log.h"
 #include "macro.h"
 #include "unit-properties.h"
@@ -88,44 +89,19 @@ static void start_queue_pump(UnitManager *m);
 static void start_queue_push(Unit *u) {
         UnitManager *m = u->manager;
 
-        u->start_queue_next = NULL;
-        if (m->start_queue_tail)
-                m->start_queue_tail->start_queue_next = u;
-        else
-                m->start_queue_head = u;
-        m->start_queue_tail = u;
+        FIFO_PUSH(m->start_queue_head, m->start_queue_tail, start_queue_next, u);
 }
 
 static Unit *start_queue_pop(UnitManager *m) {
-        Unit *u = m->start_queue_head;
-
-        if (!u)
-                return NULL;
-        m->start_queue_head = u->start_queue_next;
-        if (!m->start_queue_head)
-                m->start_queue_tail = NULL;
-        u->start_queue_next = NULL;
-        return u;
+        return FIFO_POP(m->start_queue_head, m->start_queue_tail, start_queue_next);
 }
 
 /* Takes u out of the queue (if it is there) and drops its message. */
 static void start_queue_remove(Unit *u) {
         UnitManager *m = u->manager;
-        Unit *prev = NULL;
 
         u->start_msg = sd_bus_message_unref(u->start_msg);
-        for (Unit *i = m->start_queue_head; i; prev = i, i = i->start_queue_next) {
-                if (i != u)
-                        continue;
-                if (prev)
-                        prev->start_queue_next = u->start_queue_next;
-                else
-                        m->start_queue_head = u->start_queue_next;
-                if (m->start_queue_tail == u)
-                        m->start_queue_tail = prev;
-                u->start_queue_next = NULL;
-                return;
-        }
+        (void) FIFO_REMOVE(m->start_queue_head, m->start_queue_tail, start_queue_next, u);
 }
 
 /* Stops watching: no signal or reply reaches u after this. */

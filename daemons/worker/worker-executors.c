@@ -49,21 +49,27 @@ static bool state_is_terminal(Spark__ExecutorState s) {
                s == SPARK__EXECUTOR_STATE__EXECUTOR_KILLED || s == SPARK__EXECUTOR_STATE__EXECUTOR_LOST;
 }
 
+void worker_executor_state_fill(WorkerManager *w, const LocalExecutor *e, char unit[static UNIT_NAME_MAX],
+                                Spark__ExecutorStateChanged *sc) {
+        spark__executor_state_changed__init(sc);
+        (void) executor_unit_name(unit, UNIT_NAME_MAX, e->app_id, e->executor_id);
+        sc->app_id = (char *) e->app_id;
+        sc->executor_id = e->executor_id;
+        sc->worker_id = w->id;
+        sc->state = e->state;
+        sc->reason = (char *) e->reason;
+        sc->exit_code = e->exit_code;
+        sc->unit = unit;
+        sc->pid = e->pid;
+}
+
 static void publish_state(WorkerManager *w, LocalExecutor *e) {
         Spark__ExecutorStateChanged sc = SPARK__EXECUTOR_STATE_CHANGED__INIT;
         Envelope env = ENVELOPE_INIT;
         char unit[UNIT_NAME_MAX] = "";
         int r;
 
-        (void) executor_unit_name(unit, sizeof(unit), e->app_id, e->executor_id);
-        sc.app_id = e->app_id;
-        sc.executor_id = e->executor_id;
-        sc.worker_id = w->id;
-        sc.state = e->state;
-        sc.reason = e->reason;
-        sc.exit_code = e->exit_code;
-        sc.unit = unit;
-        sc.pid = e->pid;
+        worker_executor_state_fill(w, e, unit, &sc);
         ENVELOPE_SET(&env, EXECUTOR_STATE_CHANGED, executor_state_changed, &sc);
         r = event_pub_send(w->events, &env);
         if (r < 0)

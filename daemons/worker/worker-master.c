@@ -67,15 +67,7 @@ void worker_report(WorkerManager *w, LocalExecutor *e) {
         snprintf(call->key, sizeof(call->key), "%s", e->key);
         call->state = e->state;
 
-        (void) executor_unit_name(unit, sizeof(unit), e->app_id, e->executor_id);
-        sc.app_id = e->app_id;
-        sc.executor_id = e->executor_id;
-        sc.worker_id = w->id;
-        sc.state = e->state;
-        sc.reason = e->reason;
-        sc.exit_code = e->exit_code;
-        sc.unit = unit;
-        sc.pid = e->pid;
+        worker_executor_state_fill(w, e, unit, &sc);
         ENVELOPE_SET(&env, EXECUTOR_STATE_CHANGED, executor_state_changed, &sc);
         r = rpc_client_call(w->master, &env, MASTER_CALL_TIMEOUT_MS, on_report_reply, call);
         if (r < 0) {

@@ -68,6 +68,10 @@ int worker_start(WorkerManager *w);
 
 /* worker-executors.c */
 LocalExecutor *worker_executor(WorkerManager *w, const char *app_id, int executor_id);
+/* The ExecutorStateChanged of e, for the master and for subscribers; its
+ * strings point into e, w and unit. */
+void worker_executor_state_fill(WorkerManager *w, const LocalExecutor *e, char unit[static UNIT_NAME_MAX],
+                                Spark__ExecutorStateChanged *sc);
 int worker_executor_add(WorkerManager *w, const char *app_id, int executor_id, int cores, int64_t memory_mb,
                         Spark__ExecutorState state, LocalExecutor **ret);
 void worker_executor_set_state(WorkerManager *w, LocalExecutor *e, Spark__ExecutorState state, const char *reason,
