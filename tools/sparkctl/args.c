@@ -20,6 +20,7 @@ static const char *const command_table[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = "cancel",
         [COMMAND_KILL_EXECUTOR] = "kill-executor",
         [COMMAND_KILL_APP] = "kill-app",
+        [COMMAND_RESULTS] = "results",
 };
 
 /* Positional arguments after the command word. */
@@ -28,6 +29,7 @@ static const size_t command_arity[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = 1,
         [COMMAND_KILL_EXECUTOR] = 2,
         [COMMAND_KILL_APP] = 1,
+        [COMMAND_RESULTS] = 1,
 };
 
 static const char *const command_synopsis[_COMMAND_MAX] = {
@@ -38,7 +40,13 @@ static const char *const command_synopsis[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = "cancel ID",
         [COMMAND_KILL_EXECUTOR] = "kill-executor APP EXEC",
         [COMMAND_KILL_APP] = "kill-app APP",
+        [COMMAND_RESULTS] = "results ID",
 };
+
+bool command_is_driver(Command c) {
+        return c == COMMAND_SUBMIT || c == COMMAND_JOBS || c == COMMAND_JOB || c == COMMAND_CANCEL ||
+               c == COMMAND_RESULTS;
+}
 
 const char *command_to_string(Command c) {
         return c >= 0 && c < _COMMAND_MAX ? command_table[c] : NULL;
@@ -55,13 +63,15 @@ int args_parse(int argc, char **argv, Args *a) {
         enum {
                 ARG_VERSION = 0x100, ARG_MASTER, ARG_DRIVER, ARG_JSON, ARG_NAME,
                 ARG_COMMAND, ARG_FUNCTION, ARG_INPUTS, ARG_COUNT, ARG_ARG,
-                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY,
+                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY, ARG_APP, ARG_DETACH,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "master", required_argument, NULL, ARG_MASTER },
                 { "driver", required_argument, NULL, ARG_DRIVER },
+                { "app", required_argument, NULL, ARG_APP },
+                { "detach", no_argument, NULL, ARG_DETACH },
                 { "tls-ca", required_argument, NULL, ARG_TLS_CA },
                 { "tls-cert", required_argument, NULL, ARG_TLS_CERT },
                 { "tls-key", required_argument, NULL, ARG_TLS_KEY },
@@ -84,6 +94,8 @@ int args_parse(int argc, char **argv, Args *a) {
                 case ARG_VERSION:  a->version = true; break;
                 case ARG_MASTER:   a->master_url = optarg; break;
                 case ARG_DRIVER:   a->driver_url = optarg; break;
+                case ARG_APP:      a->app = optarg; break;
+                case ARG_DETACH:   a->detach = true; break;
                 case ARG_TLS_CA:   a->tls_ca = optarg; break;
                 case ARG_TLS_CERT: a->tls_cert = optarg; break;
                 case ARG_TLS_KEY:  a->tls_key = optarg; break;
@@ -158,6 +170,7 @@ static int validate_options_apply(const Args *a, char *err, size_t size) {
                 { "--name", a->name },       { "--command", a->command_template },
                 { "--function", a->function }, { "--inputs", a->inputs_path },
                 { "--count", a->count_string }, { "--arg", a->arg },
+                { "--detach", a->detach },
         };
 
         if (a->command != COMMAND_SUBMIT)
@@ -168,6 +181,14 @@ static int validate_options_apply(const Args *a, char *err, size_t size) {
         if (a->json && (a->command == COMMAND_CANCEL || a->command == COMMAND_KILL_EXECUTOR ||
                         a->command == COMMAND_KILL_APP))
                 return fail(err, size, "--json does not apply to %s", name);
+        if (a->detach && a->json)
+                return fail(err, size, "--detach prints only the job id: --json does not apply");
+        if (a->app && !command_is_driver(a->command))
+                return fail(err, size, "--app finds a driver: %s asks the master", name);
+        if (a->app && a->driver_url)
+                return fail(err, size, "--app and --driver both name the driver: give one");
+        if (a->app && (isempty(a->app) || strlen(a->app) > APP_ID_MAX || has_control_chars(a->app)))
+                return fail(err, size, "--app needs an application id or name");
         return 0;
 }
 
@@ -203,6 +224,7 @@ static int validate_positional(Args *a, char *err, size_t size) {
         switch (a->command) {
         case COMMAND_JOB:
         case COMMAND_CANCEL:
+        case COMMAND_RESULTS:
                 if (!wire_name_is_valid(p[0], false))
                         return fail(err, size, "'%s' is not a job id", p[0]);
                 a->job_id = p[0];
@@ -260,9 +282,11 @@ void args_usage(FILE *f) {
         fputs("Usage: sparkctl [--master URL] status [--json]\n"
               "       sparkctl [--driver URL] submit [--name N] [--json]\n"
               "                (--command 'CMD {}' | --function LIB.so:SYMBOL)\n"
-              "                (--inputs FILE | --count N [--arg S])\n"
+              "                (--inputs FILE | --count N [--arg S]) [--detach]\n"
               "       sparkctl [--driver URL] jobs [--json] | job ID [--json] | cancel ID\n"
-              "       sparkctl [--master URL] kill-executor APP EXEC | kill-app APP\n",
+              "       sparkctl [--driver URL] results ID [--json]\n"
+              "       sparkctl [--master URL] kill-executor APP EXEC | kill-app APP\n"
+              "       sparkctl COMMAND --help\n",
               f);
 }
 
@@ -278,12 +302,15 @@ void args_help(FILE *f) {
               "  cancel ID              Cancel a job; its running tasks are killed\n"
               "  kill-executor APP EXEC Stop one executor (the application gets another)\n"
               "  kill-app APP           Remove an application and all its executors\n"
+              "  results ID             A job's results, in task order (waits for the rest)\n"
               "\nOptions:\n"
               "  -h --help              Show this help\n"
               "     --version           Show the version\n"
               "     --master URL        The master's request endpoint (tcp://HOST:PORT,\n"
               "                         ipc://PATH, tls+tcp://HOST:PORT)\n"
               "     --driver URL        The driver's request endpoint\n"
+              "     --app ID|NAME       The driver of this application, as the master knows\n"
+              "                         it (instead of --driver)\n"
               "     --tls-ca FILE       For tls+tcp:// URLs: the cluster CA's certificate,\n"
               "     --tls-cert FILE     and the certificate (signed by it) and key to\n"
               "     --tls-key FILE      present (PEM); default: $SPARK_TLS_CA_FILE,\n"
@@ -305,9 +332,12 @@ void args_help(FILE *f) {
               "     --count N           N tasks, each with the input given by --arg\n"
               "                         (default: empty)\n"
               "     --arg S             The input of every task with --count\n"
+              "     --detach            Print the job's id and exit once the driver has the\n"
+              "                         job (sparkctl results ID fetches the outputs)\n"
               "\nThe output of each task goes to standard output as soon as it and the ones\n"
               "before it are done; failed tasks are reported on standard error.  A progress\n"
               "line is shown on standard error when it is a terminal.  Ctrl-C cancels the job.\n"
+              "\n'sparkctl COMMAND --help' shows one command's options.\n"
               "\nDefault URLs: $SPARK_MASTER_URL, else cluster.master in cluster.conf, else\n"
               "tcp://127.0.0.1:7077; $SPARK_DRIVER_URL, else driver.listen in driver.conf\n"
               "(0.0.0.0 means this host), else tcp://127.0.0.1:7091.  The files are read\n"

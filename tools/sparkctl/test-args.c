@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check-run.h"
+#include "app-driver.h"
 #include "args.h"
 #include "macro.h"
 
@@ -78,6 +79,26 @@ START_TEST(test_commands) {
         BAD("not an application id", "kill-executor", "nope", "1");
         BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "0");
         BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "x1");
+
+        /* results, --detach, --app */
+        OK("results", "job-0003", "--json");
+        ck_assert_int_eq(a.command, COMMAND_RESULTS);
+        ck_assert_str_eq(a.job_id, "job-0003");
+        BAD("not a job id", "results", "../x");
+        BAD("expected 'results ID'", "results");
+        OK("submit", "--count", "2", "--command", "true", "--detach");
+        ck_assert(a.detach);
+        BAD("--detach is an option of submit, not of jobs", "jobs", "--detach");
+        BAD("--json does not apply", "submit", "--count", "2", "--command", "true", "--detach", "--json");
+        OK("--app", "etl", "jobs");
+        ck_assert_str_eq(a.app, "etl");
+        OK("--app", "app-20261129172233-0001", "results", "job-0001");
+        OK("--app", "etl", "--master", "tcp://h:1", "submit", "--count", "1", "--command", "true");
+        BAD("--app and --driver", "--app", "etl", "--driver", "tcp://h:1", "jobs");
+        BAD("--app finds a driver: status asks the master", "--app", "etl", "status");
+        BAD("--app finds a driver", "--app", "etl", "kill-app", "app-20261129172233-0001");
+        BAD("--app needs", "--app", "", "jobs");
+        BAD("--app needs", "--app", "a\nb", "jobs");
         BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "99999999999");
         BAD("--json does not apply to cancel", "cancel", "job-1", "--json");
         BAD("--json does not apply to kill-app", "kill-app", "app-20261129172233-0001", "--json");
@@ -85,6 +106,29 @@ START_TEST(test_commands) {
         BAD("--master needs a URL", "--master", "", "status");
         ck_assert_int_eq(check_args(&a, err, sizeof(err), "--bogus", "status", NULL), -EBADMSG);
         ck_assert_int_eq(check_args(&a, err, sizeof(err), "status", "--master", NULL), -EBADMSG);
+}
+END_TEST
+
+/* --app: an id first, else the one live application of that name. */
+START_TEST(test_app_find) {
+        Spark__AppInfo a1 = SPARK__APP_INFO__INIT, a2 = SPARK__APP_INFO__INIT, a3 = SPARK__APP_INFO__INIT;
+        Spark__AppInfo *apps[] = { &a1, &a2, &a3 };
+        Spark__ClusterState cs = SPARK__CLUSTER_STATE__INIT;
+        char err[512];
+
+        a1.app_id = "app-20261129172233-0001", a1.name = "etl", a1.state = SPARK__APP_STATE__APP_RUNNING;
+        a2.app_id = "app-20261129172233-0002", a2.name = "pi", a2.state = SPARK__APP_STATE__APP_WAITING;
+        a3.app_id = "app-20261129172233-0003", a3.name = "etl", a3.state = SPARK__APP_STATE__APP_FINISHED;
+        cs.n_apps = 3, cs.apps = apps;
+        ck_assert_ptr_eq(app_find(&cs, "etl", err, sizeof(err)), &a1);  /* the finished one does not count */
+        ck_assert_ptr_eq(app_find(&cs, "pi", err, sizeof(err)), &a2);
+        ck_assert_ptr_eq(app_find(&cs, "app-20261129172233-0003", err, sizeof(err)), &a3);
+        ck_assert_ptr_null(app_find(&cs, "nope", err, sizeof(err)));
+        ck_assert_str_eq(err, "the master knows no application with the id or name 'nope'");
+        a3.state = SPARK__APP_STATE__APP_RUNNING;
+        ck_assert_ptr_null(app_find(&cs, "etl", err, sizeof(err)));
+        ck_assert_str_eq(err, "2 applications are named 'etl'; give one of their ids: app-20261129172233-0001 "
+                              "app-20261129172233-0003");
 }
 END_TEST
 
@@ -189,6 +233,7 @@ int main(void) {
         TCase *tc = tcase_create("args");
 
         tcase_add_test(tc, test_commands);
+        tcase_add_test(tc, test_app_find);
         tcase_add_test(tc, test_submit);
         tcase_add_test(tc, test_function_spec);
         tcase_add_test(tc, test_parse_int32);
