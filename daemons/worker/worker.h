@@ -86,6 +86,9 @@ int worker_start_heartbeats(WorkerManager *w);
 int worker_work_dirs_start(WorkerManager *w);
 void worker_work_dir_touch(WorkerManager *w, const char *app_id);
 
+/* worker-logs.c: ExecutorLogRequest, from this host's journal */
+int worker_handle_logs(WorkerManager *w, RpcRequest *req, const Spark__ExecutorLogRequest *lr);
+
 /* worker-requests.c */
 uint32_t worker_required_roles(const Envelope *env, void *userdata);
 int worker_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);

@@ -27,7 +27,7 @@ complete_words() {
         printf '%s\n' "${COMPREPLY[@]}" | sort | xargs
 }
 
-check_eq "the commands" "cancel job jobs kill-app kill-executor results status submit" "$(complete_words '')"
+check_eq "the commands" "cancel job jobs kill-app kill-executor logs results status submit" "$(complete_words '')"
 check_eq "commands by prefix" "job jobs" "$(complete_words jo)"
 check_eq "kill-..." "kill-app kill-executor" "$(complete_words kill)"
 check_eq "global options before the command" "--app --driver --help --master --tls-ca --tls-cert --tls-key --version" \
@@ -42,6 +42,9 @@ check_eq "status's options" "--help --json --master --tls-ca --tls-cert --tls-ke
 check_eq "results's options" "--app --driver --help --json --tls-ca --tls-cert --tls-key" \
         "$(complete_words results job-0001 --)"
 check_eq "no --json for kill-app" "" "$(complete_words kill-app --j)"
+check_eq "logs's options" "--follow --help --master --since --tls-ca --tls-cert --tls-key" \
+        "$(complete_words logs app-20261129172233-0001 --)"
+check_eq "times after --since" "10m 1d 1h @" "$(complete_words logs app-20261129172233-0001 --since '')"
 mkdir -p "$T/files" && touch "$T/files/inputs.txt" "$T/files/ca.pem"
 check_eq "a file after --inputs" "$T/files/inputs.txt" "$(complete_words submit --inputs "$T/files/in")"
 check_eq "a file after --tls-ca" "$T/files/ca.pem" "$(complete_words --tls-ca "$T/files/c")"

@@ -174,3 +174,30 @@ short=${wid#worker-??????????????-}
 check_match "the JSON has the whole worker id" '^worker-[0-9]{14}-' "$wid"
 check_match "the table shows it without worker-TIMESTAMP-" "^$short +" "$out"
 check_match "the executor table names the executor's unit" "spark-executor-$app-1\.service" "$out"
+
+# --- logs: the executors' output from the workers' journals -----------------------------------
+run "$SPARKCTL" logs "$app"
+check_eq "logs exits 0" 0 "$rc"
+host=$("$SPARKCTL" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["workers"][0]["host"])')
+check_match "logs shows the executor's own lines, with time, host and executor id" \
+        "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}\.[0-9]{3} $host 1: .*Registered with driver" "$out"
+check_eq "only lines of that application's executors" "" \
+        "$(grep -v " $host 1: " <<<"$out" || true)"
+run "$SPARKCTL" logs "$app" 2
+check_eq "logs APP 2: nothing of an executor that never ran" "0:" "$rc:$out"
+run "$SPARKCTL" logs "$app" --since @4102444800
+check_eq "--since a time to come: nothing" "0:" "$rc:$out"
+run "$SPARKCTL" logs "$app" --since 1d
+check_match "--since 1d: the lines of today" "Registered with driver" "$out"
+run "$SPARKCTL" logs "$app" --since yesterday
+check_eq "--since with a bad time is a usage error" 2 "$rc"
+"$SPARKCTL" logs "$app" --follow >"$T/follow.out" 2>"$T/follow.err" &
+pid=$!
+sleep 1
+quietly "$SPARKCTL" kill-executor "$app" 1
+follow_sees_2() { grep -Eq " $host 2: .*Registered with driver" "$T/follow.out"; }
+check "logs --follow shows the replacement executor's lines as they come" wait_until 30 follow_sees_2
+kill -INT "$pid"
+wait "$pid"
+check_eq "Ctrl-C ends logs --follow with 0" 0 "$?"
+check_eq "the lines came in time order" "$(cut -c1-23 "$T/follow.out")" "$(cut -c1-23 "$T/follow.out" | sort)"

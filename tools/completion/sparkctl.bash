@@ -13,9 +13,9 @@ _sparkctl() {
                 cword=$COMP_CWORD
         fi
 
-        local commands="status submit jobs job cancel results kill-executor kill-app"
+        local commands="status submit jobs job cancel results logs kill-executor kill-app"
         local global="--help --version --master --driver --app --tls-ca --tls-cert --tls-key"
-        local takes_arg="--master --driver --app --tls-ca --tls-cert --tls-key --name --command --function --inputs --count --arg"
+        local takes_arg="--master --driver --app --tls-ca --tls-cert --tls-key --name --command --function --inputs --count --arg --since"
 
         # the value of an option that takes one
         case $prev in
@@ -31,6 +31,10 @@ _sparkctl() {
         --master | --driver)
                 COMPREPLY=($(compgen -W "tcp:// tls+tcp:// ipc://" -- "$cur"))
                 compopt -o nospace 2>/dev/null
+                return
+                ;;
+        --since)
+                COMPREPLY=($(compgen -W "10m 1h 1d @" -- "$cur"))
                 return
                 ;;
         --app | --name | --command | --count | --arg)
@@ -66,6 +70,7 @@ _sparkctl() {
         submit) options="--name --command --function --inputs --count --arg --json --detach --driver --app" ;;
         jobs | job | results) options="--json --driver --app" ;;
         cancel) options="--driver --app" ;;
+        logs) options="--follow --since --master" ;;
         kill-executor | kill-app) options="--master" ;;
         *) return ;;
         esac

@@ -19,6 +19,7 @@ typedef enum Command {
         COMMAND_KILL_EXECUTOR,
         COMMAND_KILL_APP,
         COMMAND_RESULTS,
+        COMMAND_LOGS,
         _COMMAND_MAX,
         _COMMAND_INVALID = -EINVAL,
 } Command;
@@ -47,6 +48,11 @@ typedef struct Args {
         const char *arg;              /* --arg */
         bool detach;                  /* --detach: print the job id, do not wait */
 
+        /* logs */
+        bool follow;              /* --follow */
+        const char *since_string; /* --since */
+        int64_t since_usec;       /* filled by args_validate(): 0, or CLOCK_REALTIME µs */
+
         char **positional; /* the command word first */
         size_t n_positional;
 
@@ -54,8 +60,8 @@ typedef struct Args {
         Command command;
         int32_t count;       /* --count */
         const char *job_id;  /* job, cancel, results */
-        const char *app_id;  /* kill-executor, kill-app */
-        int32_t executor_id; /* kill-executor */
+        const char *app_id;  /* kill-executor, kill-app, logs */
+        int32_t executor_id; /* kill-executor; logs: 0 for every executor */
 } Args;
 
 /* Collects argv into *a.  Returns 0, or -EINVAL after getopt printed what
@@ -69,6 +75,10 @@ int args_validate(Args *a, char *err, size_t err_size);
 /* "LIB.so:SYMBOL" → a copy of "LIB.so" and a pointer to "SYMBOL" within
  * spec.  -EINVAL if either part is missing or SYMBOL is no C identifier. */
 int function_spec_split(const char *spec, char **ret_path, const char **ret_symbol);
+
+/* --since: "N" or "N" followed by s, m, h or d (that long before now_usec),
+ * or "@SECONDS" (a UNIX time).  The CLOCK_REALTIME µs in *ret. */
+int parse_since(const char *s, int64_t now_usec, int64_t *ret);
 
 /* A decimal number in [min, max], the whole string. */
 int parse_int32(const char *s, int32_t min, int32_t max, int32_t *ret);

@@ -61,6 +61,16 @@ static const char *const command_help[_COMMAND_MAX] = {
                 "Ctrl-C stops waiting; the job goes on.  Exit status 0 when every task\n"
                 "succeeded, 1 otherwise.\n\n"
                 "Options:\n" COMMON_DRIVER COMMON_TLS "     --json              One JSON line per task\n",
+        [COMMAND_LOGS] =
+                "Usage: sparkctl [--master URL] logs APP [EXECUTOR] [--follow] [--since WHEN]\n\n"
+                "The output of application APP's executors (or of executor EXECUTOR only),\n"
+                "read by each live worker from its host's journal and shown in time order,\n"
+                "one line each: time, host, executor id, message.  The master tells which\n"
+                "workers there are; a worker that cannot be reached is reported and skipped.\n\n"
+                "Options:\n" COMMON_MASTER COMMON_TLS
+                "     --follow            Go on showing new lines, every second, until Ctrl-C\n"
+                "     --since WHEN        Only lines since N[s|m|h|d] ago (10m, 2h), or since\n"
+                "                         @SECONDS (a UNIX time)\n",
         [COMMAND_KILL_EXECUTOR] =
                 "Usage: sparkctl [--master URL] kill-executor APP EXEC\n\n"
                 "Stops executor EXEC of application APP; the master gives the application\n"

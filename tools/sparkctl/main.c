@@ -10,6 +10,7 @@
 #include "call.h"
 #include "jobs.h"
 #include "kill.h"
+#include "logs.h"
 #include "sparkctl.h"
 #include "status.h"
 #include "nng-tls.h"
@@ -47,6 +48,8 @@ static int dispatch(const Args *a, const Daemon *d) {
                 return run_kill_app(d, a->app_id);
         case COMMAND_RESULTS:
                 return run_results(d, a->job_id, a->json, isatty(STDERR_FILENO), stdout);
+        case COMMAND_LOGS:
+                return run_logs(d, a, stdout);
         default:
                 return SPARKCTL_EXIT_USAGE;
         }

@@ -99,6 +99,24 @@ START_TEST(test_commands) {
         BAD("--app finds a driver", "--app", "etl", "kill-app", "app-20261129172233-0001");
         BAD("--app needs", "--app", "", "jobs");
         BAD("--app needs", "--app", "a\nb", "jobs");
+
+        /* logs */
+        OK("logs", "app-20261129172233-0001");
+        ck_assert_int_eq(a.command, COMMAND_LOGS);
+        ck_assert_int_eq(a.executor_id, 0);
+        OK("logs", "app-20261129172233-0001", "3", "--follow", "--since", "10m");
+        ck_assert_int_eq(a.executor_id, 3);
+        ck_assert(a.follow);
+        ck_assert_int_gt(a.since_usec, 0);
+        OK("logs", "app-20261129172233-0001", "--since", "@1700000000");
+        ck_assert_int_eq(a.since_usec, INT64_C(1700000000) * 1000000);
+        BAD("not an executor id", "logs", "app-20261129172233-0001", "0");
+        BAD("not an application id", "logs", "app-1");
+        BAD("expected 'logs APP [EXECUTOR]'", "logs");
+        BAD("expected 'logs APP [EXECUTOR]'", "logs", "app-20261129172233-0001", "1", "2");
+        BAD("--since needs", "logs", "app-20261129172233-0001", "--since", "1w");
+        BAD("--follow is an option of logs, not of jobs", "jobs", "--follow");
+        BAD("--json does not apply to logs", "logs", "app-20261129172233-0001", "--json");
         BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "99999999999");
         BAD("--json does not apply to cancel", "cancel", "job-1", "--json");
         BAD("--json does not apply to kill-app", "kill-app", "app-20261129172233-0001", "--json");
@@ -129,6 +147,33 @@ START_TEST(test_app_find) {
         ck_assert_ptr_null(app_find(&cs, "etl", err, sizeof(err)));
         ck_assert_str_eq(err, "2 applications are named 'etl'; give one of their ids: app-20261129172233-0001 "
                               "app-20261129172233-0003");
+}
+END_TEST
+
+START_TEST(test_parse_since) {
+        const int64_t now = INT64_C(1800000000) * 1000000;
+        int64_t t;
+
+        ck_assert_int_eq(parse_since("30", now, &t), 0);
+        ck_assert_int_eq(t, now - 30 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("30s", now, &t), 0);
+        ck_assert_int_eq(t, now - 30 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("10m", now, &t), 0);
+        ck_assert_int_eq(t, now - 600 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("2h", now, &t), 0);
+        ck_assert_int_eq(t, now - 7200 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("1d", now, &t), 0);
+        ck_assert_int_eq(t, now - 86400 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("@0", now, &t), 0);
+        ck_assert_int_eq(t, 0);
+        ck_assert_int_eq(parse_since("", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("-5m", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("5mm", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("5w", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("@", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("@-1", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("@99999999999999999999", now, &t), -ERANGE);
+        ck_assert_int_eq(parse_since("99999999999d", now, &t), -ERANGE);  /* before 1970 */
 }
 END_TEST
 
@@ -234,6 +279,7 @@ int main(void) {
 
         tcase_add_test(tc, test_commands);
         tcase_add_test(tc, test_app_find);
+        tcase_add_test(tc, test_parse_since);
         tcase_add_test(tc, test_submit);
         tcase_add_test(tc, test_function_spec);
         tcase_add_test(tc, test_parse_int32);
