@@ -13,6 +13,7 @@ MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION    := 0.1.0
 
 CC      ?= cc
@@ -174,6 +175,7 @@ install: all
 	if ls units/*.service units/*.slice >/dev/null 2>&1; then install -m 644 units/*.service units/*.slice $(DESTDIR)$(UNITDIR)/; fi
 	if ls conf/*.conf >/dev/null 2>&1; then install -d $(DESTDIR)$(SYSCONFDIR)/spark && install -m 644 conf/*.conf $(DESTDIR)$(SYSCONFDIR)/spark/; fi
 	install -D -m 644 include/spark/task.h $(DESTDIR)$(PREFIX)/include/spark/task.h
+	install -D -m 644 tools/completion/sparkctl.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/sparkctl
 	for s in 1 3 5 8; do for f in docs/*.$$s; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done; done
 	for f in units/*.sysusers; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(SYSUSERSDIR)/$$(basename $$f .sysusers).conf; done
 	for f in units/*.tmpfiles; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(TMPFILESDIR)/$$(basename $$f .tmpfiles).conf; done

@@ -52,6 +52,7 @@
 #define MEMORY_MB_MAX (INT64_C(1) << 30) /* 1 PiB */
 #define CORES_MAX 65536
 #define MS_MAX 3600000 /* one hour */
+#define RETENTION_S_MAX (INT64_C(366) * 86400) /* a year */
 
 static const char *check_absolute_path(const char *s);
 static const char *check_optional_path(const char *s);
@@ -103,6 +104,9 @@ static const ConfigKey schema[] = {
                 "cores offered to the master; 0: detect"),
         KEY_INT(WORKER, worker, memory_mb, 0, 0, MEMORY_MB_MAX, RESTART,
                 "memory offered to the master, in MiB; 0: detect"),
+        KEY_INT(WORKER, worker, memory_reserve_mb, 1024, 0, MEMORY_MB_MAX, RESTART,
+                "with memory_mb = 0, the MiB of physical memory the worker keeps for the host and does "
+                "not offer"),
         KEY_INT(WORKER, worker, heartbeat_ms, 1000, 10, 600000, RELOAD,
                 "interval of heartbeats to the master"),
         KEY_STRING(WORKER, worker, systemd_bus, "system", check_bus, RESTART,
@@ -116,6 +120,9 @@ static const ConfigKey schema[] = {
                    check_absolute_path, RELOAD, "the program new executor units run"),
         KEY_STRING(WORKER, worker, work_dir, "/var/lib/spark/work", check_absolute_path, RESTART,
                    "executors' working directories are created below it"),
+        KEY_INT(WORKER, worker, work_dir_retention_s, 86400, 0, RETENTION_S_MAX, RELOAD,
+                "seconds after an application's last executor here ended before its working "
+                "directories are removed; 0: keep them"),
         KEY_DAEMON_TLS(WORKER, worker),
         KEY_STRV(WORKER, worker, executor_properties, check_exec_property, RELOAD,
                  "unit properties of new executors, \"Name=value\", each replacing the built-in "

@@ -45,12 +45,14 @@ typedef struct SparkWorkerConfig {
         char *advertise_host; /* "": the host name */
         int64_t cores;        /* 0: detect */
         int64_t memory_mb;    /* 0: detect */
+        int64_t memory_reserve_mb; /* not offered when memory_mb is detected */
         int64_t heartbeat_ms;
         char *systemd_bus; /* "system" or "user" */
         char *executor_slice;
         char *executor_user; /* ignored on the user bus */
         char *executor_binary;
         char *work_dir;
+        int64_t work_dir_retention_s; /* 0: keep */
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
         char **executor_properties; /* NULL-terminated "Name=value" (exec-property.h); NULL: none */

@@ -24,6 +24,8 @@
 #define SPARK_MESSAGE_INSECURE            "60c2b902debc44b6b8a510164d1f53e1"
 #define SPARK_MESSAGE_ROLE_REFUSED        "f84ae17c40cb4abbb33a6b1871b84391"
 #define SPARK_MESSAGE_EXECUTOR_REFUSED    "f407a2a9b1c2403f8f8872ecf32227f9"
+/* a worker removed a finished application's work dirs (worker.work_dir_retention_s) */
+#define SPARK_MESSAGE_WORK_DIR_REMOVED    "64dfbc9fd9b44262a892b69300394179"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

@@ -10,6 +10,17 @@ out=$(mkdir -p "$2" && cd "$2" && pwd)
 
 . packaging/source-tree.sh
 
+# A fresh machine has no packaging tools: say which command installs them,
+# rather than leave dpkg's "Unmet build dependencies" to be decoded.
+missing_tools() {
+        echo "build-deb: $1" >&2
+        echo "build-deb: install the packaging tools with:  tools/deps.sh package   (as root)" >&2
+        exit 1
+}
+command -v dpkg-buildpackage >/dev/null && command -v dpkg-checkbuilddeps >/dev/null ||
+        missing_tools "dpkg-buildpackage is not installed (Debian package dpkg-dev)"
+unmet=$(dpkg-checkbuilddeps packaging/debian/control 2>&1) || missing_tools "${unmet#dpkg-checkbuilddeps: error: }"
+
 changelog_version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version)
 if [ "${changelog_version%%-*}" != "$version" ]; then
         echo "build-deb: packaging/debian/changelog is at $changelog_version, the Makefile at $version:" >&2
@@ -33,8 +44,8 @@ echo "build-deb: building in $tree"
 mv "$stage"/*.deb "$out"/
 ls -1 "$out"/spark-*_"$version"_*.deb
 
-# Lintian: errors and warnings fail the build; every override is justified
-# in packaging/debian/*.lintian-overrides.
+# Lintian: errors and warnings fail the build.  There are no overrides: a
+# tag lintian raises is fixed in the packaging, not silenced.
 if command -v lintian >/dev/null; then
         lintian --fail-on error,warning --info "$out"/spark-*_"$version"_*.deb 2>&1 | tee "$stage/lintian.log"
         status=${PIPESTATUS[0]}
@@ -44,5 +55,5 @@ if command -v lintian >/dev/null; then
         fi
         echo "build-deb: lintian: no errors or warnings"
 else
-        echo "build-deb: lintian is not installed; skipped"
+        echo "build-deb: lintian is not installed (tools/deps.sh package); skipped"
 fi

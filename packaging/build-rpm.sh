@@ -11,6 +11,12 @@ out=$(mkdir -p "$2" && cd "$2" && pwd)
 
 . packaging/source-tree.sh
 
+if ! command -v rpmbuild >/dev/null; then
+        echo "build-rpm: rpmbuild is not installed (Debian package rpm)" >&2
+        echo "build-rpm: install the packaging tools with:  tools/deps.sh package   (as root)" >&2
+        exit 1
+fi
+
 stage=$out/rpm
 rm -rf "$stage"
 mkdir -p "$stage"/{BUILD,RPMS,SOURCES,SPECS,SRPMS}
@@ -40,5 +46,5 @@ if command -v rpmlint >/dev/null; then
                 exit 1
         fi
 else
-        echo "build-rpm: rpmlint is not installed; skipped"
+        echo "build-rpm: rpmlint is not installed (tools/deps.sh package); skipped"
 fi

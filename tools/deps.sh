@@ -1,6 +1,8 @@
 #!/bin/sh
 # Makes sure the Debian packages spark-deploy needs are installed:
-#   tools/deps.sh [build|test]
+#   tools/deps.sh [build|test|package]
+# (package: what make deb and make rpm need besides the build: debhelper,
+# dpkg-dev, rpm and the linters lintian and rpmlint)
 # As root it installs what is missing with apt-get; otherwise it names the
 # one command that does and fails.
 set -eu
@@ -11,7 +13,8 @@ run="systemd dbus dbus-user-session util-linux iproute2 procps"
 case "${1:-build}" in
 build) want="$build $run" ;;
 test) want="$build $run clang openssl jq python3" ;;
-*) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+package) want="$build debhelper dpkg-dev rpm lintian rpmlint" ;;
+*) echo "usage: $0 [build|test|package]" >&2; exit 2 ;;
 esac
 
 missing=

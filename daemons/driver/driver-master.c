@@ -4,6 +4,7 @@
  * epoch in any stream is answered with a snapshot from the master, which is
  * the authority on which executors are alive and which of them may register
  * (driver-announced.c). */
+#include "daemon.h"
 #include "driver-executors.h"
 #include "driver-master.h"
 #include "log.h"
@@ -203,7 +204,11 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
                                    "The master removed application %s: %s; stopping", d->app_id,
                                    strempty(env->application_removed->reason));
                         d->registered = false;  /* nothing to unregister */
-                        d->exit_status = 1;
+                        /* Failed for good (killed, or executors failing): a
+                         * restart would start it again as a new application. */
+                        d->exit_status = env->application_removed->state == SPARK__APP_STATE__APP_FAILED
+                                                 ? SPARK_EXIT_APP_FAILED
+                                                 : EXIT_FAILURE;
                         (void) sd_event_exit(d->event, 1);
                 }
                 break;

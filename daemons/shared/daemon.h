@@ -17,6 +17,13 @@
  * driver that does not answer (daemons/master/master-drivers.c). */
 #define SPARK_EXIT_DRIVER_UNREACHABLE 69
 
+/* spark-driver's exit status when the master removed its application as
+ * failed: killed by an operator (sparkctl kill-app), or its executors failed
+ * max_executor_retries times in a row.  Restarting the driver would only
+ * register a new application, so the packaged units list it in
+ * RestartPreventExitStatus= (spark-driver(8)). */
+#define SPARK_EXIT_APP_FAILED 79
+
 typedef struct DaemonOptions {
         const char *name;          /* "spark-master" */
         const char *config_name;   /* "master": /etc/spark/master.conf */

@@ -101,8 +101,10 @@ void worker_executor_set_state(WorkerManager *w, LocalExecutor *e, Spark__Execut
                            "Executor %s running as %s, pid %" PRIi64, e->key, unit, e->pid);
 
         /* systemd copied it into the unit when it started */
-        if (state_is_terminal(state))
+        if (state_is_terminal(state)) {
                 worker_secret_remove(w, e->app_id, e->executor_id);
+                worker_work_dir_touch(w, e->app_id);
+        }
         publish_state(w, e);
         e->report_pending = true;
         worker_report(w, e);

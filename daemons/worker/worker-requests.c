@@ -1,5 +1,6 @@
 /* The worker's request endpoint: LaunchExecutor and KillExecutor from the
- * master, and a snapshot of its executors for subscribers that resync. */
+ * master, a snapshot of its executors for subscribers that resync, and
+ * executors' logs (worker-logs.c). */
 #include <inttypes.h>
 
 #include "log.h"
@@ -219,6 +220,10 @@ uint32_t worker_required_roles(const Envelope *env, void *userdata) {
         case SPARK__ENVELOPE__BODY_LAUNCH_EXECUTOR:
         case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
                 return PEER_ROLE_BIT(PEER_ROLE_MASTER);
+        case SPARK__ENVELOPE__BODY_EXECUTOR_LOG_REQUEST:
+                /* executors' output is the application's data */
+                return PEER_ROLE_BIT(PEER_ROLE_CLIENT) | PEER_ROLE_BIT(PEER_ROLE_ADMIN) |
+                       PEER_ROLE_BIT(PEER_ROLE_DRIVER);
         default:
                 return PEER_ROLES_ANY;
         }
@@ -237,6 +242,8 @@ int worker_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
                 return handle_kill(w, req, env->kill_executor);
         case SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST:
                 return handle_state(w, req, env->cluster_state_request);
+        case SPARK__ENVELOPE__BODY_EXECUTOR_LOG_REQUEST:
+                return worker_handle_logs(w, req, env->executor_log_request);
         default:
                 return rpc_request_reply_error(req, -EOPNOTSUPP, "the worker does not handle %s requests",
                                                envelope_body_name(env));

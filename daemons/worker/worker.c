@@ -58,14 +58,31 @@ static int worker_load_id(WorkerManager *w) {
         return r;
 }
 
+/* memory_mb = 0 offers the physical memory but memory_reserve_mb, which
+ * the host's own services and page cache keep. */
 static int worker_detect_resources(WorkerManager *w) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+        int64_t physical_mb = (int64_t) pages * page_size / (1024 * 1024);
 
         w->cores = w->config.worker.cores > 0 ? (int) w->config.worker.cores : (int) MAX(cpus, 1);
-        w->memory_mb = w->config.worker.memory_mb > 0 ? w->config.worker.memory_mb
-                                                      : (int64_t) pages * page_size / (1024 * 1024);
-        return w->memory_mb > 0 ? 0 : -EINVAL;
+        if (w->config.worker.memory_mb > 0) {
+                w->memory_mb = w->config.worker.memory_mb;
+                return 0;
+        }
+        if (physical_mb <= 0)
+        {
+                log_error("Failed to detect this host's memory; set worker.memory_mb in %s", w->config_path);
+                return -EIO;
+        }
+        w->memory_mb = physical_mb - w->config.worker.memory_reserve_mb;
+        if (w->memory_mb <= 0) {
+                log_error("%s: worker.memory_reserve_mb = %" PRIi64 " leaves nothing of this host's %" PRIi64
+                          " MiB to offer; lower it, or set worker.memory_mb",
+                          w->config_path, w->config.worker.memory_reserve_mb, physical_mb);
+                return -EINVAL;  /* a configuration error: EXIT_CONFIG */
+        }
+        return 0;
 }
 
 int worker_new(const char *config_path, WorkerManager **ret) {
@@ -93,9 +110,9 @@ int worker_new(const char *config_path, WorkerManager **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to derive the advertised endpoints: %m");
 
-        r = worker_detect_resources(w);
+        r = worker_detect_resources(w);  /* logs */
         if (r < 0)
-                return log_error_errno(r, "Failed to detect memory: %m");
+                return r;
         r = worker_load_id(w);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the worker id in %s: %m", w->config.worker.work_dir);
@@ -129,6 +146,7 @@ WorkerManager *worker_free(WorkerManager *w) {
         sd_event_source_unref(w->heartbeat_timer);
         sd_event_source_unref(w->retry_timer);
         sd_event_source_unref(w->status_timer);
+        sd_event_source_unref(w->work_dir_timer);
         sd_event_unref(w->event);
         config_done(&w->config);
         free(w->endpoint);
@@ -234,6 +252,10 @@ int worker_start(WorkerManager *w) {
         if (r < 0)
                 return log_error_errno(r, "Failed to add the status timer: %m");
         (void) sd_event_source_set_enabled(w->status_timer, SD_EVENT_ON);
+
+        r = worker_work_dirs_start(w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the work dir timer: %m");
 
         /* Register only after adoption, so the master hears of every executor. */
         r = unit_manager_list(w->units, on_units_listed, w);

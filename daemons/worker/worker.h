@@ -44,6 +44,7 @@ typedef struct WorkerManager {
         sd_event_source *heartbeat_timer;
         sd_event_source *retry_timer;   /* re-sends unacknowledged reports */
         sd_event_source *status_timer;  /* STATUS= for systemctl status */
+        sd_event_source *work_dir_timer; /* worker-work-dirs.c */
         char master_id[64];
         char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
 } WorkerManager;
@@ -83,6 +84,14 @@ void worker_on_unit_state(UnitManager *m, const char *app_id, int executor_id, c
 void worker_register(WorkerManager *w);
 void worker_report(WorkerManager *w, LocalExecutor *e);
 int worker_start_heartbeats(WorkerManager *w);
+
+/* worker-work-dirs.c: finished applications' work dirs are removed after
+ * worker.work_dir_retention_s; an executor that ends restarts its app's clock. */
+int worker_work_dirs_start(WorkerManager *w);
+void worker_work_dir_touch(WorkerManager *w, const char *app_id);
+
+/* worker-logs.c: ExecutorLogRequest, from this host's journal */
+int worker_handle_logs(WorkerManager *w, RpcRequest *req, const Spark__ExecutorLogRequest *lr);
 
 /* worker-requests.c */
 uint32_t worker_required_roles(const Envelope *env, void *userdata);

@@ -126,3 +126,78 @@ check_match "the job was cancelled" '"state":"cancelled"' "$out"
 run "$SPARKCTL" job job-9999
 check_eq "an unknown job exits 1" 1 "$rc"
 check_match "with the driver's message" "job-9999" "$err"
+
+# --- submit --detach, results ----------------------------------------------------------------
+run "$SPARKCTL" submit --detach --name later --command 'sleep 0.3; echo r{#}' --count 6
+check_eq "submit --detach exits 0 at once" 0 "$rc"
+check_match "... printing only the job id" '^job-[0-9]+$' "$out"
+detached=$out
+run "$SPARKCTL" results "$detached"
+check_eq "results waits for the job and exits 0" 0 "$rc"
+check_eq "results writes every output in task order" "$(printf 'r%d\n' 0 1 2 3 4 5)" "$out"
+run "$SPARKCTL" results "$detached" --json
+check_eq "results --json: one line per task, again (results stay fetchable)" \
+        "$(printf '%d:ok\n' 0 1 2 3 4 5)" "$(json_lines <<<"$out")"
+run "$SPARKCTL" submit --detach --command 'echo f{#}; exit $(( {#} == 1 ))' --count 3
+failing=$out
+run "$SPARKCTL" results "$failing"
+check_eq "results of a job with a failed task exits 1" 1 "$rc"
+check_match "and reports the failed task" "task 1 failed" "$err"
+run "$SPARKCTL" results job-9999
+check_eq "results of an unknown job exits 1" 1 "$rc"
+"$SPARKCTL" submit --detach --command 'sleep 30' --count 2 >"$T/long.id"
+"$SPARKCTL" results "$(cat "$T/long.id")" >/dev/null 2>"$T/results.err" &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+check_eq "SIGINT during results exits 1" 1 "$?"
+check_match "... and says the job goes on" "stopped waiting; job-[0-9]+ goes on" "$(cat "$T/results.err")"
+run "$SPARKCTL" job "$(cat "$T/long.id")" --json
+check_match "the job is still running" '"state":"running"' "$out"
+quietly "$SPARKCTL" cancel "$(cat "$T/long.id")"
+
+# --- --app: the driver found through the master --------------------------------------------
+run env -u SPARK_DRIVER_URL "$SPARKCTL" --app sparkctl-test submit --command 'echo {#}' --count 3
+check_eq "--app NAME submits to that application's driver" "$(seq 0 2)" "$out"
+app=$("$SPARKCTL" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["apps"][0]["app_id"])')
+run env -u SPARK_DRIVER_URL "$SPARKCTL" --app "$app" jobs
+check_match "--app ID lists its jobs" "later" "$out"
+run env -u SPARK_DRIVER_URL "$SPARKCTL" --app nosuchapp jobs
+check_eq "--app with an unknown name exits 1" 1 "$rc"
+check_match "... saying so" "no application with the id or name 'nosuchapp'" "$err"
+
+# --- status: unit names; worker ids short in the table, whole in JSON ------------------------
+run "$SPARKCTL" status
+wid=$("$SPARKCTL" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["workers"][0]["worker_id"])')
+short=${wid#worker-??????????????-}
+check_match "the JSON has the whole worker id" '^worker-[0-9]{14}-' "$wid"
+check_match "the table shows it without worker-TIMESTAMP-" "^$short +" "$out"
+check_match "the executor table names the executor's unit" "spark-executor-$app-1\.service" "$out"
+
+# --- logs: the executors' output from the workers' journals -----------------------------------
+run "$SPARKCTL" logs "$app"
+check_eq "logs exits 0" 0 "$rc"
+host=$("$SPARKCTL" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["workers"][0]["host"])')
+check_match "logs shows the executor's own lines, with time, host and executor id" \
+        "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}\.[0-9]{3} $host 1: .*Registered with driver" "$out"
+check_eq "only lines of that application's executors" "" \
+        "$(grep -v " $host 1: " <<<"$out" || true)"
+run "$SPARKCTL" logs "$app" 2
+check_eq "logs APP 2: nothing of an executor that never ran" "0:" "$rc:$out"
+run "$SPARKCTL" logs "$app" --since @4102444800
+check_eq "--since a time to come: nothing" "0:" "$rc:$out"
+run "$SPARKCTL" logs "$app" --since 1d
+check_match "--since 1d: the lines of today" "Registered with driver" "$out"
+run "$SPARKCTL" logs "$app" --since yesterday
+check_eq "--since with a bad time is a usage error" 2 "$rc"
+"$SPARKCTL" logs "$app" --follow >"$T/follow.out" 2>"$T/follow.err" &
+pid=$!
+sleep 1
+quietly "$SPARKCTL" kill-executor "$app" 1
+follow_sees_2() { grep -Eq " $host 2: .*Registered with driver" "$T/follow.out"; }
+check "logs --follow shows the replacement executor's lines as they come" wait_until 30 follow_sees_2
+kill -INT "$pid"
+wait "$pid"
+check_eq "Ctrl-C ends logs --follow with 0" 0 "$?"
+check_eq "the lines came in time order" "$(cut -c1-23 "$T/follow.out")" "$(cut -c1-23 "$T/follow.out" | sort)"

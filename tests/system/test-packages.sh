@@ -16,7 +16,8 @@ expected() {
         spark-common) printf '%s\n' /etc/spark/cluster.conf /usr/bin/sparkctl /usr/lib/sysusers.d/spark.conf \
                 /usr/lib/tmpfiles.d/spark.conf /usr/share/man/man1/sparkctl.1.gz \
                 /usr/bin/spark-tls /usr/share/man/man1/spark-tls.1.gz /usr/share/man/man5/spark.conf.5.gz \
-                /usr/include/spark/task.h /usr/share/man/man3/spark-task.3.gz ;;
+                /usr/include/spark/task.h /usr/share/man/man3/spark-task.3.gz \
+                /usr/share/bash-completion/completions/sparkctl ;;
         spark-master) printf '%s\n' /etc/spark/master.conf /usr/sbin/spark-master "$unitdir/spark-master.service" \
                 /usr/share/man/man8/spark-master.8.gz ;;
         spark-worker) printf '%s\n' /etc/spark/worker.conf /usr/sbin/spark-worker /usr/lib/spark/spark-executor \
@@ -27,7 +28,7 @@ expected() {
         esac | sort
 }
 
-# Regular files and symlinks, without /usr/share/doc.
+# Regular files and symlinks, without /usr/share/doc (and the licence).
 deb_files() {
         dpkg-deb --fsys-tarfile "$1" | tar -t | sed 's|^\./|/|' | grep -v '/$' |
                 grep -Ev '^/usr/share/doc/' | sort
@@ -35,7 +36,7 @@ deb_files() {
 
 rpm_files() {
         rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms}\n]' "$1" 2>/dev/null | awk '$2 !~ /^d/ { print $1 }' |
-                grep -Ev '^/usr/share/doc/|^/usr/lib/\.build-id' | sort
+                grep -Ev '^/usr/share/(doc|licenses)/|^/usr/lib/\.build-id' | sort
 }
 
 echo "# Debian packages $V in $SYSTEM_PACKAGES"
@@ -65,6 +66,11 @@ check_match "spark-common's postinst creates the spark user (systemd-sysusers)" 
         "$(dpkg-deb --ctrl-tarfile "$common_deb" | tar -xO ./postinst)"
 check_match "spark-common's postrm removes /var/lib/spark on purge" "rm -rf /var/lib/spark" \
         "$(dpkg-deb --ctrl-tarfile "$common_deb" | tar -xO ./postrm)"
+for p in spark-common spark-master spark-worker spark-driver; do
+        deb=$(ls "$SYSTEM_PACKAGES/${p}_${V}_"*.deb | head -n 1)
+        check_match "$p.deb: its copyright file says Apache-2.0" "^License: Apache-2.0$" \
+                "$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/share/doc/$p/copyright")"
+done
 
 echo "# RPM packages $V in $SYSTEM_PACKAGES"
 if ! command -v rpm >/dev/null; then
@@ -82,6 +88,12 @@ else
                         "$(expected $p x | grep '^/etc/spark/')" \
                         "$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$r" | awk '$2 ~ /c/ && $2 ~ /n/ { print $1 }')"
         done
+        check_eq "every .rpm says License: Apache-2.0" "Apache-2.0 Apache-2.0 Apache-2.0 Apache-2.0" \
+                "$(for p in spark-common spark-master spark-worker spark-driver; do
+                        rpm -qp --qf '%{LICENSE}\n' "$(ls "$SYSTEM_PACKAGES/$p-$V-"*.rpm | grep -v -- -debug | head -n 1)"
+                done | xargs)"
+        check_match "spark-common.rpm carries the licence text" "/usr/share/licenses/spark-common[^/]*/LICENSE" \
+                "$(rpm -qpl "$(ls "$SYSTEM_PACKAGES/spark-common-$V-"*.rpm | grep -v -- -debug | head -n 1)")"
         r=$(ls "$SYSTEM_PACKAGES/spark-worker-$V-"*.rpm | head -n 1)
         check_match "spark-worker.rpm: %systemd_postun_with_restart try-restarts the worker" \
                 "try-restart spark-worker.service|mark-restart-system-units spark-worker.service" \

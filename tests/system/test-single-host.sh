@@ -2,9 +2,11 @@
 # One host, as an operator meets the project: a booted systemd container
 # (private network), the four .debs installed with dpkg, the daemons started
 # unchanged (listening on loopback only), then configured and started
-# with systemctl, a job submitted with sparkctl; then the journal, reload,
-# a worker restart under a running job, a second driver instance, an
-# upgrade, stopping the driver, and purge.
+# with systemctl, a job submitted with sparkctl; then the journal, reload
+# (a bad file refused by ExecReload=), a worker restart under a running job, a
+# second driver instance (refused by ExecStartPre= with a bad file, then killed
+# with sparkctl kill-app and not restarted), an upgrade, stopping the driver
+# (and the work dirs removed after work_dir_retention_s), and purge.
 . "$(dirname "$0")/lib.sh"
 require_system_test_host
 
@@ -58,6 +60,7 @@ rm -rf "$(ct_root $H)"/var/lib/spark/master/*
 # --- configure and start ----------------------------------------------------------
 ct_set $H /etc/spark/worker.conf worker cores 3
 ct_set $H /etc/spark/worker.conf worker memory_mb 4096
+ct_set $H /etc/spark/worker.conf worker work_dir_retention_s 2
 ct_set $H /etc/spark/driver.conf driver app_name '"system-test"'
 ct_set $H /etc/spark/driver.conf driver executor_memory_mb 256
 # A short watchdog, to see the daemons feed it (the shipped units say 30s).
@@ -159,11 +162,13 @@ check "systemctl reload spark-master applies a changed key" wait_until 10 ct_jou
 cp "$(ct_root $H)/etc/spark/master.conf" "$TEST_TMPDIR/master.conf.good"
 echo 'master: { worker_timeout_ms = "soon"; };' >>"$(ct_root $H)/etc/spark/master.conf"
 pid=$(ct_prop $H spark-master MainPID)
-ct $H systemctl reload spark-master
-check "a bad file on reload is reported and the old settings kept" wait_until 10 ct_journal_grep $H spark-master \
-        "Reload of .*master.conf failed, keeping the current settings"
-check_eq "and the master goes on (same MainPID)" "$pid active" \
+check_fails "systemctl reload spark-master fails on a bad file (ExecReload= runs --check-config first)" \
+        ct $H systemctl reload spark-master
+check "the journal names the file and line" wait_until 10 ct_journal_grep $H spark-master \
+        "/etc/spark/master.conf:[0-9]+: duplicate setting name"
+check_eq "and the master goes on with its settings (same MainPID, never sent SIGHUP)" "$pid active" \
         "$(ct_prop $H spark-master MainPID) $(ct $H systemctl is-active spark-master)"
+check_fails "... it logged no reload" ct_journal_grep $H spark-master "Reload of .*master.conf failed"
 cp "$TEST_TMPDIR/master.conf.good" "$(ct_root $H)/etc/spark/master.conf"
 
 # --- worker restart under a running job -------------------------------------------------
@@ -184,14 +189,32 @@ check_eq "the job running across the restart completed, every result once" "$(se
 check "the master still counts 3 running executors" wait_until 10 ct_executors_at_least $H running 3
 
 # --- spark-driver@NAME -----------------------------------------------------------------
+echo 'driver: { max_cores = -1; };' >"$(ct_root $H)/etc/spark/driver-second.conf"
+check_fails "spark-driver@second does not start with a bad driver-second.conf (ExecStartPre= --check-config)" \
+        ct $H systemctl start spark-driver@second
+check "the journal names the file and the key" wait_until 10 ct_journal_grep $H spark-driver@second \
+        "driver-second.conf:1: driver.max_cores: value -1 out of range"
+check_eq "and the driver itself never ran (ExecMainPID=0)" 0 "$(ct_prop $H spark-driver@second ExecMainPID)"
+# (systemd restarts a unit whose ExecStartPre= failed, up to its start limit:
+# stop it, which also clears its restart count)
+ct $H systemctl stop spark-driver@second
+ct $H systemctl reset-failed spark-driver@second
 sed -e 's/app_name = "system-test"/app_name = "second"/' -e 's/:7091"/:7093"/' -e 's/:7092"/:7094"/' \
         "$(ct_root $H)/etc/spark/driver.conf" >"$(ct_root $H)/etc/spark/driver-second.conf"
 check "systemctl start spark-driver@second (reads driver-second.conf)" ct $H systemctl start spark-driver@second
-second_known() { [ -n "$(ct_app_id $H second)" ]; }
+SECOND=
+second_known() { SECOND=$(ct_app_id $H second) && [ -n "$SECOND" ]; }
 check "its application 'second' registered" wait_until 20 second_known
 check_match "its command line names the instance's configuration" "--config-name driver-second" \
         "$(ct_prop $H spark-driver@second ExecStart)"
-ct $H systemctl stop spark-driver@second
+# kill-app stops the driver for good: exit 79, in RestartPreventExitStatus=.
+check "sparkctl kill-app $SECOND" ct $H sparkctl kill-app "$SECOND"
+second_status() { [ "$(ct_prop $H spark-driver@second ExecMainStatus)" = "$1" ]; }
+check "spark-driver@second exits with status 79" wait_until 10 second_status 79
+sleep 4  # twice RestartSec=
+check_eq "and systemd does not restart it (failed, 0 restarts)" "failed 0" \
+        "$(ct $H systemctl is-active spark-driver@second) $(ct_prop $H spark-driver@second NRestarts)"
+ct $H systemctl reset-failed spark-driver@second
 rm -f "$(ct_root $H)/etc/spark/driver-second.conf"
 
 # --- upgrade ----------------------------------------------------------------------------
@@ -247,6 +270,11 @@ no_executor_units() { [ -z "$(ct_executor_units $H)" ]; }
 check "systemctl stop spark-driver" ct $H systemctl stop spark-driver
 check "then no executor unit is left" wait_until 20 no_executor_units
 check "the master logged the application's removal" wait_until 10 ct_journal_grep $H spark-master "$APP"
+# executor_user "dynamic": the files are under /var/lib/private, behind links
+app_dirs() { ls -d "$(ct_root $H)/var/lib/spark/work/$APP" "$(ct_root $H)/var/lib/private/spark/work/$APP" 2>/dev/null; }
+check "the application's work dirs (and the dynamic user's files) are removed after work_dir_retention_s" \
+        wait_until 15 eval '[ -z "$(app_dirs)" ]'
+check "the worker logged it" ct_journal_grep $H spark-worker "Removed the work dirs of $APP"
 
 # --- purge -------------------------------------------------------------------------------
 rm -rf "$(ct_root $H)"/etc/systemd/system/spark-*.service.d    # the test's own drop-ins
@@ -254,7 +282,7 @@ check "dpkg --purge removes the four packages" \
         ct_dpkg $H --purge spark-driver spark-worker spark-master spark-common
 check_eq "dpkg knows none of them" "" \
         "$(ct $H dpkg-query -W -f='${db:Status-Abbrev}${Package}\n' 'spark-*' 2>/dev/null | grep -v '^un' || true)"
-left=$(cd "$(ct_root $H)" && ls -d etc/spark var/lib/spark usr/sbin/spark-* usr/bin/sparkctl usr/bin/spark-tls usr/lib/spark \
+left=$(cd "$(ct_root $H)" && ls -d etc/spark var/lib/spark var/lib/private/spark usr/sbin/spark-* usr/bin/sparkctl usr/bin/spark-tls usr/lib/spark \
         lib/systemd/system/spark-* usr/lib/sysusers.d/spark.conf usr/lib/tmpfiles.d/spark*.conf \
         etc/systemd/system/multi-user.target.wants/spark-* 2>/dev/null || true)
 check_eq "nothing of them is left on disk (/etc/spark, /var/lib/spark, programs, units)" "" "$left"

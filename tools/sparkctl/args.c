@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "args.h"
 #include "codec.h"
@@ -20,6 +21,8 @@ static const char *const command_table[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = "cancel",
         [COMMAND_KILL_EXECUTOR] = "kill-executor",
         [COMMAND_KILL_APP] = "kill-app",
+        [COMMAND_RESULTS] = "results",
+        [COMMAND_LOGS] = "logs",
 };
 
 /* Positional arguments after the command word. */
@@ -28,6 +31,8 @@ static const size_t command_arity[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = 1,
         [COMMAND_KILL_EXECUTOR] = 2,
         [COMMAND_KILL_APP] = 1,
+        [COMMAND_RESULTS] = 1,
+        [COMMAND_LOGS] = 1, /* APP [EXECUTOR] */
 };
 
 static const char *const command_synopsis[_COMMAND_MAX] = {
@@ -38,7 +43,14 @@ static const char *const command_synopsis[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = "cancel ID",
         [COMMAND_KILL_EXECUTOR] = "kill-executor APP EXEC",
         [COMMAND_KILL_APP] = "kill-app APP",
+        [COMMAND_RESULTS] = "results ID",
+        [COMMAND_LOGS] = "logs APP [EXECUTOR]",
 };
+
+bool command_is_driver(Command c) {
+        return c == COMMAND_SUBMIT || c == COMMAND_JOBS || c == COMMAND_JOB || c == COMMAND_CANCEL ||
+               c == COMMAND_RESULTS;
+}
 
 const char *command_to_string(Command c) {
         return c >= 0 && c < _COMMAND_MAX ? command_table[c] : NULL;
@@ -55,13 +67,17 @@ int args_parse(int argc, char **argv, Args *a) {
         enum {
                 ARG_VERSION = 0x100, ARG_MASTER, ARG_DRIVER, ARG_JSON, ARG_NAME,
                 ARG_COMMAND, ARG_FUNCTION, ARG_INPUTS, ARG_COUNT, ARG_ARG,
-                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY,
+                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY, ARG_APP, ARG_DETACH, ARG_FOLLOW, ARG_SINCE,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "master", required_argument, NULL, ARG_MASTER },
                 { "driver", required_argument, NULL, ARG_DRIVER },
+                { "app", required_argument, NULL, ARG_APP },
+                { "detach", no_argument, NULL, ARG_DETACH },
+                { "follow", no_argument, NULL, ARG_FOLLOW },
+                { "since", required_argument, NULL, ARG_SINCE },
                 { "tls-ca", required_argument, NULL, ARG_TLS_CA },
                 { "tls-cert", required_argument, NULL, ARG_TLS_CERT },
                 { "tls-key", required_argument, NULL, ARG_TLS_KEY },
@@ -84,6 +100,10 @@ int args_parse(int argc, char **argv, Args *a) {
                 case ARG_VERSION:  a->version = true; break;
                 case ARG_MASTER:   a->master_url = optarg; break;
                 case ARG_DRIVER:   a->driver_url = optarg; break;
+                case ARG_APP:      a->app = optarg; break;
+                case ARG_DETACH:   a->detach = true; break;
+                case ARG_FOLLOW:   a->follow = true; break;
+                case ARG_SINCE:    a->since_string = optarg; break;
                 case ARG_TLS_CA:   a->tls_ca = optarg; break;
                 case ARG_TLS_CERT: a->tls_cert = optarg; break;
                 case ARG_TLS_KEY:  a->tls_key = optarg; break;
@@ -103,6 +123,48 @@ int args_parse(int argc, char **argv, Args *a) {
 
 /* A usage error: the message in err, -EINVAL. */
 #define fail(err, size, ...) error_buf_invalid(err, size, __VA_ARGS__)
+
+int parse_since(const char *s, int64_t now_usec, int64_t *ret) {
+        static const struct {
+                char suffix;
+                int64_t usec;
+        } units[] = { { 's', 1000000 }, { 'm', 60 * INT64_C(1000000) }, { 'h', 3600 * INT64_C(1000000) },
+                      { 'd', 86400 * INT64_C(1000000) } };
+        int64_t unit = 1000000;
+        long long v;
+        char *end;
+
+        if (isempty(s))
+                return -EINVAL;
+        errno = 0;
+        if (s[0] == '@') {
+                if (!isdigit((unsigned char) s[1]))
+                        return -EINVAL;
+                v = strtoll(s + 1, &end, 10);
+                if (errno != 0 || *end != '\0' || v > INT64_MAX / 1000000)
+                        return -ERANGE;
+                *ret = (int64_t) v * 1000000;
+                return 0;
+        }
+        if (!isdigit((unsigned char) s[0]))
+                return -EINVAL;
+        v = strtoll(s, &end, 10);
+        if (errno != 0)
+                return -ERANGE;
+        if (*end != '\0') {
+                size_t i;
+
+                for (i = 0; i < ELEMENTSOF(units) && units[i].suffix != *end; i++)
+                        ;
+                if (i == ELEMENTSOF(units) || end[1] != '\0')
+                        return -EINVAL;
+                unit = units[i].usec;
+        }
+        if (v > now_usec / unit)
+                return -ERANGE; /* before 1970 */
+        *ret = now_usec - (int64_t) v * unit;
+        return 0;
+}
 
 int parse_int32(const char *s, int32_t min, int32_t max, int32_t *ret) {
         char *end;
@@ -158,6 +220,7 @@ static int validate_options_apply(const Args *a, char *err, size_t size) {
                 { "--name", a->name },       { "--command", a->command_template },
                 { "--function", a->function }, { "--inputs", a->inputs_path },
                 { "--count", a->count_string }, { "--arg", a->arg },
+                { "--detach", a->detach },
         };
 
         if (a->command != COMMAND_SUBMIT)
@@ -168,6 +231,19 @@ static int validate_options_apply(const Args *a, char *err, size_t size) {
         if (a->json && (a->command == COMMAND_CANCEL || a->command == COMMAND_KILL_EXECUTOR ||
                         a->command == COMMAND_KILL_APP))
                 return fail(err, size, "--json does not apply to %s", name);
+        if (a->command != COMMAND_LOGS && (a->follow || a->since_string))
+                return fail(err, size, "%s is an option of logs, not of %s", a->follow ? "--follow" : "--since",
+                            name);
+        if (a->command == COMMAND_LOGS && a->json)
+                return fail(err, size, "--json does not apply to logs");
+        if (a->detach && a->json)
+                return fail(err, size, "--detach prints only the job id: --json does not apply");
+        if (a->app && !command_is_driver(a->command))
+                return fail(err, size, "--app finds a driver: %s asks the master", name);
+        if (a->app && a->driver_url)
+                return fail(err, size, "--app and --driver both name the driver: give one");
+        if (a->app && (isempty(a->app) || strlen(a->app) > APP_ID_MAX || has_control_chars(a->app)))
+                return fail(err, size, "--app needs an application id or name");
         return 0;
 }
 
@@ -203,9 +279,27 @@ static int validate_positional(Args *a, char *err, size_t size) {
         switch (a->command) {
         case COMMAND_JOB:
         case COMMAND_CANCEL:
+        case COMMAND_RESULTS:
                 if (!wire_name_is_valid(p[0], false))
                         return fail(err, size, "'%s' is not a job id", p[0]);
                 a->job_id = p[0];
+                break;
+        case COMMAND_LOGS:
+                if (p[1] && parse_int32(p[1], 1, INT32_MAX, &a->executor_id) < 0)
+                        return fail(err, size, "'%s' is not an executor id (a number from 1)", p[1]);
+                if (!app_id_is_valid(p[0]))
+                        return fail(err, size, "'%s' is not an application id (like app-20261129172233-0001)",
+                                    p[0]);
+                a->app_id = p[0];
+                if (a->since_string) {
+                        struct timespec ts;
+
+                        clock_gettime(CLOCK_REALTIME, &ts);
+                        if (parse_since(a->since_string, (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
+                                        &a->since_usec) < 0)
+                                return fail(err, size, "--since needs N[s|m|h|d] (that long ago) or @SECONDS "
+                                            "(a UNIX time), not '%s'", a->since_string);
+                }
                 break;
         case COMMAND_KILL_EXECUTOR:
                 if (parse_int32(p[1], 1, INT32_MAX, &a->executor_id) < 0)
@@ -231,7 +325,8 @@ int args_validate(Args *a, char *err, size_t size) {
         a->command = command_from_string(a->positional[0]);
         if (a->command < 0)
                 return fail(err, size, "unknown command '%s'", a->positional[0]);
-        if (a->n_positional - 1 != command_arity[a->command])
+        if (a->n_positional - 1 != command_arity[a->command] &&
+            !(a->command == COMMAND_LOGS && a->n_positional - 1 == 2))
                 return fail(err, size, "%s: expected '%s'", a->positional[0], command_synopsis[a->command]);
         if (a->master_url && isempty(a->master_url))
                 return fail(err, size, "--master needs a URL");
@@ -260,9 +355,12 @@ void args_usage(FILE *f) {
         fputs("Usage: sparkctl [--master URL] status [--json]\n"
               "       sparkctl [--driver URL] submit [--name N] [--json]\n"
               "                (--command 'CMD {}' | --function LIB.so:SYMBOL)\n"
-              "                (--inputs FILE | --count N [--arg S])\n"
+              "                (--inputs FILE | --count N [--arg S]) [--detach]\n"
               "       sparkctl [--driver URL] jobs [--json] | job ID [--json] | cancel ID\n"
-              "       sparkctl [--master URL] kill-executor APP EXEC | kill-app APP\n",
+              "       sparkctl [--driver URL] results ID [--json]\n"
+              "       sparkctl [--master URL] kill-executor APP EXEC | kill-app APP\n"
+              "       sparkctl [--master URL] logs APP [EXECUTOR] [--follow] [--since WHEN]\n"
+              "       sparkctl COMMAND --help\n",
               f);
 }
 
@@ -278,12 +376,17 @@ void args_help(FILE *f) {
               "  cancel ID              Cancel a job; its running tasks are killed\n"
               "  kill-executor APP EXEC Stop one executor (the application gets another)\n"
               "  kill-app APP           Remove an application and all its executors\n"
+              "  results ID             A job's results, in task order (waits for the rest)\n"
+              "  logs APP [EXECUTOR]    The executors' output from every worker's journal,\n"
+              "                         in time order, with host and executor id\n"
               "\nOptions:\n"
               "  -h --help              Show this help\n"
               "     --version           Show the version\n"
               "     --master URL        The master's request endpoint (tcp://HOST:PORT,\n"
               "                         ipc://PATH, tls+tcp://HOST:PORT)\n"
               "     --driver URL        The driver's request endpoint\n"
+              "     --app ID|NAME       The driver of this application, as the master knows\n"
+              "                         it (instead of --driver)\n"
               "     --tls-ca FILE       For tls+tcp:// URLs: the cluster CA's certificate,\n"
               "     --tls-cert FILE     and the certificate (signed by it) and key to\n"
               "     --tls-key FILE      present (PEM); default: $SPARK_TLS_CA_FILE,\n"
@@ -305,9 +408,15 @@ void args_help(FILE *f) {
               "     --count N           N tasks, each with the input given by --arg\n"
               "                         (default: empty)\n"
               "     --arg S             The input of every task with --count\n"
+              "     --detach            Print the job's id and exit once the driver has the\n"
+              "                         job (sparkctl results ID fetches the outputs)\n"
               "\nThe output of each task goes to standard output as soon as it and the ones\n"
               "before it are done; failed tasks are reported on standard error.  A progress\n"
               "line is shown on standard error when it is a terminal.  Ctrl-C cancels the job.\n"
+              "\nlogs:\n"
+              "     --follow            Go on showing new lines until interrupted\n"
+              "     --since WHEN        Only lines since N[s|m|h|d] ago, or @SECONDS\n"
+              "\n'sparkctl COMMAND --help' shows one command's options.\n"
               "\nDefault URLs: $SPARK_MASTER_URL, else cluster.master in cluster.conf, else\n"
               "tcp://127.0.0.1:7077; $SPARK_DRIVER_URL, else driver.listen in driver.conf\n"
               "(0.0.0.0 means this host), else tcp://127.0.0.1:7091.  The files are read\n"

@@ -18,6 +18,8 @@ typedef enum Command {
         COMMAND_CANCEL,
         COMMAND_KILL_EXECUTOR,
         COMMAND_KILL_APP,
+        COMMAND_RESULTS,
+        COMMAND_LOGS,
         _COMMAND_MAX,
         _COMMAND_INVALID = -EINVAL,
 } Command;
@@ -31,6 +33,7 @@ typedef struct Args {
         bool version;
         const char *master_url; /* --master; NULL: the default (urls.h) */
         const char *driver_url; /* --driver */
+        const char *app;        /* --app ID|NAME: the driver the master knows for it */
         const char *tls_ca;     /* --tls-ca FILE: the cluster CA, for tls+tcp:// */
         const char *tls_cert;   /* --tls-cert FILE, with --tls-key FILE */
         const char *tls_key;
@@ -43,6 +46,12 @@ typedef struct Args {
         const char *inputs_path;      /* --inputs FILE ("-": stdin) */
         const char *count_string;     /* --count */
         const char *arg;              /* --arg */
+        bool detach;                  /* --detach: print the job id, do not wait */
+
+        /* logs */
+        bool follow;              /* --follow */
+        const char *since_string; /* --since */
+        int64_t since_usec;       /* filled by args_validate(): 0, or CLOCK_REALTIME µs */
 
         char **positional; /* the command word first */
         size_t n_positional;
@@ -50,9 +59,9 @@ typedef struct Args {
         /* filled by args_validate() */
         Command command;
         int32_t count;       /* --count */
-        const char *job_id;  /* job, cancel */
-        const char *app_id;  /* kill-executor, kill-app */
-        int32_t executor_id; /* kill-executor */
+        const char *job_id;  /* job, cancel, results */
+        const char *app_id;  /* kill-executor, kill-app, logs */
+        int32_t executor_id; /* kill-executor; logs: 0 for every executor */
 } Args;
 
 /* Collects argv into *a.  Returns 0, or -EINVAL after getopt printed what
@@ -67,8 +76,18 @@ int args_validate(Args *a, char *err, size_t err_size);
  * spec.  -EINVAL if either part is missing or SYMBOL is no C identifier. */
 int function_spec_split(const char *spec, char **ret_path, const char **ret_symbol);
 
+/* --since: "N" or "N" followed by s, m, h or d (that long before now_usec),
+ * or "@SECONDS" (a UNIX time).  The CLOCK_REALTIME µs in *ret. */
+int parse_since(const char *s, int64_t now_usec, int64_t *ret);
+
 /* A decimal number in [min, max], the whole string. */
 int parse_int32(const char *s, int32_t min, int32_t max, int32_t *ret);
 
+/* Whether c talks to a driver (submit, jobs, job, cancel, results). */
+bool command_is_driver(Command c);
+
 void args_help(FILE *f);
 void args_usage(FILE *f);
+/* `sparkctl COMMAND --help`: the command's synopsis, what it does and its
+ * options. */
+void args_command_help(Command c, FILE *f);

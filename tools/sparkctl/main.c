@@ -5,10 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app-driver.h"
 #include "args.h"
 #include "call.h"
 #include "jobs.h"
 #include "kill.h"
+#include "logs.h"
 #include "sparkctl.h"
 #include "status.h"
 #include "nng-tls.h"
@@ -25,15 +27,7 @@ static int usage_error(const char *message) {
 }
 
 static DaemonKind command_daemon(Command c) {
-        switch (c) {
-        case COMMAND_SUBMIT:
-        case COMMAND_JOBS:
-        case COMMAND_JOB:
-        case COMMAND_CANCEL:
-                return DAEMON_DRIVER;
-        default:
-                return DAEMON_MASTER;
-        }
+        return command_is_driver(c) ? DAEMON_DRIVER : DAEMON_MASTER;
 }
 
 static int dispatch(const Args *a, const Daemon *d) {
@@ -52,6 +46,10 @@ static int dispatch(const Args *a, const Daemon *d) {
                 return run_kill_executor(d, a->app_id, a->executor_id);
         case COMMAND_KILL_APP:
                 return run_kill_app(d, a->app_id);
+        case COMMAND_RESULTS:
+                return run_results(d, a->job_id, a->json, isatty(STDERR_FILENO), stdout);
+        case COMMAND_LOGS:
+                return run_logs(d, a, stdout);
         default:
                 return SPARKCTL_EXIT_USAGE;
         }
@@ -65,6 +63,7 @@ static int setup_tls(const Args *a, Daemon *d, SparkctlTls *tls) {
 
         if (!tls_url(d->url))
                 return 0;
+        sparkctl_tls_done(tls); /* resolved before for --app's master */
         r = sparkctl_tls_resolve(a->tls_ca, a->tls_cert, a->tls_key, tls);
         if (r < 0) {
                 fprintf(stderr, "sparkctl: %s\n", strerror(-r));
@@ -86,6 +85,28 @@ static int setup_tls(const Args *a, Daemon *d, SparkctlTls *tls) {
         return 0;
 }
 
+/* --app: ask the master (--master, or the default) for the driver's URL.
+ * Returns 0 with *ret set, or the exit status after saying why. */
+static int resolve_app_driver(const Args *a, SparkctlTls *tls, char **ret) {
+        _cleanup_free_ char *master_url = NULL;
+        char err[512];
+        Daemon master = { .kind = DAEMON_MASTER };
+        int r;
+
+        r = url_resolve(DAEMON_MASTER, a->master_url, &master_url, err, sizeof(err));
+        if (r == -EINVAL)
+                return usage_error(err);
+        if (r < 0) {
+                fprintf(stderr, "sparkctl: cannot find the master's URL: %s\n", strerror(-r));
+                return SPARKCTL_EXIT_FAILED;
+        }
+        master.url = master_url;
+        r = setup_tls(a, &master, tls);
+        if (r != 0)
+                return r;
+        return app_driver_url(&master, a->app, ret);
+}
+
 int main(int argc, char **argv) {
         _cleanup_(sparkctl_tls_done) SparkctlTls tls = {};
         _cleanup_free_ char *url = NULL;
@@ -97,7 +118,17 @@ int main(int argc, char **argv) {
         if (args_parse(argc, argv, &a) < 0)
                 return usage_error(NULL);
         if (a.help) {
-                args_help(stdout);
+                /* sparkctl COMMAND --help */
+                if (a.n_positional > 0) {
+                        Command c = command_from_string(a.positional[0]);
+
+                        if (c < 0) {
+                                snprintf(err, sizeof(err), "unknown command '%s'", a.positional[0]);
+                                return usage_error(err);
+                        }
+                        args_command_help(c, stdout);
+                } else
+                        args_help(stdout);
                 return SPARKCTL_EXIT_OK;
         }
         if (a.version) {
@@ -108,7 +139,13 @@ int main(int argc, char **argv) {
                 return usage_error(err);
 
         d.kind = command_daemon(a.command);
-        r = url_resolve(d.kind, d.kind == DAEMON_MASTER ? a.master_url : a.driver_url, &url, err, sizeof(err));
+        if (a.app) {
+                r = resolve_app_driver(&a, &tls, &url);
+                if (r != 0)
+                        return r;
+        } else
+                r = url_resolve(d.kind, d.kind == DAEMON_MASTER ? a.master_url : a.driver_url, &url, err,
+                                sizeof(err));
         if (r == -EINVAL)
                 return usage_error(err);
         if (r < 0) {

@@ -8,6 +8,32 @@
 #include "sparkctl.h"
 #include "status.h"
 
+/* A worker id in a table: "worker-YYYYMMDDhhmmss-HOST-PORT" without its
+ * "worker-YYYYMMDDhhmmss-", unless another worker of cs would then look the
+ * same (a host whose worker restarted with a new id).  A suffix of id. */
+const char *worker_id_short(const Spark__ClusterState *cs, const char *id) {
+        const char *p = id;
+        size_t prefix = strlen("worker-");
+
+        if (!id || strncmp(id, "worker-", prefix) != 0)
+                return id;
+        p = id + prefix;
+        for (size_t i = 0; i < 14; i++)
+                if (p[i] < '0' || p[i] > '9')
+                        return id;
+        if (p[14] != '-' || p[15] == '\0')
+                return id;
+        p += 15;
+        for (size_t i = 0; cs && i < cs->n_workers; i++) {
+                const char *other = cs->workers[i]->worker_id;
+                size_t lo = other ? strlen(other) : 0, lp = strlen(p);
+
+                if (other && !streq(other, id) && lo >= lp && streq(other + lo - lp, p))
+                        return id;
+        }
+        return p;
+}
+
 static int worker_compare(const void *a, const void *b) {
         const Spark__WorkerInfo *x = *(Spark__WorkerInfo *const *) a, *y = *(Spark__WorkerInfo *const *) b;
         return strcmp(x->worker_id, y->worker_id);
@@ -30,7 +56,7 @@ static int print_workers(const Spark__ClusterState *cs, FILE *f) {
         for (size_t i = 0; i < cs->n_workers; i++) {
                 const Spark__WorkerInfo *w = sorted[i];
 
-                table_add(t, w->worker_id);
+                table_add(t, worker_id_short(cs, w->worker_id));
                 table_add(t, w->host);
                 table_add(t, wire_worker_state_to_string(w->state));
                 table_addf(t, "%d/%d", w->cores_used, w->cores);
@@ -68,19 +94,20 @@ static int print_executors(const Spark__ClusterState *cs, FILE *f) {
         _cleanup_(table_freep) Table *t = NULL;
         char m[FORMAT_SHORT_MAX];
 
-        t = table_new("EXECUTOR", "WORKER", "HOST", "STATE", "CORES", "MEMORY", "REASON", NULL);
+        t = table_new("EXECUTOR", "WORKER", "HOST", "STATE", "CORES", "MEMORY", "UNIT", "REASON", NULL);
         if (!t)
                 return -ENOMEM;
-        table_set_optional(t, 6);
+        table_set_optional(t, 7);
         for (size_t i = 0; i < cs->n_executors; i++) {
                 const Spark__ExecutorInfo *e = cs->executors[i];
 
                 table_addf(t, "%s/%d", e->app_id, e->executor_id);
-                table_add(t, isempty(e->worker_id) ? "-" : e->worker_id);
+                table_add(t, isempty(e->worker_id) ? "-" : worker_id_short(cs, e->worker_id));
                 table_add(t, isempty(e->host) ? "-" : e->host);
                 table_add(t, wire_executor_state_to_string(e->state));
                 table_addf(t, "%d", e->cores);
                 table_add(t, format_mib(m, sizeof(m), e->memory_mb));
+                table_add(t, isempty(e->unit) ? "-" : e->unit);
                 table_add(t, e->reason);
         }
         return table_print(t, f);

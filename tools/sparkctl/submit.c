@@ -36,6 +36,7 @@ typedef struct Submission {
         int32_t failed; /* outcomes written that failed or were lost */
         int32_t killed; /* outcomes written of tasks killed (cancelled, or their job failed) */
         int signal;     /* the one that interrupted us */
+        bool watch_only; /* results: a signal stops us, not the job */
 } Submission;
 
 static void submission_done(Submission *s) {
@@ -112,6 +113,13 @@ static int submission_cancel(Submission *s, const char *why) {
 }
 
 static int submission_interrupted(Submission *s, int sig) {
+        if (s->watch_only) {
+                progress_clear(&s->progress);
+                if (sig != SIGPIPE)
+                        fprintf(stderr, "sparkctl: stopped waiting; %s goes on (sparkctl cancel %s ends it)\n",
+                                s->job_id, s->job_id);
+                return SPARKCTL_EXIT_FAILED;
+        }
         switch (sig) {
         case SIGPIPE:
                 return submission_cancel(s, NULL);
@@ -329,9 +337,48 @@ int run_submit(const Daemon *driver, const Args *a, bool progress, FILE *out) {
         block_signals(&s, &old);
         r = submission_send(&s, &j);
         job_request_done(&j); /* the inputs and the library may be large */
+        if (r == 0 && a->detach) {
+                fprintf(out, "%s\n", s.job_id);
+                unblock_signals(&s, &old);
+                return SPARKCTL_EXIT_OK;
+        }
         if (r == 0) {
                 int sig = wait_signal(&s.signals, 0);
                 r = sig ? submission_interrupted(&s, sig) : submission_wait(&s);
+        }
+        unblock_signals(&s, &old);
+        return r;
+}
+
+int run_results(const Daemon *driver, const char *job_id, bool json, bool progress, FILE *out) {
+        _cleanup_(submission_done) Submission s = {
+                .driver = driver, .out = out, .json = json, .watch_only = true,
+                .progress = { .f = stderr, .enabled = progress },
+        };
+        _cleanup_envelope_ Envelope *reply = NULL;
+        Spark__JobStatusRequest req = SPARK__JOB_STATUS_REQUEST__INIT;
+        Envelope env = ENVELOPE_INIT;
+        sigset_t old;
+        int r, sig;
+
+        s.job_id = strdup(job_id);
+        if (!s.job_id)
+                return SPARKCTL_EXIT_FAILED;
+        block_signals(&s, &old);
+        /* how many tasks: the outcomes are written until the last one */
+        req.job_id = s.job_id;
+        ENVELOPE_SET(&env, JOB_STATUS, job_status, &req);
+        r = call_daemon(driver, &env, SPARK__ENVELOPE__BODY_JOB_INFO, &reply);
+        if (r == 0) {
+                s.tasks = reply->job_info->tasks;
+                if (s.tasks < 0)
+                        r = SPARKCTL_EXIT_FAILED;
+                else if (s.tasks == 0)
+                        r = SPARKCTL_EXIT_OK;
+                else {
+                        sig = wait_signal(&s.signals, 0);
+                        r = sig ? submission_interrupted(&s, sig) : submission_wait(&s);
+                }
         }
         unblock_signals(&s, &old);
         return r;

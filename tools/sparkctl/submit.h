@@ -19,5 +19,11 @@
 #include "args.h"
 #include "call.h"
 
-/* Returns the exit status: 0 when every task succeeded. */
+/* Returns the exit status: 0 when every task succeeded.  With --detach:
+ * prints the job id once the driver has the job, and returns 0. */
 int run_submit(const Daemon *driver, const Args *a, bool progress, FILE *out);
+
+/* sparkctl results ID: the outcomes of a job submitted before, in task order,
+ * waiting for the ones not done yet, as submit does; a signal stops the
+ * waiting but leaves the job alone.  Returns the exit status. */
+int run_results(const Daemon *driver, const char *job_id, bool json, bool progress, FILE *out);

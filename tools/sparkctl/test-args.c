@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check-run.h"
+#include "app-driver.h"
 #include "args.h"
 #include "macro.h"
 
@@ -78,6 +79,44 @@ START_TEST(test_commands) {
         BAD("not an application id", "kill-executor", "nope", "1");
         BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "0");
         BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "x1");
+
+        /* results, --detach, --app */
+        OK("results", "job-0003", "--json");
+        ck_assert_int_eq(a.command, COMMAND_RESULTS);
+        ck_assert_str_eq(a.job_id, "job-0003");
+        BAD("not a job id", "results", "../x");
+        BAD("expected 'results ID'", "results");
+        OK("submit", "--count", "2", "--command", "true", "--detach");
+        ck_assert(a.detach);
+        BAD("--detach is an option of submit, not of jobs", "jobs", "--detach");
+        BAD("--json does not apply", "submit", "--count", "2", "--command", "true", "--detach", "--json");
+        OK("--app", "etl", "jobs");
+        ck_assert_str_eq(a.app, "etl");
+        OK("--app", "app-20261129172233-0001", "results", "job-0001");
+        OK("--app", "etl", "--master", "tcp://h:1", "submit", "--count", "1", "--command", "true");
+        BAD("--app and --driver", "--app", "etl", "--driver", "tcp://h:1", "jobs");
+        BAD("--app finds a driver: status asks the master", "--app", "etl", "status");
+        BAD("--app finds a driver", "--app", "etl", "kill-app", "app-20261129172233-0001");
+        BAD("--app needs", "--app", "", "jobs");
+        BAD("--app needs", "--app", "a\nb", "jobs");
+
+        /* logs */
+        OK("logs", "app-20261129172233-0001");
+        ck_assert_int_eq(a.command, COMMAND_LOGS);
+        ck_assert_int_eq(a.executor_id, 0);
+        OK("logs", "app-20261129172233-0001", "3", "--follow", "--since", "10m");
+        ck_assert_int_eq(a.executor_id, 3);
+        ck_assert(a.follow);
+        ck_assert_int_gt(a.since_usec, 0);
+        OK("logs", "app-20261129172233-0001", "--since", "@1700000000");
+        ck_assert_int_eq(a.since_usec, INT64_C(1700000000) * 1000000);
+        BAD("not an executor id", "logs", "app-20261129172233-0001", "0");
+        BAD("not an application id", "logs", "app-1");
+        BAD("expected 'logs APP [EXECUTOR]'", "logs");
+        BAD("expected 'logs APP [EXECUTOR]'", "logs", "app-20261129172233-0001", "1", "2");
+        BAD("--since needs", "logs", "app-20261129172233-0001", "--since", "1w");
+        BAD("--follow is an option of logs, not of jobs", "jobs", "--follow");
+        BAD("--json does not apply to logs", "logs", "app-20261129172233-0001", "--json");
         BAD("not an executor id", "kill-executor", "app-20261129172233-0001", "99999999999");
         BAD("--json does not apply to cancel", "cancel", "job-1", "--json");
         BAD("--json does not apply to kill-app", "kill-app", "app-20261129172233-0001", "--json");
@@ -85,6 +124,56 @@ START_TEST(test_commands) {
         BAD("--master needs a URL", "--master", "", "status");
         ck_assert_int_eq(check_args(&a, err, sizeof(err), "--bogus", "status", NULL), -EBADMSG);
         ck_assert_int_eq(check_args(&a, err, sizeof(err), "status", "--master", NULL), -EBADMSG);
+}
+END_TEST
+
+/* --app: an id first, else the one live application of that name. */
+START_TEST(test_app_find) {
+        Spark__AppInfo a1 = SPARK__APP_INFO__INIT, a2 = SPARK__APP_INFO__INIT, a3 = SPARK__APP_INFO__INIT;
+        Spark__AppInfo *apps[] = { &a1, &a2, &a3 };
+        Spark__ClusterState cs = SPARK__CLUSTER_STATE__INIT;
+        char err[512];
+
+        a1.app_id = "app-20261129172233-0001", a1.name = "etl", a1.state = SPARK__APP_STATE__APP_RUNNING;
+        a2.app_id = "app-20261129172233-0002", a2.name = "pi", a2.state = SPARK__APP_STATE__APP_WAITING;
+        a3.app_id = "app-20261129172233-0003", a3.name = "etl", a3.state = SPARK__APP_STATE__APP_FINISHED;
+        cs.n_apps = 3, cs.apps = apps;
+        ck_assert_ptr_eq(app_find(&cs, "etl", err, sizeof(err)), &a1);  /* the finished one does not count */
+        ck_assert_ptr_eq(app_find(&cs, "pi", err, sizeof(err)), &a2);
+        ck_assert_ptr_eq(app_find(&cs, "app-20261129172233-0003", err, sizeof(err)), &a3);
+        ck_assert_ptr_null(app_find(&cs, "nope", err, sizeof(err)));
+        ck_assert_str_eq(err, "the master knows no application with the id or name 'nope'");
+        a3.state = SPARK__APP_STATE__APP_RUNNING;
+        ck_assert_ptr_null(app_find(&cs, "etl", err, sizeof(err)));
+        ck_assert_str_eq(err, "2 applications are named 'etl'; give one of their ids: app-20261129172233-0001 "
+                              "app-20261129172233-0003");
+}
+END_TEST
+
+START_TEST(test_parse_since) {
+        const int64_t now = INT64_C(1800000000) * 1000000;
+        int64_t t;
+
+        ck_assert_int_eq(parse_since("30", now, &t), 0);
+        ck_assert_int_eq(t, now - 30 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("30s", now, &t), 0);
+        ck_assert_int_eq(t, now - 30 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("10m", now, &t), 0);
+        ck_assert_int_eq(t, now - 600 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("2h", now, &t), 0);
+        ck_assert_int_eq(t, now - 7200 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("1d", now, &t), 0);
+        ck_assert_int_eq(t, now - 86400 * INT64_C(1000000));
+        ck_assert_int_eq(parse_since("@0", now, &t), 0);
+        ck_assert_int_eq(t, 0);
+        ck_assert_int_eq(parse_since("", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("-5m", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("5mm", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("5w", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("@", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("@-1", now, &t), -EINVAL);
+        ck_assert_int_eq(parse_since("@99999999999999999999", now, &t), -ERANGE);
+        ck_assert_int_eq(parse_since("99999999999d", now, &t), -ERANGE);  /* before 1970 */
 }
 END_TEST
 
@@ -189,6 +278,8 @@ int main(void) {
         TCase *tc = tcase_create("args");
 
         tcase_add_test(tc, test_commands);
+        tcase_add_test(tc, test_app_find);
+        tcase_add_test(tc, test_parse_since);
         tcase_add_test(tc, test_submit);
         tcase_add_test(tc, test_function_spec);
         tcase_add_test(tc, test_parse_int32);

@@ -216,13 +216,13 @@ START_TEST(test_status_views) {
         Capture c;
 
         w1 = (Spark__WorkerInfo) SPARK__WORKER_INFO__INIT;
-        w1.worker_id = "worker-2", w1.host = "h2", w1.state = SPARK__WORKER_STATE__WORKER_LOST;
+        w1.worker_id = "worker-20261129172233-h2-7081", w1.host = "h2", w1.state = SPARK__WORKER_STATE__WORKER_LOST;
         w1.cores = 4, w1.memory_mb = 8192, w1.last_heartbeat_ms_ago = 12000;
-        w2.worker_id = "worker-1", w2.host = "h1", w2.state = SPARK__WORKER_STATE__WORKER_ALIVE;
+        w2.worker_id = "worker-20261129172200-h1-7081", w2.host = "h1", w2.state = SPARK__WORKER_STATE__WORKER_ALIVE;
         w2.cores = 2, w2.cores_used = 1, w2.memory_mb = 4096, w2.memory_used_mb = 1024, w2.last_heartbeat_ms_ago = 300;
         a.app_id = "app-20261129172233-0001", a.name = "pi", a.state = SPARK__APP_STATE__APP_RUNNING;
         a.cores_granted = 1, a.driver_url = "tcp://h1:7091";
-        e.app_id = a.app_id, e.executor_id = 1, e.worker_id = "worker-1", e.host = "h1";
+        e.app_id = a.app_id, e.executor_id = 1, e.worker_id = w2.worker_id, e.host = "h1";
         e.state = SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, e.cores = 1, e.memory_mb = 1024;
         e.unit = "spark-executor-app-20261129172233-0001-1.service";
         cs.master_id = "master-1", cs.n_workers = 2, cs.workers = workers, cs.n_apps = 1, cs.apps = apps;
@@ -233,35 +233,61 @@ START_TEST(test_status_views) {
         ck_assert_str_eq(capture_end(&c),
                          "Master master-1: 2 workers, 1 application, 1 executor\n"
                          "\n"
-                         "WORKER    HOST  STATE  CORES  MEMORY  HEARTBEAT\n"
-                         "worker-1  h1    alive  1/2    1G/4G   300ms ago\n"
-                         "worker-2  h2    lost   0/4    0M/8G   12.0s ago\n"
+                         "WORKER   HOST  STATE  CORES  MEMORY  HEARTBEAT\n"
+                         "h1-7081  h1    alive  1/2    1G/4G   300ms ago\n"
+                         "h2-7081  h2    lost   0/4    0M/8G   12.0s ago\n"
                          "\n"
                          "APPLICATION              NAME  STATE    CORES  DRIVER\n"
                          "app-20261129172233-0001  pi    running  1      tcp://h1:7091\n"
                          "\n"
-                         "EXECUTOR                   WORKER    HOST  STATE    CORES  MEMORY\n"
-                         "app-20261129172233-0001/1  worker-1  h1    running  1      1G\n");
+                         "EXECUTOR                   WORKER   HOST  STATE    CORES  MEMORY  UNIT\n"
+                         "app-20261129172233-0001/1  h1-7081  h1    running  1      1G      "
+                         "spark-executor-app-20261129172233-0001-1.service\n");
         free(c.data);
 
         capture_begin(&c);
         status_print_json(&cs, c.f);
         ck_assert_str_eq(capture_end(&c),
                          "{\"master_id\":\"master-1\",\"workers\":["
-                         "{\"worker_id\":\"worker-2\",\"host\":\"h2\",\"endpoint\":\"\",\"events_endpoint\":\"\","
+                         "{\"worker_id\":\"worker-20261129172233-h2-7081\",\"host\":\"h2\",\"endpoint\":\"\",\"events_endpoint\":\"\","
                          "\"state\":\"lost\",\"cores\":4,\"cores_used\":0,\"memory_mb\":8192,\"memory_used_mb\":0,"
                          "\"last_heartbeat_ms_ago\":12000},"
-                         "{\"worker_id\":\"worker-1\",\"host\":\"h1\",\"endpoint\":\"\",\"events_endpoint\":\"\","
+                         "{\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"endpoint\":\"\",\"events_endpoint\":\"\","
                          "\"state\":\"alive\",\"cores\":2,\"cores_used\":1,\"memory_mb\":4096,\"memory_used_mb\":1024,"
                          "\"last_heartbeat_ms_ago\":300}],"
                          "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"pi\",\"state\":\"running\","
                          "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":1,\"max_cores\":0,"
                          "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\"}],"
                          "\"executors\":[{\"app_id\":\"app-20261129172233-0001\",\"executor_id\":1,"
-                         "\"worker_id\":\"worker-1\",\"host\":\"h1\",\"state\":\"running\",\"cores\":1,"
+                         "\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"state\":\"running\",\"cores\":1,"
                          "\"memory_mb\":1024,\"reason\":\"\",\"exit_code\":0,"
                          "\"unit\":\"spark-executor-app-20261129172233-0001-1.service\"}]}\n");
         free(c.data);
+}
+END_TEST
+
+/* Shortened only when that keeps workers apart, and only ids of the form. */
+START_TEST(test_worker_id_short) {
+        Spark__WorkerInfo w1 = SPARK__WORKER_INFO__INIT, w2 = SPARK__WORKER_INFO__INIT;
+        Spark__WorkerInfo *workers[] = { &w1, &w2 };
+        Spark__ClusterState cs = SPARK__CLUSTER_STATE__INIT;
+
+        w1.worker_id = "worker-20261129172233-h1-7081";
+        w2.worker_id = "worker-20261129172233-h2-7081";
+        cs.n_workers = 2, cs.workers = workers;
+        ck_assert_str_eq(worker_id_short(&cs, w1.worker_id), "h1-7081");
+        ck_assert_str_eq(worker_id_short(NULL, w1.worker_id), "h1-7081");
+        /* the same host and port, restarted with a new id: both in full */
+        w2.worker_id = "worker-20261130080000-h1-7081";
+        ck_assert_str_eq(worker_id_short(&cs, w1.worker_id), w1.worker_id);
+        ck_assert_str_eq(worker_id_short(&cs, w2.worker_id), w2.worker_id);
+        /* a suffix of another's short form is not the same */
+        w2.worker_id = "worker-20261130080000-xh1-7081";
+        ck_assert_str_eq(worker_id_short(&cs, w1.worker_id), w1.worker_id);
+        ck_assert_str_eq(worker_id_short(&cs, "worker-2026112917223-h1-7081"), "worker-2026112917223-h1-7081");
+        ck_assert_str_eq(worker_id_short(&cs, "worker-20261129172233-"), "worker-20261129172233-");
+        ck_assert_str_eq(worker_id_short(&cs, "w-1"), "w-1");
+        ck_assert_ptr_null(worker_id_short(&cs, NULL));
 }
 END_TEST
 
@@ -325,6 +351,7 @@ int main(void) {
         tcase_add_test(tc, test_sanitize);
         tcase_add_test(tc, test_formats);
         tcase_add_test(tc, test_status_views);
+        tcase_add_test(tc, test_worker_id_short);
         tcase_add_test(tc, test_task_outcome_json);
         tcase_add_test(tc, test_progress_format);
         suite_add_tcase(s, tc);

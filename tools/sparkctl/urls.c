@@ -8,7 +8,7 @@
 #include "urls.h"
 
 const char *daemon_kind_to_string(DaemonKind k) {
-        return k == DAEMON_MASTER ? "master" : k == DAEMON_DRIVER ? "driver" : NULL;
+        return k == DAEMON_MASTER ? "master" : k == DAEMON_DRIVER ? "driver" : k == DAEMON_WORKER ? "worker" : NULL;
 }
 
 static const char *startswith(const char *s, const char *prefix) {

@@ -14,6 +14,7 @@
 typedef enum DaemonKind {
         DAEMON_MASTER,
         DAEMON_DRIVER,
+        DAEMON_WORKER, /* sparkctl logs: the URL comes from the master */
         _DAEMON_KIND_MAX,
 } DaemonKind;
 
