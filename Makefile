@@ -16,7 +16,7 @@ TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 VERSION    := 0.1.0
 
 CC      ?= cc
-PKGS    := libsystemd libconfig libprotobuf-c
+PKGS    := libsystemd libconfig libprotobuf-c libmicrohttpd
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifeq ($(SANITIZE),1)
