@@ -106,13 +106,23 @@ $(B)/obj/gen/spark.pb-c.o: $(PROTO_C) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(CFLAGS) $(SANFLAGS) -c -o $@ $<
 
+# The web UI's files, embedded in the daemons (daemons/shared/ui-assets.h).
+UI_FILES := $(sort $(wildcard daemons/shared/ui/*))
+$(B)/gen/ui-assets.c: $(UI_FILES) tools/embed-files.sh
+	@mkdir -p $(dir $@)
+	tools/embed-files.sh $@ $(UI_FILES)
+$(B)/obj/gen/ui-assets.o: $(B)/gen/ui-assets.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
 $(B)/obj/%.o: %.c $(FLAGS_STAMP) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # One archive per module.
 define module_rules
-$(B)/lib/$(subst /,-,$(1)).a: $(call objs,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(B)/obj/gen/spark.pb-c.o)
+$(B)/lib/$(subst /,-,$(1)).a: $(call objs,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(B)/obj/gen/spark.pb-c.o) \
+		$(if $(filter daemons/shared,$(1)),$(B)/obj/gen/ui-assets.o)
 	@mkdir -p $$(dir $$@)
 	rm -f $$@ && ar rcs $$@ $$^
 UNIT_TESTS += $(patsubst $(1)/test-%.c,$(B)/tests/test-%,$(wildcard $(1)/test-*.c))
@@ -217,12 +227,20 @@ $(FB)/obj/gen/spark.pb-c.o: $(FB)/gen/spark.pb-c.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) -std=gnu11 -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
 
+$(FB)/gen/ui-assets.c: $(UI_FILES) tools/embed-files.sh
+	@mkdir -p $(dir $@)
+	tools/embed-files.sh $@ $(UI_FILES)
+$(FB)/obj/gen/ui-assets.o: $(FB)/gen/ui-assets.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Idaemons/shared -c -o $@ $<
+
 $(FB)/obj/%.o: %.c | $(FB)/gen/spark.pb-c.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
 define fuzz_module_rules
-$(FB)/lib/$(subst /,-,$(1)).a: $(patsubst %.c,$(FB)/obj/%.o,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(FB)/obj/gen/spark.pb-c.o)
+$(FB)/lib/$(subst /,-,$(1)).a: $(patsubst %.c,$(FB)/obj/%.o,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(FB)/obj/gen/spark.pb-c.o) \
+		$(if $(filter daemons/shared,$(1)),$(FB)/obj/gen/ui-assets.o)
 	@mkdir -p $$(dir $$@)
 	rm -f $$@ && ar rcs $$@ $$^
 endef

@@ -46,22 +46,32 @@ static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
         json_object_end(j);
 }
 
-void cluster_state_json(Json *j, const Spark__ClusterState *cs) {
+void cluster_state_json_parts(Json *j, const Spark__ClusterState *cs, unsigned parts) {
         json_object_begin(j, NULL);
         json_string(j, "master_id", cs->master_id);
-        json_array_begin(j, "workers");
-        for (size_t i = 0; i < cs->n_workers; i++)
-                json_worker(j, cs->workers[i]);
-        json_array_end(j);
-        json_array_begin(j, "apps");
-        for (size_t i = 0; i < cs->n_apps; i++)
-                json_app(j, cs->apps[i]);
-        json_array_end(j);
-        json_array_begin(j, "executors");
-        for (size_t i = 0; i < cs->n_executors; i++)
-                json_executor(j, cs->executors[i]);
-        json_array_end(j);
+        if (parts & CLUSTER_JSON_WORKERS) {
+                json_array_begin(j, "workers");
+                for (size_t i = 0; i < cs->n_workers; i++)
+                        json_worker(j, cs->workers[i]);
+                json_array_end(j);
+        }
+        if (parts & CLUSTER_JSON_APPS) {
+                json_array_begin(j, "apps");
+                for (size_t i = 0; i < cs->n_apps; i++)
+                        json_app(j, cs->apps[i]);
+                json_array_end(j);
+        }
+        if (parts & CLUSTER_JSON_EXECUTORS) {
+                json_array_begin(j, "executors");
+                for (size_t i = 0; i < cs->n_executors; i++)
+                        json_executor(j, cs->executors[i]);
+                json_array_end(j);
+        }
         json_object_end(j);
+}
+
+void cluster_state_json(Json *j, const Spark__ClusterState *cs) {
+        cluster_state_json_parts(j, cs, CLUSTER_JSON_ALL);
 }
 
 void job_info_json(Json *j, const char *key, const Spark__JobInfo *info) {

@@ -50,6 +50,7 @@ struct Executor {
         int exit_code;
         usec_t running_since;    /* when it was reported RUNNING */
         bool ended_early;        /* exited 0 before it ran long: counts as a failed start */
+        usec_t launch_sent;      /* the I/O layer's: when its launch went out, 0: not timed */
         Executor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
