@@ -12,6 +12,9 @@
 #include "event-sub.h"
 #include "executor-secret.h"
 #include "hashmap.h"
+#include "http-server.h"
+#include "json-writer.h"
+#include "prom-writer.h"
 #include "ids.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
@@ -28,6 +31,18 @@
 
 typedef struct DriverExecutor DriverExecutor;
 typedef struct DriverJob DriverJob;
+
+/* Counters of /metrics: they only grow, across reloads too. */
+typedef struct DriverMetrics {
+        uint64_t tasks_submitted;
+        uint64_t tasks_succeeded;
+        uint64_t attempts_failed;      /* failed attempts, executor losses included */
+        uint64_t tasks_retried;        /* failed attempts that were retried */
+        uint64_t jobs_ended[8];        /* by final JobState */
+        uint64_t executors_lost[8];    /* by ExecutorLoss */
+        PromHistogram task_seconds;    /* run time of succeeded attempts, on the executor */
+        PromHistogram job_seconds;     /* submitted → ended */
+} DriverMetrics;
 
 typedef struct Driver {
         sd_event *event;
@@ -74,6 +89,8 @@ typedef struct Driver {
         int poll_interval_ms;              /* how long a poll is parked at most */
         char status[256];
         int exit_status;
+        HttpServer *http;             /* NULL: http_listen is "" or its ports were taken */
+        DriverMetrics metrics;
 } Driver;
 
 /* How an executor was found lost; it decides whether its unit must be
@@ -165,6 +182,17 @@ void driver_task_result(Driver *d, DriverExecutor *ex, const Spark__TaskResult *
 /* Handles jobs that ended: kills their leftover attempts, logs. */
 void driver_drain_finished_jobs(Driver *d);
 void driver_jobs_free(Driver *d);
+/* For the HTTP API: {"jobs":[...]} as `sparkctl jobs --json`; one job as
+ * `sparkctl job ID --json` (max_tasks 0), or {"job":{..},"tasks":[..]}
+ * with its first max_tasks tasks' states and attempts (-ENOENT: no such
+ * job); the bytes of results held. */
+void driver_jobs_json(Driver *d, Json *json);
+int driver_job_json(Driver *d, const char *job_id, unsigned max_tasks, Json *json);
+uint64_t driver_jobs_output_bytes(Driver *d);
+
+/* driver-http.c: /metrics, /api/v1/ and the web UI (docs/observability.md). */
+int driver_http_start(Driver *d);
+void driver_http_done(Driver *d);
 
 /* driver-master.c */
 void driver_register_app(Driver *d);
