@@ -150,7 +150,9 @@ static int run_now(HttpServer *s) {
         if (s->closed) {
                 (void) sd_event_source_set_time_relative(s->timer, 0);
                 (void) sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
-        } else if (MHD_get_timeout(s->daemon, &ms) == MHD_YES) {
+                return 0;
+        }
+        if (MHD_get_timeout(s->daemon, &ms) == MHD_YES) {
                 (void) sd_event_source_set_time_relative(s->timer, (uint64_t) ms * USEC_PER_MSEC);
                 (void) sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
         } else

@@ -14,6 +14,7 @@ static void json_worker(Json *j, const Spark__WorkerInfo *w) {
         json_int(j, "memory_mb", w->memory_mb);
         json_int(j, "memory_used_mb", w->memory_used_mb);
         json_int(j, "last_heartbeat_ms_ago", w->last_heartbeat_ms_ago);
+        json_string(j, "ui_url", w->ui_url);
         json_object_end(j);
 }
 
@@ -28,6 +29,7 @@ static void json_app(Json *j, const Spark__AppInfo *a) {
         json_int(j, "cores_per_executor", a->cores_per_executor);
         json_int(j, "executor_memory_mb", a->executor_memory_mb);
         json_string(j, "reason", a->reason);
+        json_string(j, "ui_url", a->ui_url);
         json_object_end(j);
 }
 

@@ -125,14 +125,23 @@ static void on_http(const char *path, HttpReply *reply, void *userdata) {
 }
 
 int driver_http_start(Driver *d) {
+        int r;
+
         if (prom_histogram_init(&d->metrics.task_seconds, prom_buckets_task, prom_buckets_task_n) < 0 ||
             prom_histogram_init(&d->metrics.job_seconds, prom_buckets_task, prom_buckets_task_n) < 0)
                 return log_oom();
-        return daemon_http_start(d->event, d->config.driver.http_listen, &d->tls, on_http, d, &d->http);
+        r = daemon_http_start(d->event, d->config.driver.http_listen, &d->tls, on_http, d, &d->http);
+        if (r < 0 || !d->http)
+                return r;
+        d->ui_url = http_server_url(d->http, isempty(d->config.driver.advertise_host) ? NULL
+                                                                                        : d->config.driver.advertise_host);
+        return d->ui_url ? 0 : log_oom();
 }
 
 void driver_http_done(Driver *d) {
         d->http = http_server_free(d->http);
+        free(d->ui_url);
+        d->ui_url = NULL;
         prom_histogram_done(&d->metrics.task_seconds);
         prom_histogram_done(&d->metrics.job_seconds);
 }

@@ -90,6 +90,7 @@ typedef struct Driver {
         char status[256];
         int exit_status;
         HttpServer *http;             /* NULL: http_listen is "" or its ports were taken */
+        char *ui_url;                 /* http's address, registered with the master */
         DriverMetrics metrics;
 } Driver;
 

@@ -65,6 +65,7 @@ int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
                 wi->host = w->host;
                 wi->endpoint = w->endpoint;
                 wi->events_endpoint = w->events_endpoint;
+                wi->ui_url = w->ui_url ? w->ui_url : (char *) "";
                 wi->cores = w->cores;
                 wi->cores_used = w->cores_used;
                 wi->memory_mb = w->memory_mb;
@@ -91,6 +92,7 @@ int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
                 ai->cores_per_executor = a->cores_per_executor;
                 ai->executor_memory_mb = a->executor_memory_mb;
                 ai->reason = a->reason ? a->reason : (char *) "";
+                ai->ui_url = a->ui_url ? a->ui_url : (char *) "";
                 s.app_ptrs[s.state.n_apps++] = ai;
 
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {

@@ -208,6 +208,9 @@ int worker_http_start(WorkerManager *w) {
         r = daemon_http_start(w->event, w->config.worker.http_listen, &w->tls, on_http, w, &w->http);
         if (r < 0 || !w->http)
                 return r;
+        w->ui_url = http_server_url(w->http, w->host);
+        if (!w->ui_url)
+                return log_oom();
         r = sd_event_add_time_relative(w->event, &w->usage_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_usage_timer, w);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the usage timer: %m");
@@ -217,4 +220,6 @@ int worker_http_start(WorkerManager *w) {
 void worker_http_done(WorkerManager *w) {
         w->usage_timer = sd_event_source_disable_unref(w->usage_timer);
         w->http = http_server_free(w->http);
+        free(w->ui_url);
+        w->ui_url = NULL;
 }

@@ -48,6 +48,7 @@ typedef struct WorkerManager {
         char master_id[64];
         char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
         HttpServer *http;               /* NULL: http_listen is "" or its ports were taken */
+        char *ui_url;                   /* http's address, registered with the master */
         sd_event_source *usage_timer;   /* reads executor units' CPU and memory */
 } WorkerManager;
 
