@@ -46,8 +46,10 @@ const Spark = {
     const rows = items.map((it) => {
       const tr = Spark.el("tr");
       for (const cell of row(it)) {
-        const td = Spark.el("td", cell && cell.num ? { class: "num" } : {});
-        const v = cell && cell.num ? cell.num : cell;
+        /* {num: v}: a number, right-aligned (0 included) */
+        const isNum = cell !== null && typeof cell === "object" && !(cell instanceof Node) && "num" in cell;
+        const td = Spark.el("td", isNum ? { class: "num" } : {});
+        const v = isNum ? cell.num : cell;
         td.append(v instanceof Node ? v : document.createTextNode(v === undefined ? "" : String(v)));
         tr.append(td);
       }
