@@ -66,7 +66,7 @@ lib_srcs  = $(filter-out $(1)/main.c $(1)/test-%.c $(1)/fuzz-%.c,$(wildcard $(1)
 objs      = $(patsubst %.c,$(B)/obj/%.o,$(1))
 COMMON_A := $(B)/lib/daemons-shared.a $(B)/lib/common.a
 
-.PHONY: all check check-unit check-integration clean install demo bench
+.PHONY: all check check-unit check-integration check-observability clean install demo bench
 all: $(addprefix $(B)/,$(PROGRAMS)) examples
 
 # Everything built depends on the flags stamp, a file that holds the flags
@@ -176,6 +176,13 @@ check-unit: all unit-tests
 check-integration: all test-helpers
 	SPARK_BUILD=$(abspath $(B)) tests/run-integration.sh
 
+# The observability suites with real heavy servers (tests/observability):
+# Debian's prometheus scraping a cluster, headless chromium on the web UI.
+# Each starts its server once; not part of check-integration, so that the
+# sanitizer pass does not run them again.
+check-observability: all test-helpers
+	SPARK_BUILD=$(abspath $(B)) tests/run-integration.sh $(wildcard tests/observability/test-*.sh)
+
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR)
 	install -m 755 $(B)/spark-master $(B)/spark-worker $(B)/spark-driver $(DESTDIR)$(SBINDIR)/
@@ -184,7 +191,9 @@ install: all
 	if ls units/*.service units/*.slice >/dev/null 2>&1; then install -m 644 units/*.service units/*.slice $(DESTDIR)$(UNITDIR)/; fi
 	if ls conf/*.conf >/dev/null 2>&1; then install -d $(DESTDIR)$(SYSCONFDIR)/spark && install -m 644 conf/*.conf $(DESTDIR)$(SYSCONFDIR)/spark/; fi
 	install -D -m 644 include/spark/task.h $(DESTDIR)$(PREFIX)/include/spark/task.h
-	for s in 1 3 5 8; do for f in docs/*.$$s; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done; done
+	install -D -m 644 packaging/prometheus/spark-alerts.yml $(DESTDIR)$(PREFIX)/share/spark/prometheus/spark-alerts.yml
+	install -D -m 644 packaging/grafana/spark-dashboard.json $(DESTDIR)$(PREFIX)/share/spark/grafana/spark-dashboard.json
+	for s in 1 3 5 7 8; do for f in docs/*.$$s; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done; done
 	for f in units/*.sysusers; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(SYSUSERSDIR)/$$(basename $$f .sysusers).conf; done
 	for f in units/*.tmpfiles; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(TMPFILESDIR)/$$(basename $$f .tmpfiles).conf; done
 

@@ -4,8 +4,9 @@
 # application and its executors with their units and journalctl lines; the
 # driver's page shows the running job with its progress bar and counts, and
 # a job's tasks with their attempts; the worker's page its executor.  No
-# page logs a JavaScript error.  The screenshots stay in the test's
-# directory (kept, and named at the end).
+# page logs a JavaScript error.  The screenshots are kept in
+# $SPARK_TEST_OUTPUT/test-browser (default: the build dir's test-output/),
+# since the test's temporary directory goes when it passes.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
 # shellcheck source=tests/harness/obs.sh
@@ -116,4 +117,6 @@ check_eq "the job then succeeds" 60 "$(grep -c . "$T/job.out")"
 for s in master driver tasks worker; do
         check "screenshot of the $s page" test -s "$SHOTS/$s.png"
 done
-echo "# screenshots: $SHOTS"
+out=${SPARK_TEST_OUTPUT:-$SPARK_BUILD/test-output}/test-browser
+rm -rf "$out" && mkdir -p "$out" && cp "$SHOTS"/*.png "$T"/*.html "$out"/
+check "the screenshots are kept in $out" test -s "$out/master.png"
