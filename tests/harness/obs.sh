@@ -8,6 +8,7 @@
 #   obs_cluster_start 2          # sets MASTER_HTTP, WORKER_HTTP[1..], DRIVER_HTTP
 #   "$SPARKCTL" submit --command 'echo {}' --count 10
 
+# shellcheck disable=SC2034  # used by the tests
 obs_cluster_start() {
         local n=$1 i port
         T=$(harness_tmpdir)

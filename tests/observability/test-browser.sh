@@ -20,6 +20,7 @@ mkdir -p "$SHOTS"
 
 # browse NAME URL: the DOM after the page's scripts ran, in $T/NAME.html,
 # the browser's console in $T/NAME.log, a screenshot in $SHOTS/NAME.png
+# shellcheck disable=SC2054  # the window size is WIDTH,HEIGHT
 browse() {
         local name=$1 url=$2 flags=(--headless --no-sandbox --disable-gpu --no-first-run
                 --user-data-dir="$T/chromium-profile" --window-size=1400,1000 --virtual-time-budget=4000
