@@ -65,7 +65,7 @@ check_eq "master /api/v1/applications lists the app" "observed" \
         "$(curl -fsS "$MASTER_HTTP/api/v1/applications" | jq -r '.apps[0].name')"
 check_eq "master /api/v1/executors lists the executors" "2" \
         "$(curl -fsS "$MASTER_HTTP/api/v1/executors" | jq '.executors | length')"
-check_eq "the master links each worker's UI" "$(printf '%s\n' "${WORKER_HTTP[@]}" | sort | paste -sd ' ')" \
+check_eq "the master links each worker's UI" "$(printf '%s\n' "${WORKER_HTTP[@]}" | LC_ALL=C sort | paste -sd ' ')" \
         "$(curl -fsS "$MASTER_HTTP/api/v1/workers" | jq -r '[.workers[].ui_url] | sort | join(" ")')"
 check_eq "the master links the driver's UI" "$DRIVER_HTTP" \
         "$(curl -fsS "$MASTER_HTTP/api/v1/applications" | jq -r '.apps[0].ui_url')"
