@@ -17,7 +17,7 @@ BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION    := 0.1.0
 
 CC      ?= cc
-PKGS    := libsystemd libconfig libprotobuf-c
+PKGS    := libsystemd libconfig libprotobuf-c libmicrohttpd
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifeq ($(SANITIZE),1)
@@ -67,7 +67,7 @@ lib_srcs  = $(filter-out $(1)/main.c $(1)/test-%.c $(1)/fuzz-%.c,$(wildcard $(1)
 objs      = $(patsubst %.c,$(B)/obj/%.o,$(1))
 COMMON_A := $(B)/lib/daemons-shared.a $(B)/lib/common.a
 
-.PHONY: all check check-unit check-integration clean install demo bench
+.PHONY: all check check-unit check-integration check-observability clean install demo bench
 all: $(addprefix $(B)/,$(PROGRAMS)) examples
 
 # Everything built depends on the flags stamp, a file that holds the flags
@@ -107,13 +107,23 @@ $(B)/obj/gen/spark.pb-c.o: $(PROTO_C) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(CFLAGS) $(SANFLAGS) -c -o $@ $<
 
+# The web UI's files, embedded in the daemons (daemons/shared/ui-assets.h).
+UI_FILES := $(sort $(wildcard daemons/shared/ui/*))
+$(B)/gen/ui-assets.c: $(UI_FILES) tools/embed-files.sh
+	@mkdir -p $(dir $@)
+	tools/embed-files.sh $@ $(UI_FILES)
+$(B)/obj/gen/ui-assets.o: $(B)/gen/ui-assets.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
 $(B)/obj/%.o: %.c $(FLAGS_STAMP) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # One archive per module.
 define module_rules
-$(B)/lib/$(subst /,-,$(1)).a: $(call objs,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(B)/obj/gen/spark.pb-c.o)
+$(B)/lib/$(subst /,-,$(1)).a: $(call objs,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(B)/obj/gen/spark.pb-c.o) \
+		$(if $(filter daemons/shared,$(1)),$(B)/obj/gen/ui-assets.o)
 	@mkdir -p $$(dir $$@)
 	rm -f $$@ && ar rcs $$@ $$^
 UNIT_TESTS += $(patsubst $(1)/test-%.c,$(B)/tests/test-%,$(wildcard $(1)/test-*.c))
@@ -167,6 +177,13 @@ check-unit: all unit-tests
 check-integration: all test-helpers
 	SPARK_BUILD=$(abspath $(B)) tests/run-integration.sh
 
+# The observability suites with real heavy servers (tests/observability):
+# Debian's prometheus scraping a cluster, headless chromium on the web UI.
+# Each starts its server once; not part of check-integration, so that the
+# sanitizer pass does not run them again.
+check-observability: all test-helpers
+	SPARK_BUILD=$(abspath $(B)) tests/run-integration.sh $(wildcard tests/observability/test-*.sh)
+
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR)
 	install -m 755 $(B)/spark-master $(B)/spark-worker $(B)/spark-driver $(DESTDIR)$(SBINDIR)/
@@ -176,7 +193,9 @@ install: all
 	if ls conf/*.conf >/dev/null 2>&1; then install -d $(DESTDIR)$(SYSCONFDIR)/spark && install -m 644 conf/*.conf $(DESTDIR)$(SYSCONFDIR)/spark/; fi
 	install -D -m 644 include/spark/task.h $(DESTDIR)$(PREFIX)/include/spark/task.h
 	install -D -m 644 tools/completion/sparkctl.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/sparkctl
-	for s in 1 3 5 8; do for f in docs/*.$$s; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done; done
+	install -D -m 644 packaging/prometheus/spark-alerts.yml $(DESTDIR)$(PREFIX)/share/spark/prometheus/spark-alerts.yml
+	install -D -m 644 packaging/grafana/spark-dashboard.json $(DESTDIR)$(PREFIX)/share/spark/grafana/spark-dashboard.json
+	for s in 1 3 5 7 8; do for f in docs/*.$$s; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done; done
 	for f in units/*.sysusers; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(SYSUSERSDIR)/$$(basename $$f .sysusers).conf; done
 	for f in units/*.tmpfiles; do [ ! -e $$f ] || install -D -m 644 $$f $(DESTDIR)$(TMPFILESDIR)/$$(basename $$f .tmpfiles).conf; done
 
@@ -219,12 +238,20 @@ $(FB)/obj/gen/spark.pb-c.o: $(FB)/gen/spark.pb-c.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) -std=gnu11 -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
 
+$(FB)/gen/ui-assets.c: $(UI_FILES) tools/embed-files.sh
+	@mkdir -p $(dir $@)
+	tools/embed-files.sh $@ $(UI_FILES)
+$(FB)/obj/gen/ui-assets.o: $(FB)/gen/ui-assets.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Idaemons/shared -c -o $@ $<
+
 $(FB)/obj/%.o: %.c | $(FB)/gen/spark.pb-c.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
 define fuzz_module_rules
-$(FB)/lib/$(subst /,-,$(1)).a: $(patsubst %.c,$(FB)/obj/%.o,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(FB)/obj/gen/spark.pb-c.o)
+$(FB)/lib/$(subst /,-,$(1)).a: $(patsubst %.c,$(FB)/obj/%.o,$(call lib_srcs,$(1))) $(if $(filter common,$(1)),$(FB)/obj/gen/spark.pb-c.o) \
+		$(if $(filter daemons/shared,$(1)),$(FB)/obj/gen/ui-assets.o)
 	@mkdir -p $$(dir $$@)
 	rm -f $$@ && ar rcs $$@ $$^
 endef

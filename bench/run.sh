@@ -11,6 +11,7 @@
 #   BENCH_SMALL_APPS   master scale (10000, 10, 10, 9980, 200: 100,000
 #                      executors in all, the cluster's cores)
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
+#   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
 #   BENCH_SKIP         space-separated phases to leave out: baselines
 #                      throughput latency loss freeze worker scale dask
 #   BENCH_KEEP=1       keep the temp dir with every log
@@ -554,6 +555,23 @@ run_cluster_phases() {
         for n in worker1 worker2 master; do stop_daemon "$n"; done
 }
 
+# measure_scrape URL: Prometheus's view of the loaded master, one scrape
+# every 100 ms (SCRAPES of them): the time of each whole response, and its size.
+measure_scrape() {
+        local url=$1 i t times=()
+        command -v curl >/dev/null || { note "no curl: the /metrics scrape row is not measured"; return 0; }
+        for ((i = 0; i < ${BENCH_SCRAPES:-100}; i++)); do
+                t=$(curl -s -o "$tmp/scrape.txt" -w '%{time_total}' --max-time 5 "$url") || { note "a scrape of $url failed"; return 0; }
+                times+=("$(awk -v t="$t" 'BEGIN { printf "%.3f", t * 1000 }')")
+                sleep 0.1
+        done
+        R[scale_scrape_ms_p50]=$(printf '%s\n' "${times[@]}" | median)
+        R[scale_scrape_ms_p99]=$(printf '%s\n' "${times[@]}" | percentile 99)
+        R[scale_scrape_bytes]=$(wc -c <"$tmp/scrape.txt")
+        R[scale_scrapes]=${#times[@]}
+        say "  /metrics scrape p50 ${R[scale_scrape_ms_p50]} ms, p99 ${R[scale_scrape_ms_p99]} ms, ${R[scale_scrape_bytes]} bytes"
+}
+
 run_scale() {
         local sbase master_url events_url rc=0
         say "master scale: $WORKERS workers × $WORKER_CORES cores, $APPS apps × $APP_EXECUTORS executors, then $SMALL_APPS apps × 1"
@@ -563,7 +581,7 @@ run_scale() {
         cat >"$tmp/scale.conf" <<EOF
 cluster: { master = "$master_url"; master_events = "$events_url"; };
 master: { listen = "$master_url"; events_listen = "$events_url"; state_dir = "$tmp/scale-state";
-          worker_timeout_ms = 600000; max_executor_retries = 10000; };
+          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))"; };
 EOF
         # the master holds an nng socket (and more: see the fds figure) per
         # worker: give it what units/spark-master.service gives it
@@ -583,6 +601,7 @@ EOF
         LOAD_PID=
         [ $rc = 0 ] || note "master-load exited with $rc: $(tail -n 3 "$tmp/scale.log" | tr '\n' ' ')"
         R[scale_threads]=$(awk '/^Threads:/ { print $2 }' "/proc/${DAEMON_PID[scale-master]}/status" 2>/dev/null || true)
+        measure_scrape "http://127.0.0.1:$((sbase + 2))/metrics"
         stop_daemon scale-master
         while read -r k v; do R[scale_$k]=$v; done <"$tmp/scale.out"
         R[scale_master_warnings]=$(grep -c ': warning: ' "$tmp/scale-master.log" || true)

@@ -110,6 +110,9 @@ build_table() {
                 "$(fmt "${R[scale_register_us_p99]:-}") µs" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
                 "$(ratio "${R[scale_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" "≤ 1 ms p99" \
                 "$(verdict "${R[scale_register_us_p99]:-}" le 1000)"
+        row "Master: /metrics scrape, p99 ($(fmt "${R[scale_scrapes]:-0}") scrapes 100 ms apart of the loaded master: $(fmt "$nw") workers, $(fmt "${ne:-0}") executors; $(fmt "${R[scale_scrape_bytes]:-}") bytes; p50 $(fmt "${R[scale_scrape_ms_p50]:-}" 1) ms)" \
+                "$(fmt "${R[scale_scrape_ms_p99]:-}" 1) ms" "—" "—" "≤ 50 ms" \
+                "$(verdict "${R[scale_scrape_ms_p99]:-}" le 50)"
         # docs/DESIGN.md §10 "place ≤ 1 ms each": one executor's placement on a loaded
         # master (goal), and what the master itself spends per executor of a
         # large app (info); the time a large app's last executor waits is

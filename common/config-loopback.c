@@ -47,9 +47,26 @@ bool config_endpoint_beyond_loopback(const char *url) {
         return !host_is_loopback(host, (size_t) (colon - host));
 }
 
+/* An http_listen key (HOST:PORT): the HTTP server is HTTPS when the daemon
+ * has a certificate and key (config_tls_for()), else plain HTTP. */
+static bool http_listen_beyond_loopback(const ConfigKey *k, const SparkConfig *c) {
+        const char *v = *(char *const *) config_key_value_const(k, c), *colon;
+        TlsSettings t;
+
+        if (isempty(v))
+                return false;
+        t = config_tls_for(c, k->section);
+        if (tls_settings_can_listen(&t))
+                return false;
+        colon = strrchr(v, ':');
+        return !colon || !host_is_loopback(v, (size_t) (colon - v));
+}
+
 bool config_key_listens_beyond_loopback(const ConfigKey *k, const SparkConfig *c) {
         size_t n;
 
+        if (k && c && k->type == CONFIG_KEY_STRING && streq(k->name, "http_listen"))
+                return http_listen_beyond_loopback(k, c);
         if (!k || !c || k->type != CONFIG_KEY_ENDPOINT)
                 return false;
         n = strlen(k->name);

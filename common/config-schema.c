@@ -8,7 +8,9 @@
  * with a peer (app name, advertised host, a worker's resources, an app's
  * executor shape), on-disk state and the bus need a restart. */
 #include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -57,6 +59,7 @@
 static const char *check_absolute_path(const char *s);
 static const char *check_optional_path(const char *s);
 static const char *check_host(const char *s);
+static const char *check_http_listen(const char *s);
 static const char *check_bus(const char *s);
 static const char *check_slice(const char *s);
 static const char *check_user(const char *s);
@@ -82,6 +85,8 @@ static const ConfigKey schema[] = {
                      "where the master accepts requests"),
         KEY_ENDPOINT(MASTER, master, events_listen, "tcp://127.0.0.1:7078", RESTART,
                      "where the master publishes events"),
+        KEY_STRING(MASTER, master, http_listen, "127.0.0.1:8080", check_http_listen, RESTART,
+                   "HOST:PORT of the master's HTTP server (/metrics, /api/v1/, the web UI); empty: none"),
         KEY_STRING(MASTER, master, state_dir, "/var/lib/spark/master", check_absolute_path, RESTART,
                    "where the master keeps the state it recovers after a restart"),
         KEY_INT(MASTER, master, worker_timeout_ms, 10000, 100, MS_MAX, RELOAD,
@@ -98,6 +103,8 @@ static const ConfigKey schema[] = {
                      "where the worker accepts requests"),
         KEY_ENDPOINT(WORKER, worker, events_listen, "tcp://127.0.0.1:7082", RESTART,
                      "where the worker publishes executor state changes"),
+        KEY_STRING(WORKER, worker, http_listen, "127.0.0.1:8081", check_http_listen, RESTART,
+                   "HOST:PORT of the worker's HTTP server (/metrics, /api/v1/, the web UI); empty: none"),
         KEY_STRING(WORKER, worker, advertise_host, "", check_host, RESTART,
                    "the host name peers use to reach this worker; empty: the host name"),
         KEY_INT(WORKER, worker, cores, 0, 0, CORES_MAX, RESTART,
@@ -134,6 +141,8 @@ static const ConfigKey schema[] = {
                      "where the driver accepts executors and clients"),
         KEY_ENDPOINT(DRIVER, driver, events_listen, "tcp://127.0.0.1:7092", RESTART,
                      "where the driver publishes job events"),
+        KEY_STRING(DRIVER, driver, http_listen, "127.0.0.1:4040", check_http_listen, RESTART,
+                   "HOST:PORT of the driver's HTTP server (/metrics, /api/v1/, the web UI); a busy port: the next free one, up to 20 more; empty: none"),
         { ROW(DRIVER, driver, executor_listen, CONFIG_KEY_ENDPOINT, RESTART), .default_string = "",
           .validate = config_optional_endpoint_check,
           .description = "where executors reach the driver (tls+tcp:// asks them for no certificate); "
@@ -329,6 +338,26 @@ static const char *check_host(const char *s) {
                 return "too long";
         if (!ascii_only(s, ".-_:[]%"))
                 return "must be empty, a host name or an IP address";
+        return NULL;
+}
+
+/* HOST:PORT, [V6]:PORT, or empty (no HTTP server). */
+static const char *check_http_listen(const char *s) {
+        const char *colon;
+        char *end;
+        unsigned long port;
+
+        if (isempty(s))
+                return NULL;
+        colon = strrchr(s, ':');
+        if (!colon || colon == s)
+                return "must be empty or HOST:PORT";
+        if (strlen(s) > 260 || !ascii_only(s, ".-_:[]%"))
+                return "must be empty or HOST:PORT, with a host name or an IP address";
+        errno = 0;
+        port = strtoul(colon + 1, &end, 10);
+        if (colon[1] < '0' || colon[1] > '9' || *end || errno || port > 65535)
+                return "must be empty or HOST:PORT, with a port from 0 to 65535";
         return NULL;
 }
 

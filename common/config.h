@@ -30,6 +30,7 @@ typedef struct SparkClusterConfig {
 typedef struct SparkMasterConfig {
         char *listen;
         char *events_listen;
+        char *http_listen; /* HOST:PORT; "": no HTTP server */
         char *state_dir;
         int64_t worker_timeout_ms;
         bool spread_out;
@@ -42,6 +43,7 @@ typedef struct SparkMasterConfig {
 typedef struct SparkWorkerConfig {
         char *listen;
         char *events_listen;
+        char *http_listen; /* HOST:PORT; "": no HTTP server */
         char *advertise_host; /* "": the host name */
         int64_t cores;        /* 0: detect */
         int64_t memory_mb;    /* 0: detect */
@@ -62,6 +64,7 @@ typedef struct SparkDriverConfig {
         char *app_name;
         char *listen;
         char *events_listen;
+        char *http_listen; /* HOST:PORT; "": no HTTP server */
         char *executor_listen; /* "": executors use listen */
         char *advertise_host; /* "": the host name */
         int64_t max_cores;    /* 0: no cap */

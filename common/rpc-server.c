@@ -22,6 +22,7 @@
 #include "nng-util.h"
 #include "peer-proof.h"
 #include "rpc-server.h"
+#include "time-util.h"
 
 #define RPC_SERVER_MAX_CONTEXTS 4096u
 /* Pipes whose removal was reported recently; a request from one of them
@@ -100,6 +101,7 @@ struct RpcServer {
         Hashmap *peers;           /* pipe id → PeerRecord */
 
         RpcServerStats stats;
+        PromHistogram handle_time;
 };
 
 static void request_start_recv(RpcRequest *r) {
@@ -197,6 +199,7 @@ static void server_unref(RpcServer *s) {
         free(s->nonces);
         free(s->ca_file);
         free(s->requests);
+        prom_histogram_done(&s->handle_time);
         free(s->url);
         free(s);
 }
@@ -264,6 +267,10 @@ static int request_reply_errorv(RpcRequest *r, int code, const char *fmt, va_lis
         nng_msg *m;
         int k;
 
+        if (!r->env)
+                r->server->stats.errors_by_type[0]++;
+        else if (r->env->body_case > 0 && r->env->body_case < RPC_STATS_TYPES)
+                r->server->stats.errors_by_type[r->env->body_case]++;
         error_envelope_init(&e, code, "%s", "");
         vsnprintf(e.message, sizeof(e.message), fmt, ap);
         k = nng_util_msg_from_envelope(&e.env, &m);
@@ -493,6 +500,7 @@ static int request_check_role(RpcServer *s, RpcRequest *r) {
 static int request_handle(RpcServer *s, RpcRequest *r) {
         const void *data = nng_msg_body(r->msg);
         size_t len = nng_msg_len(r->msg);
+        usec_t t0;
         int k;
 
         if (!s->envelope_handler)
@@ -506,7 +514,12 @@ static int request_handle(RpcServer *s, RpcRequest *r) {
         }
         if (s->role_check && request_check_role(s, r) < 0)
                 return 0; /* challenged or refused: answered */
-        return s->envelope_handler(s, r, r->env, s->userdata);
+        if (r->env->body_case > 0 && r->env->body_case < RPC_STATS_TYPES)
+                s->stats.requests_by_type[r->env->body_case]++;
+        t0 = now_mono_usec();
+        k = s->envelope_handler(s, r, r->env, s->userdata);
+        prom_histogram_observe(&s->handle_time, (double) (now_mono_usec() - t0) / USEC_PER_SEC);
+        return k;
 }
 
 static void request_dispatch(void *userdata, bool discard) {
@@ -631,6 +644,10 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
         if (!s)
                 return -ENOMEM;
         s->n_ref = 1;
+        if (prom_histogram_init(&s->handle_time, prom_buckets_rpc, prom_buckets_rpc_n) < 0) {
+                free(s);
+                return -ENOMEM;
+        }
         s->raw_handler = raw;
         s->envelope_handler = envelope;
         s->userdata = userdata;
@@ -797,6 +814,10 @@ void rpc_server_get_stats(const RpcServer *s, RpcServerStats *ret) {
                 return;
         *ret = s->stats;
         ret->pipe_events_lost = atomic_load(&((RpcServer *) s)->pipe_events_lost);
+}
+
+const PromHistogram *rpc_server_handle_histogram(const RpcServer *s) {
+        return &s->handle_time;
 }
 
 const char *rpc_server_url(const RpcServer *s) {

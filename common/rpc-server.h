@@ -29,6 +29,7 @@
 #include "codec.h"
 #include "macro.h"
 #include "peer-role.h"
+#include "prom-writer.h"
 #include "tls.h"
 
 #define RPC_SERVER_DEFAULT_CONTEXTS 64u
@@ -71,8 +72,15 @@ typedef void (*RpcPipeHandler)(RpcServer *s, uint32_t pipe_id, bool added, void 
  * so the owner can drop its pointer.  req must not be answered from here. */
 typedef void (*RpcAbandonHandler)(RpcRequest *req, void *userdata);
 
+/* Requests and error replies are also counted by the request's envelope
+ * body case (the field number of its oneof, below this bound; 0: one that
+ * could not be decoded) for /metrics. */
+#define RPC_STATS_TYPES 128
+
 typedef struct RpcServerStats {
         uint64_t requests;      /* received and handed to the loop */
+        uint64_t requests_by_type[RPC_STATS_TYPES];
+        uint64_t errors_by_type[RPC_STATS_TYPES];
         uint64_t replies;       /* answers sent (including errors) */
         uint64_t decode_errors; /* envelope mode: answered with an Error */
         uint64_t dropped;       /* from a pipe already gone, or no memory */
@@ -110,6 +118,8 @@ int rpc_server_set_roles(RpcServer *s, RpcRoleCheck check, RpcRefusedHandler ref
 
 void rpc_server_set_pipe_handler(RpcServer *s, RpcPipeHandler handler, void *userdata);
 void rpc_server_get_stats(const RpcServer *s, RpcServerStats *ret);
+/* The time the loop spent in the handler of each envelope request. */
+const PromHistogram *rpc_server_handle_histogram(const RpcServer *s);
 const char *rpc_server_url(const RpcServer *s);
 
 /* The nng pipe id the request came on (an executor is tied to it). */

@@ -131,6 +131,7 @@ static const struct {
         { "cluster.insecure", "false" },
         { "master.listen", "\"tcp://127.0.0.1:7077\"" },
         { "master.events_listen", "\"tcp://127.0.0.1:7078\"" },
+        { "master.http_listen", "\"127.0.0.1:8080\"" },
         { "master.state_dir", "\"/var/lib/spark/master\"" },
         { "master.worker_timeout_ms", "10000" },
         { "master.spread_out", "true" },
@@ -140,6 +141,7 @@ static const struct {
         { "master.tls_key_file", "\"\"" },
         { "worker.listen", "\"tcp://127.0.0.1:7081\"" },
         { "worker.events_listen", "\"tcp://127.0.0.1:7082\"" },
+        { "worker.http_listen", "\"127.0.0.1:8081\"" },
         { "worker.advertise_host", "\"\"" },
         { "worker.cores", "0" },
         { "worker.memory_mb", "0" },
@@ -157,6 +159,7 @@ static const struct {
         { "driver.app_name", "\"default\"" },
         { "driver.listen", "\"tcp://127.0.0.1:7091\"" },
         { "driver.events_listen", "\"tcp://127.0.0.1:7092\"" },
+        { "driver.http_listen", "\"127.0.0.1:4040\"" },
         { "driver.executor_listen", "\"\"" },
         { "driver.advertise_host", "\"\"" },
         { "driver.max_cores", "0" },
@@ -805,6 +808,17 @@ START_TEST(test_beyond_loopback) {
         ck_assert(!config_key_listens_beyond_loopback(config_key_find_by_key("master.events_listen"), &c));
         ck_assert(!config_key_listens_beyond_loopback(config_key_find_by_key("master.state_dir"), &c));
         ck_assert(!config_key_listens_beyond_loopback(NULL, &c));
+        /* the HTTP servers: plain HTTP unless the daemon has a certificate */
+        ck_assert(!config_key_listens_beyond_loopback(config_key_find_by_key("master.http_listen"), &c));
+        free(c.master.http_listen);
+        c.master.http_listen = strdup("0.0.0.0:8080");
+        ck_assert(config_key_listens_beyond_loopback(config_key_find_by_key("master.http_listen"), &c));
+        free(c.worker.http_listen);
+        c.worker.http_listen = strdup("[::1]:8081");
+        ck_assert(!config_key_listens_beyond_loopback(config_key_find_by_key("worker.http_listen"), &c));
+        free(c.worker.http_listen);
+        c.worker.http_listen = strdup("");
+        ck_assert(!config_key_listens_beyond_loopback(config_key_find_by_key("worker.http_listen"), &c));
 }
 END_TEST
 

@@ -5,6 +5,9 @@
 # the estimate of π and a summary, then stops everything.
 #
 #   tools/demo.sh [TASKS [DARTS_PER_TASK]]
+#
+# It prints the web UI's URL; SPARK_DEMO_HOLD=SECONDS keeps the cluster up that
+# long after SparkPi, to look at it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -110,6 +113,11 @@ app_id=$(sparkctl status --json | grep -o '"app-[0-9]*-[0-9]*"' | head -n 1 | tr
 
 echo "Cluster up in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s:"
 sparkctl status
+# each daemon logs where its web UI and /metrics are (a busy default port
+# moves on to the next free one)
+ui_url() { sed -n 's/.*Web UI and metrics on \(http[^ ]*\).*/\1/p' "$tmp/$1.log" | head -n 1; }
+echo
+echo "Web UI: $(ui_url master)  (the driver's: $(ui_url driver); metrics at /metrics, JSON at /api/v1/)"
 echo
 echo "Running SparkPi: $tasks tasks of $darts darts each..."
 t2=$(date +%s.%N)
@@ -121,4 +129,8 @@ awk -v a="$t2" -v b="$t3" -v n="$tasks" -v e="$(running_executors)" -v app="$app
         printf "%d tasks on %d executors of %s in %.2f s (%.0f tasks/s)\n", n, e, app, b - a, n / (b - a) }'
 echo "Executor units (journalctl -u 'spark-executor-*' shows their output):"
 systemctl --user list-units --no-legend --plain "spark-executor-$app_id-*" | awk '{ print "  " $1, $3, $4 }'
+if [ "${SPARK_DEMO_HOLD:-0}" -gt 0 ]; then
+        echo "Keeping the cluster up for $SPARK_DEMO_HOLD s: open $(ui_url master)"
+        sleep "$SPARK_DEMO_HOLD"
+fi
 echo "Stopping the cluster."

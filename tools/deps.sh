@@ -7,12 +7,12 @@
 # one command that does and fails.
 set -eu
 
-build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libmbedtls-dev libprotobuf-c-dev protobuf-c-compiler check"
+build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libmbedtls-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev check"
 # the demo and the tests run a systemd user manager with its D-Bus
 run="systemd dbus dbus-user-session util-linux iproute2 procps"
 case "${1:-build}" in
 build) want="$build $run" ;;
-test) want="$build $run clang openssl jq python3" ;;
+test) want="$build $run clang openssl jq python3 curl prometheus chromium" ;;
 package) want="$build debhelper dpkg-dev rpm lintian rpmlint" ;;
 *) echo "usage: $0 [build|test|package]" >&2; exit 2 ;;
 esac

@@ -296,6 +296,8 @@ void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, cons
                 return;
         }
         ex->lost = true;
+        if (kind >= 0 && kind < (int) ELEMENTSOF(d->metrics.executors_lost))
+                d->metrics.executors_lost[kind]++;
         snprintf(ex->lost_reason, sizeof(ex->lost_reason), "%s", reason);
         lost_tasks = scheduler_remove_executor(d->scheduler, ex->id, reason, now);
         d->n_live_executors--;

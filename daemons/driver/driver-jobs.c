@@ -5,6 +5,7 @@
 #include <inttypes.h>
 
 #include "driver-jobs.h"
+#include "state-json.h"
 #include "log.h"
 #include "sha256.h"
 
@@ -56,6 +57,7 @@ struct DriverJob {
         TaskOutput *outputs;           /* per task */
         ParkedFetch *fetches;
         usec_t submitted;
+        uint64_t output_bytes;         /* held in outputs, for /metrics */
         DriverJob *prev, *next;
 };
 
@@ -309,6 +311,7 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
         if (r < 0)
                 goto fail;
         j->submitted = now;
+        d->metrics.tasks_submitted += j->n_tasks;
         if (!isempty(sj->request_id))
                 snprintf(j->request_id, sizeof(j->request_id), "%s", sj->request_id);
         r = hashmap_put(d->jobs, j->id, j);
@@ -403,6 +406,7 @@ void driver_task_result(Driver *d, int executor_id, const Spark__TaskResult *r, 
                                           success, r->output.len, isempty(r->error) ? NULL : r->error, now);
         if (verdict == TASK_RESULT_ACCEPTED || (!success && verdict != TASK_RESULT_DROPPED)) {
                 TaskOutput *o = &j->outputs[r->index];
+                j->output_bytes -= o->len;
                 free(o->data);
                 o->data = NULL;
                 o->len = 0;
@@ -412,8 +416,18 @@ void driver_task_result(Driver *d, int executor_id, const Spark__TaskResult *r, 
                         if (o->data) {
                                 memcpy(o->data, r->output.data, r->output.len);
                                 o->len = (uint32_t) r->output.len;
+                                j->output_bytes += o->len;
                         }
                 }
+        }
+        if (verdict == TASK_RESULT_ACCEPTED) {
+                d->metrics.tasks_succeeded++;
+                if (r->run_us >= 0)
+                        prom_histogram_observe(&d->metrics.task_seconds, (double) r->run_us / USEC_PER_SEC);
+        } else if (!success && verdict != TASK_RESULT_DROPPED) {
+                d->metrics.attempts_failed++;
+                if (verdict == TASK_RESULT_RETRYING)
+                        d->metrics.tasks_retried++;
         }
         if (j->fetches && verdict != TASK_RESULT_DROPPED && verdict != TASK_RESULT_RETRYING)
                 answer_fetches(d, j, false);
@@ -446,6 +460,11 @@ void driver_drain_finished_jobs(Driver *d) {
                                 answer_fetches(d, j, true);
                 }
                 scheduler_job_counts(job, &c);
+                if (st >= 0 && st < (int) ELEMENTSOF(d->metrics.jobs_ended))
+                        d->metrics.jobs_ended[st]++;
+                prom_histogram_observe(&d->metrics.job_seconds,
+                                       (double) (scheduler_job_finished_at(job) - scheduler_job_submitted_at(job)) /
+                                               USEC_PER_SEC);
                 log_struct(st == JOB_SUCCEEDED ? LOG_INFO : LOG_WARNING,
                            LOG_FIELDS(.app_id = d->app_id, .job_id = scheduler_job_id(job),
                                       .message_id = SPARK_MESSAGE_JOB_FINISHED),
@@ -727,4 +746,63 @@ int driver_fetch_library(Driver *d, RpcRequest *req, const char *hash) {
         reply.data.len = lib->len;
         ENVELOPE_SET(&env, FETCH_LIBRARY_REPLY, fetch_library_reply, &reply);
         return rpc_request_reply_envelope(req, &env);
+}
+
+/* ------------------------------------------------------- the HTTP API's JSON */
+
+void driver_jobs_json(Driver *d, Json *json) {
+        json_object_begin(json, NULL);
+        json_array_begin(json, "jobs");
+        for (DriverJob *j = d->jobs_head; j; j = j->next) {
+                Spark__JobInfo info;
+
+                job_info_fill(d, j, &info);
+                job_info_json(json, NULL, &info);
+        }
+        json_array_end(json);
+        json_object_end(json);
+}
+
+int driver_job_json(Driver *d, const char *job_id, unsigned max_tasks, Json *json) {
+        DriverJob *j = hashmap_get(d->jobs, job_id);
+        Spark__JobInfo info;
+        unsigned n;
+
+        if (!j)
+                return -ENOENT;
+        job_info_fill(d, j, &info);
+        if (max_tasks == 0) {
+                job_info_json(json, NULL, &info);
+                return 0;
+        }
+        /* the job with its first tasks: a million of them is not a page */
+        n = MIN(j->n_tasks, max_tasks);
+        json_object_begin(json, NULL);
+        job_info_json(json, "job", &info);
+        json_int(json, "tasks_listed", n);
+        json_array_begin(json, "tasks");
+        for (unsigned i = 0; i < n; i++) {
+                TaskInfo t;
+
+                if (scheduler_task_info(j->job, i, &t) < 0)
+                        continue;
+                json_object_begin(json, NULL);
+                json_int(json, "task", i);
+                json_string(json, "state", task_state_to_string(t.state));
+                json_int(json, "attempts", t.attempts);
+                json_int(json, "failures", t.failures);
+                json_int(json, "executor_id", t.executor_id);
+                json_object_end(json);
+        }
+        json_array_end(json);
+        json_object_end(json);
+        return 0;
+}
+
+uint64_t driver_jobs_output_bytes(Driver *d) {
+        uint64_t n = 0;
+
+        for (DriverJob *j = d->jobs_head; j; j = j->next)
+                n += j->output_bytes;
+        return n;
 }

@@ -20,4 +20,11 @@ void driver_task_result(Driver *d, int executor_id, const Spark__TaskResult *r, 
 /* Handles jobs that ended: kills their leftover attempts, logs. */
 void driver_drain_finished_jobs(Driver *d);
 void driver_jobs_free(Driver *d);
+/* For the HTTP API: {"jobs":[...]} as `sparkctl jobs --json`; one job as
+ * `sparkctl job ID --json` (max_tasks 0), or {"job":{..},"tasks":[..]}
+ * with its first max_tasks tasks' states and attempts (-ENOENT: no such
+ * job); the bytes of results held. */
+void driver_jobs_json(Driver *d, Json *json);
+int driver_job_json(Driver *d, const char *job_id, unsigned max_tasks, Json *json);
+uint64_t driver_jobs_output_bytes(Driver *d);
 

@@ -82,6 +82,7 @@ Driver *driver_free(Driver *d) {
         d->executor_server = rpc_server_free(d->executor_server);
         d->master = rpc_client_free(d->master);
         d->master_events = event_sub_free(d->master_events);
+        driver_http_done(d);
         if (d->worker_events)
                 while (hashmap_iterate(d->worker_events, &i, &v, NULL))
                         event_sub_free(v);
@@ -190,6 +191,10 @@ int driver_start(Driver *d) {
         r = driver_start_heartbeat_checks(d);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the executor heartbeat checks: %m");
+        /* before registering: the application's record carries the UI's address */
+        r = driver_http_start(d);
+        if (r < 0)
+                return r;
         r = sd_event_add_time_relative(d->event, &d->register_timer, CLOCK_MONOTONIC, 0, 0, on_register_timer, d);
         if (r < 0)
                 return log_error_errno(r, "Failed to start registration: %m");

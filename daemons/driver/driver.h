@@ -12,6 +12,9 @@
 #include "event-sub.h"
 #include "executor-secret.h"
 #include "hashmap.h"
+#include "http-server.h"
+#include "json-writer.h"
+#include "prom-writer.h"
 #include "ids.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
@@ -28,6 +31,18 @@
 
 typedef struct DriverExecutor DriverExecutor;
 typedef struct DriverJob DriverJob;
+
+/* Counters of /metrics: they only grow, across reloads too. */
+typedef struct DriverMetrics {
+        uint64_t tasks_submitted;
+        uint64_t tasks_succeeded;
+        uint64_t attempts_failed;      /* failed attempts, executor losses included */
+        uint64_t tasks_retried;        /* failed attempts that were retried */
+        uint64_t jobs_ended[8];        /* by final JobState */
+        uint64_t executors_lost[8];    /* by ExecutorLoss */
+        PromHistogram task_seconds;    /* run time of succeeded attempts, on the executor */
+        PromHistogram job_seconds;     /* submitted → ended */
+} DriverMetrics;
 
 typedef struct DriverEffects DriverEffects;
 
@@ -77,6 +92,9 @@ typedef struct Driver {
         int poll_interval_ms;              /* how long a poll is parked at most */
         char status[256];
         int exit_status;
+        HttpServer *http;             /* NULL: http_listen is "" or its ports were taken */
+        char *ui_url;                 /* http's address, registered with the master */
+        DriverMetrics metrics;
 } Driver;
 
 /* How an executor was found lost; it decides whether its unit must be
@@ -152,6 +170,10 @@ int driver_executor_secret_set(Driver *d, DriverExecutor *ex);
 uint32_t driver_required_roles(const Envelope *env, void *userdata);
 int driver_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
 int driver_handle_executor_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata);
+
+/* driver-http.c: /metrics, /api/v1/ and the web UI (docs/observability.md). */
+int driver_http_start(Driver *d);
+void driver_http_done(Driver *d);
 
 /* driver-announced.c */
 int driver_announce_executor(Driver *d, int id, const char *worker_id);

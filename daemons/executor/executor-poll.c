@@ -147,6 +147,7 @@ static int send_poll(Executor *e, PollSlot *s, Task *results, size_t n, size_t h
                 tr->exit_code = t->outcome.exit_code;
                 tr->output.data = t->outcome.output;
                 tr->output.len = t->outcome.output_len;
+                tr->run_us = (int64_t) t->run_usec;
                 if (t->outcome.error)
                         tr->error = t->outcome.error;
                 e->result_ptrs[i] = tr;

@@ -47,6 +47,7 @@ typedef struct Task {
         bool killed;
         pid_t pid;                       /* a running command's process group */
         TaskOutcome outcome;             /* written by the thread running it */
+        uint64_t run_usec;               /* how long it ran (CLOCK_MONOTONIC), by the same thread */
 } Task;
 
 /* The tasks of one PollReply, allocated together; the reply envelope lives

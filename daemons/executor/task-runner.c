@@ -5,6 +5,7 @@
 
 #include "fifo.h"
 #include "task-runner.h"
+#include "time-util.h"
 
 typedef struct RunnerThread {
         TaskRunner *runner;
@@ -93,7 +94,11 @@ static void *runner_thread(void *arg) {
                         r->notify(r->userdata);
                         notify = false;
                 }
-                r->run(r, t, r->userdata);
+                {
+                        usec_t t0 = now_mono_usec();
+                        r->run(r, t, r->userdata);
+                        t->run_usec = now_mono_usec() - t0;
+                }
 
                 pthread_mutex_lock(&r->lock);
                 th->current = NULL;

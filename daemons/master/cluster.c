@@ -90,6 +90,7 @@ static void app_free(App *a) {
         free(a->name);
         free(a->driver_url);
         free(a->driver_events);
+        free(a->ui_url);
         free(a->driver_subject);
         free(a->reason);
         explicit_bzero(a->executor_key, sizeof(a->executor_key));
@@ -107,6 +108,7 @@ static void worker_free(Worker *w) {
         free(w->host);
         free(w->endpoint);
         free(w->events_endpoint);
+        free(w->ui_url);
         free(w);
 }
 

@@ -50,6 +50,7 @@ struct Executor {
         int exit_code;
         usec_t running_since;    /* when it was reported RUNNING */
         bool ended_early;        /* exited 0 before it ran long: counts as a failed start */
+        usec_t launch_sent;      /* the I/O layer's: when its launch went out, 0: not timed */
         Executor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
@@ -58,6 +59,7 @@ struct Worker {
         char *host;
         char *endpoint;
         char *events_endpoint;
+        char *ui_url;            /* its web UI, NULL: none (set by the I/O layer) */
         int cores, cores_used;
         int64_t memory_mb, memory_used_mb;
         WorkerState state;
@@ -74,6 +76,7 @@ struct App {
         char *name;
         char *driver_url;
         char *driver_events;
+        char *ui_url;            /* the driver's web UI, NULL: none (set by the I/O layer) */
         /* The certificate subject of the driver that registered it over TLS
          * (docs/security.md); NULL: plaintext, or recovered after a restart
          * and not registered again since. */

@@ -17,6 +17,26 @@ static bool endpoint_ok(const char *s, bool allow_empty) {
         return strlen(s) <= 512 && !config_endpoint_check(s);
 }
 
+/* A daemon's web UI address from the network: shown as a link on the
+ * master's page, so only a plain http(s) URL of printable ASCII without
+ * quotes or angle brackets, and bounded. */
+static bool ui_url_ok(const char *s) {
+        if (isempty(s))
+                return true;
+        if (strlen(s) > 256 || (strncmp(s, "http://", 7) != 0 && strncmp(s, "https://", 8) != 0))
+                return false;
+        for (; *s; s++)
+                if ((unsigned char) *s <= ' ' || (unsigned char) *s >= 0x7f || strchr("\"'<>\\`", *s))
+                        return false;
+        return true;
+}
+
+/* Replaces *field with s ("" or NULL: none); failure to copy keeps none. */
+static void set_ui_url(char **field, const char *s) {
+        free(*field);
+        *field = isempty(s) ? NULL : strdup(s);
+}
+
 static int handle_register_worker(Master *m, RpcRequest *req, const Spark__RegisterWorker *rw) {
         Spark__RegisterWorkerReply reply = SPARK__REGISTER_WORKER_REPLY__INIT;
         _cleanup_free_ ReportedExecutor *reported = NULL;
@@ -32,7 +52,7 @@ static int handle_register_worker(Master *m, RpcRequest *req, const Spark__Regis
         int r;
 
         if (!wire_name_is_valid(rw->host, false) || !endpoint_ok(rw->endpoint, false) ||
-            !endpoint_ok(rw->events_endpoint, true))
+            !endpoint_ok(rw->events_endpoint, true) || !ui_url_ok(rw->ui_url))
                 return rpc_request_reply_error(req, -EINVAL, "invalid host or endpoint in worker registration");
         if (rw->cores < 1 || rw->cores > 65536 || rw->memory_mb < 1 || rw->memory_mb > (INT64_C(1) << 40))
                 return rpc_request_reply_error(req, -EINVAL, "invalid cores (%d) or memory (%" PRIi64 " MiB)",
@@ -59,6 +79,11 @@ static int handle_register_worker(Master *m, RpcRequest *req, const Spark__Regis
                                                rw->worker_id);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "invalid worker registration");
+        {
+                Worker *w = cluster_worker(m->cluster, rw->worker_id);
+                if (w)
+                        set_ui_url(&w->ui_url, rw->ui_url);
+        }
 
         for (size_t i = 0; i < n; i++)
                 if (kill[i]) {
@@ -115,7 +140,7 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
         int r = 0;
 
         if (!endpoint_ok(ra->driver_url, false) || !endpoint_ok(ra->driver_events, true) ||
-            !wire_name_is_valid(ra->name, true))
+            !wire_name_is_valid(ra->name, true) || !ui_url_ok(ra->ui_url))
                 return rpc_request_reply_error(req, -EINVAL, "invalid driver endpoint or application name");
         if (ra->n_executor_env > 256)
                 return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
@@ -181,6 +206,7 @@ done:
         master_place_now(m, LAUNCHES_BEFORE_REPLY);
         (void) master_state_sync(m);
 reply:
+        set_ui_url(&a->ui_url, ra->ui_url);
         reply.app_id = a->id;
         ENVELOPE_SET(&env, REGISTER_APPLICATION_REPLY, register_application_reply, &reply);
         return rpc_request_reply_envelope(req, &env);

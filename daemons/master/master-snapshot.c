@@ -20,18 +20,7 @@ void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit
                 info->unit = unit_buf;
 }
 
-typedef struct Snapshot {
-        Spark__ClusterState state;
-        Spark__WorkerInfo *workers;
-        Spark__WorkerInfo **worker_ptrs;
-        Spark__AppInfo *apps;
-        Spark__AppInfo **app_ptrs;
-        Spark__ExecutorInfo *executors;
-        Spark__ExecutorInfo **executor_ptrs;
-        char (*units)[UNIT_NAME_MAX];
-} Snapshot;
-
-static void snapshot_done(Snapshot *s) {
+void master_snapshot_done(MasterSnapshot *s) {
         free(s->workers);
         free(s->worker_ptrs);
         free(s->apps);
@@ -41,16 +30,12 @@ static void snapshot_done(Snapshot *s) {
         free(s->units);
 }
 
-int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
-        _cleanup_(snapshot_done) Snapshot s = {};
+int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
+        _cleanup_(master_snapshot_done) MasterSnapshot s = {};
         Hashmap *workers = cluster_workers(m->cluster);
         size_t nw = hashmap_size(workers), na = 0, ne = 0, i = 0;
         usec_t now = now_mono_usec();
-        Envelope env = ENVELOPE_INIT;
         void *v;
-
-        if (!isempty(app_id) && !app_id_is_valid(app_id))
-                return rpc_request_reply_error(req, -EINVAL, "invalid application id");
 
         for (App *a = cluster_apps(m->cluster); a; a = a->next)
                 if (isempty(app_id) || streq(a->id, app_id)) {
@@ -67,7 +52,7 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
         s.executor_ptrs = calloc(ne + 1, sizeof(*s.executor_ptrs));
         s.units = calloc(ne + 1, sizeof(*s.units));
         if (!s.workers || !s.worker_ptrs || !s.apps || !s.app_ptrs || !s.executors || !s.executor_ptrs || !s.units)
-                return rpc_request_reply_error(req, -ENOMEM, "out of memory");
+                return -ENOMEM;
 
         s.state.master_id = (char *) cluster_id(m->cluster);
 
@@ -80,6 +65,7 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
                 wi->host = w->host;
                 wi->endpoint = w->endpoint;
                 wi->events_endpoint = w->events_endpoint;
+                wi->ui_url = w->ui_url ? w->ui_url : (char *) "";
                 wi->cores = w->cores;
                 wi->cores_used = w->cores_used;
                 wi->memory_mb = w->memory_mb;
@@ -106,6 +92,7 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
                 ai->cores_per_executor = a->cores_per_executor;
                 ai->executor_memory_mb = a->executor_memory_mb;
                 ai->reason = a->reason ? a->reason : (char *) "";
+                ai->ui_url = a->ui_url ? a->ui_url : (char *) "";
                 s.app_ptrs[s.state.n_apps++] = ai;
 
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {
@@ -120,6 +107,19 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
         }
         s.state.apps = s.app_ptrs;
         s.state.executors = s.executor_ptrs;
+        *ret = s;
+        s = (MasterSnapshot) {};
+        return 0;
+}
+
+int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
+        _cleanup_(master_snapshot_done) MasterSnapshot s = {};
+        Envelope env = ENVELOPE_INIT;
+
+        if (!isempty(app_id) && !app_id_is_valid(app_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid application id");
+        if (master_snapshot_build(m, app_id, &s) < 0)
+                return rpc_request_reply_error(req, -ENOMEM, "out of memory");
 
         /* A subscriber lines its event stream up with this snapshot. */
         env.epoch = event_pub_epoch(m->events);

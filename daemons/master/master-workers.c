@@ -196,7 +196,10 @@ static void worker_call_start(Master *m, Worker *w, Executor *e, bool kill, cons
 }
 
 static void on_launch(Cluster *c, Worker *w, Executor *e, void *userdata) {
+        Master *m = userdata;
         (void) c;
+        m->metrics.launches++;
+        e->launch_sent = now_mono_usec();
         master_state_changed(userdata);
         worker_call_start(userdata, w, e, false, NULL);
 }
@@ -237,7 +240,15 @@ static void on_executor_added(Cluster *c, Executor *e, void *userdata) {
 }
 
 static void on_executor_updated(Cluster *c, Executor *e, void *userdata) {
+        Master *m = userdata;
         (void) c;
+        if (e->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING && e->launch_sent > 0) {
+                prom_histogram_observe(&m->metrics.executor_start,
+                                       (double) (now_mono_usec() - e->launch_sent) / USEC_PER_SEC);
+                e->launch_sent = 0;
+        }
+        if (executor_state_is_terminal(e->state) && e->state < (int) ELEMENTSOF(m->metrics.executor_ends))
+                m->metrics.executor_ends[e->state]++;
         master_state_changed(userdata);
         publish_executor(userdata, e, false);
 }
@@ -247,6 +258,7 @@ static void on_worker_lost(Cluster *c, Worker *w, const char *reason, void *user
         Envelope env = ENVELOPE_INIT;
         (void) c;
 
+        ((Master *) userdata)->metrics.workers_lost++;
         wl.worker_id = w->id;
         wl.reason = (char *) reason;
         ENVELOPE_SET(&env, WORKER_LOST, worker_lost, &wl);
@@ -258,6 +270,8 @@ static void on_app_removed(Cluster *c, App *a, void *userdata) {
         Envelope env = ENVELOPE_INIT;
         (void) c;
 
+        if (a->state > 0 && a->state < (int) ELEMENTSOF(((Master *) userdata)->metrics.apps_removed))
+                ((Master *) userdata)->metrics.apps_removed[a->state]++;
         ar.app_id = a->id;
         ar.reason = a->reason ? a->reason : (char *) "";
         ar.state = a->state;

@@ -75,6 +75,7 @@ Master *master_free(Master *m) {
                         ((Worker *) v)->link = rpc_client_free(((Worker *) v)->link);
         }
         master_drivers_free(m);
+        master_http_done(m);
         m->link_queue = loop_queue_free(m->link_queue);
         rpc_server_free(m->server);
         m->cluster = cluster_free(m->cluster);
@@ -150,6 +151,10 @@ int master_start(Master *m) {
         r = rpc_server_set_roles(m->server, master_required_roles, daemon_role_refused, m, error, sizeof(error));
         if (r < 0)
                 return log_error_errno(r, "Failed to check roles on %s: %s", m->config.master.listen, error);
+
+        r = master_http_start(m);
+        if (r < 0)
+                return r;
 
         r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_status_timer, m);
         if (r < 0)

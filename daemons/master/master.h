@@ -7,6 +7,8 @@
 #include "cluster.h"
 #include "config.h"
 #include "event-pub.h"
+#include "http-server.h"
+#include "prom-writer.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
 
@@ -16,6 +18,15 @@ typedef struct ResumedLaunch {
         char app_id[APP_ID_MAX];
         int executor_id;
 } ResumedLaunch;
+
+/* Counters of /metrics: they only grow, across reloads too. */
+typedef struct MasterMetrics {
+        uint64_t launches;
+        uint64_t executor_ends[8];     /* by final ExecutorState */
+        uint64_t apps_removed[8];      /* by final AppState */
+        uint64_t workers_lost;
+        PromHistogram executor_start;  /* launch sent → running */
+} MasterMetrics;
 
 typedef struct Master {
         sd_event *event;
@@ -45,6 +56,8 @@ typedef struct Master {
         bool journal_unsynced;           /* an entry written, not synced yet */
         int journal_error;               /* of that write */
         char status[256];
+        HttpServer *http;                /* NULL: http_listen is "" or its ports were taken */
+        MasterMetrics metrics;
 } Master;
 
 int master_new(const char *config_path, Master **ret);
@@ -71,6 +84,20 @@ void master_audit(Master *m, RpcRequest *req, const Envelope *env);
  * unit_buf may be NULL: no unit name. */
 void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size);
 int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id);
+/* The ClusterState of app_id (NULL or "": every app), pointing into the
+ * cluster's objects: used before the loop goes on. */
+typedef struct MasterSnapshot {
+        Spark__ClusterState state;
+        Spark__WorkerInfo *workers;
+        Spark__WorkerInfo **worker_ptrs;
+        Spark__AppInfo *apps;
+        Spark__AppInfo **app_ptrs;
+        Spark__ExecutorInfo *executors;
+        Spark__ExecutorInfo **executor_ptrs;
+        char (*units)[UNIT_NAME_MAX];
+} MasterSnapshot;
+int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret);
+void master_snapshot_done(MasterSnapshot *s);
 
 /* master-workers.c: the master's side of the worker protocol. */
 extern const ClusterEffects master_effects;
@@ -84,6 +111,10 @@ void master_place_now(Master *m, unsigned max_launches);
 void master_resume_launches(Master *m);
 /* Places executors (and resumes launches) from the loop, in slices. */
 void master_place_soon(Master *m);
+
+/* master-http.c: /metrics, /api/v1/ and the web UI (docs/observability.md). */
+int master_http_start(Master *m);
+void master_http_done(Master *m);
 
 /* master-drivers.c: an executor of app_id could not reach its driver: ask
  * the driver; if it does not answer either, the application is removed. */

@@ -631,6 +631,10 @@ size_t unit_manager_watched(UnitManager *m) {
         return m ? m->n_units : 0;
 }
 
+sd_bus *unit_manager_bus(UnitManager *m) {
+        return m ? m->bus : NULL;
+}
+
 int unit_manager_new(sd_event *e, bool user_bus, ExecutorUnitStateHandler cb, void *userdata,
                      UnitManager **ret) {
         UnitManager *m;

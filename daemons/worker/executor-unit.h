@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "ids.h"
@@ -95,6 +96,8 @@ int unit_manager_new(sd_event *e, bool user_bus, ExecutorUnitStateHandler cb, vo
  * call whose sender is gone by the time it handles it, so a start or stop
  * made just before may not take effect.  NULL-safe. */
 UnitManager *unit_manager_free(UnitManager *m);
+/* The manager's bus connection, for reading units' properties (NULL-safe). */
+sd_bus *unit_manager_bus(UnitManager *m);
 
 /* Creates the working directory and starts the unit; the outcome arrives
  * through the state handler, and a start that systemd refuses is a FAILED

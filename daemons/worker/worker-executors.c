@@ -26,6 +26,7 @@ int worker_executor_add(WorkerManager *w, const char *app_id, int executor_id, i
         snprintf(e->key, sizeof(e->key), "%s/%d", app_id, executor_id);
         snprintf(e->app_id, sizeof(e->app_id), "%s", app_id);
         e->executor_id = executor_id;
+        e->cpu_nsec = e->memory_bytes = UINT64_MAX;
         e->cores = cores;
         e->memory_mb = memory_mb;
         e->state = state;

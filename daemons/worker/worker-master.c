@@ -165,6 +165,7 @@ void worker_register(WorkerManager *w) {
                 info->memory_mb = e->memory_mb;
                 ptrs[rw.n_executors++] = info;
         }
+        rw.ui_url = w->ui_url ? w->ui_url : (char *) "";
         rw.executors = ptrs;
         rw.worker_id = w->id;
         rw.host = w->host;

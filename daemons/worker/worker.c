@@ -135,6 +135,7 @@ WorkerManager *worker_free(WorkerManager *w) {
         if (!w)
                 return NULL;
         /* first everything that may call back into the executor table */
+        worker_http_done(w);
         w->master = rpc_client_free(w->master);
         w->server = rpc_server_free(w->server);
         w->units = unit_manager_free(w->units);
@@ -243,6 +244,10 @@ int worker_start(WorkerManager *w) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
                                        w->config.cluster.master);
+
+        r = worker_http_start(w);
+        if (r < 0)
+                return r;
 
         r = worker_start_heartbeats(w);
         if (r < 0)

@@ -12,6 +12,7 @@
 #include "event-pub.h"
 #include "executor-secret.h"
 #include "executor-unit.h"
+#include "http-server.h"
 #include "hashmap.h"
 #include "time-util.h"
 #include "rpc-client.h"
@@ -47,6 +48,9 @@ typedef struct WorkerManager {
         sd_event_source *work_dir_timer; /* worker-work-dirs.c */
         char master_id[64];
         char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
+        HttpServer *http;               /* NULL: http_listen is "" or its ports were taken */
+        char *ui_url;                   /* http's address, registered with the master */
+        sd_event_source *usage_timer;   /* reads executor units' CPU and memory */
 } WorkerManager;
 
 struct LocalExecutor {
@@ -61,11 +65,19 @@ struct LocalExecutor {
         int64_t pid;
         bool report_pending;     /* master has not acknowledged state */
         bool report_in_flight;
+        /* From the unit's CPUUsageNSec and MemoryCurrent, read every few
+         * seconds while an HTTP server runs (worker-http.c); UINT64_MAX: not known. */
+        uint64_t cpu_nsec;
+        uint64_t memory_bytes;
 };
 
 int worker_new(const char *config_path, WorkerManager **ret);
 WorkerManager *worker_free(WorkerManager *w);
 int worker_start(WorkerManager *w);
+
+/* worker-http.c: /metrics, /api/v1/ and the web UI (docs/observability.md). */
+int worker_http_start(WorkerManager *w);
+void worker_http_done(WorkerManager *w);
 
 /* worker-executors.c */
 LocalExecutor *worker_executor(WorkerManager *w, const char *app_id, int executor_id);

@@ -49,6 +49,7 @@ events_port=$(free_port) || die "no free port"
 driver_port=$(free_port) || die "no free port"
 driver_events_port=$(free_port) || die "no free port"
 exec_port=$(free_port) || die "no free port"
+http_port=$(free_port) || die "no free port"
 master_url=tls+tcp://127.0.0.1:$master_port
 driver_url=tls+tcp://127.0.0.1:$driver_port
 # One cluster.conf for the host: the CA and a client certificate for
@@ -61,7 +62,8 @@ cat >"$tmp/cluster.conf" <<EOF
 cluster: { master = "$master_url"; master_events = "tls+tcp://127.0.0.1:$events_port";
            tls_ca_file = "$tls/ca.pem"; tls_cert_file = "$tls/client.pem"; tls_key_file = "$tls/client.key"; };
 master: { listen = "$master_url"; events_listen = "tls+tcp://127.0.0.1:$events_port";
-          state_dir = "$tmp/state"; worker_timeout_ms = 3000; $(own_tls "$tls" master) };
+          state_dir = "$tmp/state"; worker_timeout_ms = 3000; $(own_tls "$tls" master)
+          http_listen = "127.0.0.1:$http_port"; };
 driver: { app_name = "tls-test"; listen = "$driver_url"; events_listen = "tls+tcp://127.0.0.1:$driver_events_port";
           executor_listen = "$exec_url";
           advertise_host = "127.0.0.1"; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0;
@@ -215,3 +217,13 @@ check "members still get answers" sparkctl status
 
 stop_daemon driver TERM
 check "the driver unregistered over TLS" grep -q "unregistered" "$(daemon_log driver)"
+
+# The master's HTTP server follows its TLS settings: HTTPS with its own
+# certificate (docs/observability.md), which the cluster CA verifies.
+if command -v curl >/dev/null; then
+        check_match "the master's /metrics over HTTPS, verified against the cluster CA" '^spark_workers\{state="alive"\} ' \
+                "$(curl -fsS --cacert "$tls/ca.pem" "https://127.0.0.1:$http_port/metrics")"
+        check_fails "... and not in plain HTTP" quietly curl -fsS --max-time 5 "http://127.0.0.1:$http_port/metrics"
+        check_fails "... nor for a client that does not trust the cluster CA" \
+                quietly curl -fsS --max-time 5 "https://127.0.0.1:$http_port/metrics"
+fi

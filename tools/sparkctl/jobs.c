@@ -2,23 +2,9 @@
 #include <string.h>
 
 #include "jobs.h"
+#include "state-json.h"
 #include "wire-names.h"
 #include "sparkctl.h"
-
-void job_info_json(Json *j, const char *key, const Spark__JobInfo *info) {
-        json_object_begin(j, key);
-        json_string(j, "job_id", info->job_id);
-        json_string(j, "name", info->name);
-        json_string(j, "state", wire_job_state_to_string(info->state));
-        json_int(j, "tasks", info->tasks);
-        json_int(j, "done", info->done);
-        json_int(j, "failed", info->failed);
-        json_int(j, "running", info->running);
-        json_int(j, "executors", info->executors);
-        json_int(j, "elapsed_ms", info->elapsed_ms);
-        json_string(j, "reason", info->reason);
-        json_object_end(j);
-}
 
 int jobs_print_table(const Spark__JobList *list, FILE *f) {
         _cleanup_(table_freep) Table *t = NULL;
@@ -77,12 +63,7 @@ int run_jobs(const Daemon *driver, bool json, FILE *out) {
                 Json j;
 
                 json_init(&j, out);
-                json_object_begin(&j, NULL);
-                json_array_begin(&j, "jobs");
-                for (size_t i = 0; i < reply->job_list->n_jobs; i++)
-                        job_info_json(&j, NULL, reply->job_list->jobs[i]);
-                json_array_end(&j);
-                json_object_end(&j);
+                job_list_json(&j, reply->job_list);
                 fputc('\n', out);
                 return SPARKCTL_EXIT_OK;
         }

@@ -7,7 +7,6 @@
 #include "call.h"
 #include "output.h"
 
-void job_info_json(Json *j, const char *key, const Spark__JobInfo *info);
 int jobs_print_table(const Spark__JobList *list, FILE *f);
 void job_print(const Spark__JobInfo *info, FILE *f);
 

@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire-names.h"
 #include "output.h"
+#include "state-json.h"
+#include "wire-names.h"
 #include "sparkctl.h"
 #include "status.h"
 
@@ -146,69 +147,11 @@ int status_print_tables(const Spark__ClusterState *cs, FILE *f) {
         return 0;
 }
 
-static void json_worker(Json *j, const Spark__WorkerInfo *w) {
-        json_object_begin(j, NULL);
-        json_string(j, "worker_id", w->worker_id);
-        json_string(j, "host", w->host);
-        json_string(j, "endpoint", w->endpoint);
-        json_string(j, "events_endpoint", w->events_endpoint);
-        json_string(j, "state", wire_worker_state_to_string(w->state));
-        json_int(j, "cores", w->cores);
-        json_int(j, "cores_used", w->cores_used);
-        json_int(j, "memory_mb", w->memory_mb);
-        json_int(j, "memory_used_mb", w->memory_used_mb);
-        json_int(j, "last_heartbeat_ms_ago", w->last_heartbeat_ms_ago);
-        json_object_end(j);
-}
-
-static void json_app(Json *j, const Spark__AppInfo *a) {
-        json_object_begin(j, NULL);
-        json_string(j, "app_id", a->app_id);
-        json_string(j, "name", a->name);
-        json_string(j, "state", wire_app_state_to_string(a->state));
-        json_string(j, "driver_url", a->driver_url);
-        json_int(j, "cores_granted", a->cores_granted);
-        json_int(j, "max_cores", a->max_cores);
-        json_int(j, "cores_per_executor", a->cores_per_executor);
-        json_int(j, "executor_memory_mb", a->executor_memory_mb);
-        json_string(j, "reason", a->reason);
-        json_object_end(j);
-}
-
-static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
-        json_object_begin(j, NULL);
-        json_string(j, "app_id", e->app_id);
-        json_int(j, "executor_id", e->executor_id);
-        json_string(j, "worker_id", e->worker_id);
-        json_string(j, "host", e->host);
-        json_string(j, "state", wire_executor_state_to_string(e->state));
-        json_int(j, "cores", e->cores);
-        json_int(j, "memory_mb", e->memory_mb);
-        json_string(j, "reason", e->reason);
-        json_int(j, "exit_code", e->exit_code);
-        json_string(j, "unit", e->unit);
-        json_object_end(j);
-}
-
 void status_print_json(const Spark__ClusterState *cs, FILE *f) {
         Json j;
 
         json_init(&j, f);
-        json_object_begin(&j, NULL);
-        json_string(&j, "master_id", cs->master_id);
-        json_array_begin(&j, "workers");
-        for (size_t i = 0; i < cs->n_workers; i++)
-                json_worker(&j, cs->workers[i]);
-        json_array_end(&j);
-        json_array_begin(&j, "apps");
-        for (size_t i = 0; i < cs->n_apps; i++)
-                json_app(&j, cs->apps[i]);
-        json_array_end(&j);
-        json_array_begin(&j, "executors");
-        for (size_t i = 0; i < cs->n_executors; i++)
-                json_executor(&j, cs->executors[i]);
-        json_array_end(&j);
-        json_object_end(&j);
+        cluster_state_json(&j, cs);
         fputc('\n', f);
 }
 
