@@ -24,6 +24,9 @@
 #define SPARK_MESSAGE_INSECURE            "60c2b902debc44b6b8a510164d1f53e1"
 #define SPARK_MESSAGE_ROLE_REFUSED        "f84ae17c40cb4abbb33a6b1871b84391"
 #define SPARK_MESSAGE_EXECUTOR_REFUSED    "f407a2a9b1c2403f8f8872ecf32227f9"
+/* sparkctl drain: a worker starts draining, and has drained (no executors) */
+#define SPARK_MESSAGE_WORKER_DRAINING     "a4183d86b05a4d3fbf85d4180cece914"
+#define SPARK_MESSAGE_WORKER_DRAINED      "742fe8f62a5a45298db796a64134e60e"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

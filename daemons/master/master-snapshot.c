@@ -15,6 +15,7 @@ void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit
                 info->worker_id = e->worker->id;
                 info->host = e->worker->host;
                 info->worker_events = e->worker->events_endpoint;
+                info->draining = worker_is_draining(e->worker);
         }
         if (unit_buf && executor_unit_name(unit_buf, unit_size, e->app->id, e->id) >= 0)
                 info->unit = unit_buf;
@@ -86,6 +87,7 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
                 wi->memory_used_mb = w->memory_used_mb;
                 wi->state = w->state;
                 wi->last_heartbeat_ms_ago = (int64_t) ((now - w->last_heartbeat) / USEC_PER_MSEC);
+                wi->drain_timeout_ms = worker_drain_left_ms(w, now);
                 s.worker_ptrs[s.state.n_workers++] = wi;
         }
         s.state.workers = s.worker_ptrs;

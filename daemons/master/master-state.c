@@ -188,6 +188,7 @@ static int state_build(Master *m, StateBuffers *b) {
                 wi->cores = w->cores;
                 wi->memory_mb = w->memory_mb;
                 wi->state = w->state;
+                wi->drain_timeout_ms = worker_drain_left_ms(w, now_mono_usec());
                 b->worker_ptrs[b->snap.n_workers++] = wi;
         }
 
@@ -579,7 +580,13 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
                 const Spark__WorkerInfo *wi = snap->workers[i];
                 WorkerRegistration reg = { wi->worker_id, wi->host, wi->endpoint, wi->events_endpoint,
                                            wi->cores, wi->memory_mb };
-                if (cluster_restore_worker(m->cluster, &reg, now) < 0)
+                WorkerState state = wi->state == SPARK__WORKER_STATE__WORKER_DRAINING ||
+                                                    wi->state == SPARK__WORKER_STATE__WORKER_DRAINED
+                                            ? wi->state
+                                            : SPARK__WORKER_STATE__WORKER_ALIVE;
+                usec_t drain_left = wi->drain_timeout_ms > 0 ? (usec_t) wi->drain_timeout_ms * USEC_PER_MSEC : 0;
+
+                if (cluster_restore_worker(m->cluster, &reg, state, drain_left, now) < 0)
                         log_warning("State: skipping invalid worker record '%s'", strempty(wi->worker_id));
         }
         for (size_t i = 0; i < snap->n_apps; i++) {

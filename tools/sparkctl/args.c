@@ -20,6 +20,8 @@ static const char *const command_table[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = "cancel",
         [COMMAND_KILL_EXECUTOR] = "kill-executor",
         [COMMAND_KILL_APP] = "kill-app",
+        [COMMAND_DRAIN] = "drain",
+        [COMMAND_UNDRAIN] = "undrain",
 };
 
 /* Positional arguments after the command word. */
@@ -28,6 +30,8 @@ static const size_t command_arity[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = 1,
         [COMMAND_KILL_EXECUTOR] = 2,
         [COMMAND_KILL_APP] = 1,
+        [COMMAND_DRAIN] = 1,
+        [COMMAND_UNDRAIN] = 1,
 };
 
 static const char *const command_synopsis[_COMMAND_MAX] = {
@@ -38,6 +42,8 @@ static const char *const command_synopsis[_COMMAND_MAX] = {
         [COMMAND_CANCEL] = "cancel ID",
         [COMMAND_KILL_EXECUTOR] = "kill-executor APP EXEC",
         [COMMAND_KILL_APP] = "kill-app APP",
+        [COMMAND_DRAIN] = "drain WORKER [--timeout S]",
+        [COMMAND_UNDRAIN] = "undrain WORKER",
 };
 
 const char *command_to_string(Command c) {
@@ -55,7 +61,7 @@ int args_parse(int argc, char **argv, Args *a) {
         enum {
                 ARG_VERSION = 0x100, ARG_MASTER, ARG_DRIVER, ARG_JSON, ARG_NAME,
                 ARG_COMMAND, ARG_FUNCTION, ARG_INPUTS, ARG_COUNT, ARG_ARG,
-                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY,
+                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY, ARG_TIMEOUT,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -72,6 +78,7 @@ int args_parse(int argc, char **argv, Args *a) {
                 { "inputs", required_argument, NULL, ARG_INPUTS },
                 { "count", required_argument, NULL, ARG_COUNT },
                 { "arg", required_argument, NULL, ARG_ARG },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
                 {},
         };
         int c;
@@ -94,6 +101,7 @@ int args_parse(int argc, char **argv, Args *a) {
                 case ARG_INPUTS:   a->inputs_path = optarg; break;
                 case ARG_COUNT:    a->count_string = optarg; break;
                 case ARG_ARG:      a->arg = optarg; break;
+                case ARG_TIMEOUT:  a->timeout_string = optarg; break;
                 default:           return -EINVAL; /* getopt said why */
                 }
         a->positional = argv + optind;
@@ -165,8 +173,11 @@ static int validate_options_apply(const Args *a, char *err, size_t size) {
                         if (submit_only[i].given)
                                 return fail(err, size, "%s is an option of submit, not of %s",
                                             submit_only[i].option, name);
+        if (a->timeout_string && a->command != COMMAND_DRAIN)
+                return fail(err, size, "--timeout is an option of drain, not of %s", name);
         if (a->json && (a->command == COMMAND_CANCEL || a->command == COMMAND_KILL_EXECUTOR ||
-                        a->command == COMMAND_KILL_APP))
+                        a->command == COMMAND_KILL_APP || a->command == COMMAND_DRAIN ||
+                        a->command == COMMAND_UNDRAIN))
                 return fail(err, size, "--json does not apply to %s", name);
         return 0;
 }
@@ -217,6 +228,18 @@ static int validate_positional(Args *a, char *err, size_t size) {
                                     p[0]);
                 a->app_id = p[0];
                 break;
+        case COMMAND_DRAIN:
+                /* seconds; the master takes up to a week */
+                if (a->timeout_string && parse_int32(a->timeout_string, 1, 7 * 24 * 3600, &a->timeout_ms) < 0)
+                        return fail(err, size, "--timeout needs a number of seconds from 1 to %d, not '%s'",
+                                    7 * 24 * 3600, a->timeout_string);
+                a->timeout_ms *= 1000;
+                __attribute__((fallthrough));
+        case COMMAND_UNDRAIN:
+                if (!worker_id_is_valid(p[0]))
+                        return fail(err, size, "'%s' is not a worker id", p[0]);
+                a->worker_id = p[0];
+                break;
         default:
                 break;
         }
@@ -262,7 +285,8 @@ void args_usage(FILE *f) {
               "                (--command 'CMD {}' | --function LIB.so:SYMBOL)\n"
               "                (--inputs FILE | --count N [--arg S])\n"
               "       sparkctl [--driver URL] jobs [--json] | job ID [--json] | cancel ID\n"
-              "       sparkctl [--master URL] kill-executor APP EXEC | kill-app APP\n",
+              "       sparkctl [--master URL] kill-executor APP EXEC | kill-app APP\n"
+              "       sparkctl [--master URL] drain WORKER [--timeout S] | undrain WORKER\n",
               f);
 }
 
@@ -278,6 +302,10 @@ void args_help(FILE *f) {
               "  cancel ID              Cancel a job; its running tasks are killed\n"
               "  kill-executor APP EXEC Stop one executor (the application gets another)\n"
               "  kill-app APP           Remove an application and all its executors\n"
+              "  drain WORKER           Place nothing new on the worker; its executors finish\n"
+              "                         their tasks and are replaced elsewhere (DRAINING,\n"
+              "                         then DRAINED in status)\n"
+              "  undrain WORKER         The worker takes executors again\n"
               "\nOptions:\n"
               "  -h --help              Show this help\n"
               "     --version           Show the version\n"
@@ -305,6 +333,10 @@ void args_help(FILE *f) {
               "     --count N           N tasks, each with the input given by --arg\n"
               "                         (default: empty)\n"
               "     --arg S             The input of every task with --count\n"
+              "\ndrain:\n"
+              "     --timeout S         After S seconds, tasks still running on the worker\n"
+              "                         are stopped and re-queued elsewhere, without\n"
+              "                         counting as failures (default: no timeout)\n"
               "\nThe output of each task goes to standard output as soon as it and the ones\n"
               "before it are done; failed tasks are reported on standard error.  A progress\n"
               "line is shown on standard error when it is a terminal.  Ctrl-C cancels the job.\n"

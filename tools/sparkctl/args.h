@@ -18,6 +18,8 @@ typedef enum Command {
         COMMAND_CANCEL,
         COMMAND_KILL_EXECUTOR,
         COMMAND_KILL_APP,
+        COMMAND_DRAIN,
+        COMMAND_UNDRAIN,
         _COMMAND_MAX,
         _COMMAND_INVALID = -EINVAL,
 } Command;
@@ -44,6 +46,9 @@ typedef struct Args {
         const char *count_string;     /* --count */
         const char *arg;              /* --arg */
 
+        /* drain */
+        const char *timeout_string;   /* --timeout S */
+
         char **positional; /* the command word first */
         size_t n_positional;
 
@@ -53,6 +58,8 @@ typedef struct Args {
         const char *job_id;  /* job, cancel */
         const char *app_id;  /* kill-executor, kill-app */
         int32_t executor_id; /* kill-executor */
+        const char *worker_id; /* drain, undrain */
+        int32_t timeout_ms;  /* drain --timeout; 0: none */
 } Args;
 
 /* Collects argv into *a.  Returns 0, or -EINVAL after getopt printed what

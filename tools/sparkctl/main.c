@@ -52,6 +52,9 @@ static int dispatch(const Args *a, const Daemon *d) {
                 return run_kill_executor(d, a->app_id, a->executor_id);
         case COMMAND_KILL_APP:
                 return run_kill_app(d, a->app_id);
+        case COMMAND_DRAIN:
+        case COMMAND_UNDRAIN:
+                return run_drain(d, a->worker_id, a->timeout_ms, a->command == COMMAND_UNDRAIN);
         default:
                 return SPARKCTL_EXIT_USAGE;
         }

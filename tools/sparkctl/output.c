@@ -150,6 +150,11 @@ void json_int(Json *j, const char *key, int64_t v) {
         fprintf(j->f, "%" PRIi64, v);
 }
 
+void json_bool(Json *j, const char *key, bool v) {
+        json_member(j, key);
+        fputs(v ? "true" : "false", j->f);
+}
+
 /* ------------------------------------------------------------------ tables */
 
 struct Table {

@@ -131,6 +131,7 @@ static void json_worker(Json *j, const Spark__WorkerInfo *w) {
         json_int(j, "memory_mb", w->memory_mb);
         json_int(j, "memory_used_mb", w->memory_used_mb);
         json_int(j, "last_heartbeat_ms_ago", w->last_heartbeat_ms_ago);
+        json_int(j, "drain_timeout_ms", w->drain_timeout_ms);
         json_object_end(j);
 }
 
@@ -160,6 +161,7 @@ static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
         json_string(j, "reason", e->reason);
         json_int(j, "exit_code", e->exit_code);
         json_string(j, "unit", e->unit);
+        json_bool(j, "draining", e->draining);
         json_object_end(j);
 }
 

@@ -250,17 +250,17 @@ START_TEST(test_status_views) {
                          "{\"master_id\":\"master-1\",\"workers\":["
                          "{\"worker_id\":\"worker-2\",\"host\":\"h2\",\"endpoint\":\"\",\"events_endpoint\":\"\","
                          "\"state\":\"lost\",\"cores\":4,\"cores_used\":0,\"memory_mb\":8192,\"memory_used_mb\":0,"
-                         "\"last_heartbeat_ms_ago\":12000},"
+                         "\"last_heartbeat_ms_ago\":12000,\"drain_timeout_ms\":0},"
                          "{\"worker_id\":\"worker-1\",\"host\":\"h1\",\"endpoint\":\"\",\"events_endpoint\":\"\","
                          "\"state\":\"alive\",\"cores\":2,\"cores_used\":1,\"memory_mb\":4096,\"memory_used_mb\":1024,"
-                         "\"last_heartbeat_ms_ago\":300}],"
+                         "\"last_heartbeat_ms_ago\":300,\"drain_timeout_ms\":0}],"
                          "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"pi\",\"state\":\"running\","
                          "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":1,\"max_cores\":0,"
                          "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\"}],"
                          "\"executors\":[{\"app_id\":\"app-20261129172233-0001\",\"executor_id\":1,"
                          "\"worker_id\":\"worker-1\",\"host\":\"h1\",\"state\":\"running\",\"cores\":1,"
                          "\"memory_mb\":1024,\"reason\":\"\",\"exit_code\":0,"
-                         "\"unit\":\"spark-executor-app-20261129172233-0001-1.service\"}]}\n");
+                         "\"unit\":\"spark-executor-app-20261129172233-0001-1.service\",\"draining\":false}]}\n");
         free(c.data);
 }
 END_TEST
