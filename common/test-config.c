@@ -136,6 +136,8 @@ static const struct {
         { "master.spread_out", "true" },
         { "master.default_cores", "0" },
         { "master.max_executor_retries", "10" },
+        { "master.retained_apps", "200" },
+        { "master.retained_workers", "100" },
         { "master.tls_cert_file", "\"\"" },
         { "master.tls_key_file", "\"\"" },
         { "worker.listen", "\"tcp://127.0.0.1:7081\"" },
@@ -174,6 +176,8 @@ static const char *const expected_reloadable[] = {
         "master.spread_out",
         "master.default_cores",
         "master.max_executor_retries",
+        "master.retained_apps",
+        "master.retained_workers",
         "worker.heartbeat_ms",
         "worker.executor_slice",
         "worker.executor_binary",
@@ -455,7 +459,7 @@ START_TEST(test_ranges) {
                 }
                 checked++;
         }
-        ck_assert_int_eq(checked, 13);
+        ck_assert_int_eq(checked, 15);
 }
 END_TEST
 

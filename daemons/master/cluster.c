@@ -100,6 +100,7 @@ static void app_free(App *a) {
         free(a->driver_url);
         free(a->driver_events);
         free(a->driver_subject);
+        free(a->submitted_by);
         free(a->reason);
         explicit_bzero(a->executor_key, sizeof(a->executor_key));
         free(a);
@@ -603,6 +604,8 @@ int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const cha
                 w = e->worker;
                 if (w && c->fx.kill_executor)
                         c->fx.kill_executor(c, w, e, "application removed", c->userdata);
+                if (w)
+                        a->executors_stopping++;
                 executor_set_state(c, e, SPARK__EXECUTOR_STATE__EXECUTOR_KILLED, "application removed", 0);
         }
 
@@ -707,6 +710,18 @@ int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const
         if (e->worker && c->fx.kill_executor)
                 c->fx.kill_executor(c, e->worker, e, reason, c->userdata);
         return 0;
+}
+
+void cluster_executor_usage(Cluster *c, const char *app_id, int executor_id, uint64_t cpu_usage_ns,
+                            uint64_t memory_peak_bytes) {
+        Executor *e = cluster_executor(c, app_id, executor_id);
+
+        if (!e || !executor_state_is_terminal(e->state) || e->usage_counted ||
+            (cpu_usage_ns == 0 && memory_peak_bytes == 0))
+                return;
+        e->usage_counted = true;  /* a resent report counts once */
+        e->app->cpu_usage_ns += cpu_usage_ns;
+        e->app->memory_peak_bytes += memory_peak_bytes;
 }
 
 /* ---------------------------------------------------------------- restore */

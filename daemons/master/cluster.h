@@ -50,6 +50,7 @@ struct Executor {
         int exit_code;
         usec_t running_since;    /* when it was reported RUNNING */
         bool ended_early;        /* exited 0 before it ran long: counts as a failed start */
+        bool usage_counted;      /* its CPU time and peak memory are in its app's totals */
         Executor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
@@ -101,6 +102,14 @@ struct App {
         size_t n_executors_allocated;
         size_t n_live_executors;
         usec_t registered_at;
+        /* History and chargeback (master-history.h): who registered it (a
+         * certificate subject, or how it connected), when (Unix ms), and
+         * what its ended executors used. */
+        char *submitted_by;
+        int64_t start_time_ms;
+        uint64_t cpu_usage_ns;
+        uint64_t memory_peak_bytes;  /* the sum of its executors' peaks */
+        int executors_stopping;  /* at its removal: executors killed, their use still to come */
         App *prev, *next;        /* FIFO order for scheduling */
 };
 
@@ -193,6 +202,10 @@ int64_t worker_drain_left_ms(const Worker *w, usec_t now);
 int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char *app_id, int executor_id,
                                    ExecutorState state, const char *reason, int exit_code, usec_t now);
 int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const char *reason);
+/* What an ended executor used, as its worker reports it with its end:
+ * added to its app's totals once. */
+void cluster_executor_usage(Cluster *c, const char *app_id, int executor_id, uint64_t cpu_usage_ns,
+                            uint64_t memory_peak_bytes);
 
 /* Places executors for waiting apps, oldest app first: at once after every
  * state change by the functions above, or, with fx.schedule_needed, when

@@ -95,12 +95,18 @@ static int handle_executor_state_changed(Master *m, RpcRequest *req, const Spark
                 return rpc_request_reply_error(req, -EINVAL, "invalid worker or application id");
         r = cluster_executor_state_changed(m->cluster, sc->worker_id, sc->app_id, sc->executor_id, sc->state,
                                            sc->reason, sc->exit_code, now_mono_usec());
-        if (r == -ENOENT)
-                /* an app that is gone: nothing to change, the worker may forget it */
+        if (r == -ENOENT) {
+                /* an app that is gone: nothing to change, the worker may
+                 * forget it; what the executor used goes to its history */
+                if (executor_state_is_terminal(sc->state))
+                        master_account_executor_end(m, sc);
                 return rpc_request_reply_ack(req);
+        }
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot apply state %d of executor %s/%d", sc->state,
                                                sc->app_id, sc->executor_id);
+        if (executor_state_is_terminal(sc->state))
+                master_account_executor_end(m, sc);
         if (sc->state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED && sc->exit_code == SPARK_EXIT_DRIVER_UNREACHABLE)
                 master_check_driver(m, sc->app_id, sc->executor_id);
         return rpc_request_reply_ack(req);
@@ -174,6 +180,11 @@ done:
         r = master_bind_app_driver(m, req, a);
         if (r < 0)
                 return r;
+        {
+                char who[3 * PEER_SUBJECT_MAX];
+                a->submitted_by = strdup(rpc_request_peer_describe(req, who, sizeof(who)));
+                a->start_time_ms = (int64_t) (now_real_usec() / USEC_PER_MSEC);
+        }
         /* written before anyone hears of it, on disk before it is answered
          * (a restart places its executors); its first launches go out in
          * between */
@@ -298,7 +309,8 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         case SPARK__ENVELOPE__BODY_DRAIN_WORKER:
                 return handle_drain_worker(m, req, env->drain_worker);
         case SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST:
-                return master_reply_cluster_state(m, req, env->cluster_state_request->app_id);
+                return master_reply_cluster_state(m, req, env->cluster_state_request->app_id,
+                                                  env->cluster_state_request->all);
         default:
                 return rpc_request_reply_error(req, -EOPNOTSUPP, "the master does not handle %s requests",
                                                envelope_body_name(env));

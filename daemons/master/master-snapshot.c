@@ -21,6 +21,23 @@ void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit
                 info->unit = unit_buf;
 }
 
+void app_info_fill(const App *a, Spark__AppInfo *ai) {
+        spark__app_info__init(ai);
+        ai->app_id = (char *) a->id;
+        ai->name = a->name;
+        ai->driver_url = a->driver_url;
+        ai->state = a->state;
+        ai->cores_granted = a->cores_granted;
+        ai->max_cores = a->max_cores;
+        ai->cores_per_executor = a->cores_per_executor;
+        ai->executor_memory_mb = a->executor_memory_mb;
+        ai->reason = a->reason ? a->reason : (char *) "";
+        ai->submitted_by = a->submitted_by ? a->submitted_by : (char *) "";
+        ai->start_time_ms = a->start_time_ms;
+        ai->cpu_usage_ns = a->cpu_usage_ns;
+        ai->memory_peak_bytes = a->memory_peak_bytes;
+}
+
 typedef struct Snapshot {
         Spark__ClusterState state;
         Spark__WorkerInfo *workers;
@@ -30,6 +47,10 @@ typedef struct Snapshot {
         Spark__ExecutorInfo *executors;
         Spark__ExecutorInfo **executor_ptrs;
         char (*units)[UNIT_NAME_MAX];
+        Spark__AppInfo **history_apps;
+        size_t n_history_apps;
+        Spark__WorkerInfo **history_workers;
+        size_t n_history_workers;
 } Snapshot;
 
 static void snapshot_done(Snapshot *s) {
@@ -40,9 +61,11 @@ static void snapshot_done(Snapshot *s) {
         free(s->executors);
         free(s->executor_ptrs);
         free(s->units);
+        history_apps_free(s->history_apps, s->n_history_apps);
+        history_workers_free(s->history_workers, s->n_history_workers);
 }
 
-int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
+int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id, bool all) {
         _cleanup_(snapshot_done) Snapshot s = {};
         Hashmap *workers = cluster_workers(m->cluster);
         size_t nw = hashmap_size(workers), na = 0, ne = 0, i = 0;
@@ -58,6 +81,11 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
                         na++;
                         ne += a->n_live_executors;
                 }
+        if (all && (history_unpack_apps(&m->history, &s.history_apps, &s.n_history_apps) < 0 ||
+                    history_unpack_workers(&m->history, &s.history_workers, &s.n_history_workers) < 0))
+                return rpc_request_reply_error(req, -ENOMEM, "out of memory");
+        na += s.n_history_apps;
+        nw += s.n_history_workers;
 
         spark__cluster_state__init(&s.state);
         s.workers = calloc(nw + 1, sizeof(*s.workers));
@@ -98,16 +126,7 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
                 if (!isempty(app_id) && !streq(a->id, app_id))
                         continue;
                 ai = &s.apps[s.state.n_apps];
-                spark__app_info__init(ai);
-                ai->app_id = a->id;
-                ai->name = a->name;
-                ai->driver_url = a->driver_url;
-                ai->state = a->state;
-                ai->cores_granted = a->cores_granted;
-                ai->max_cores = a->max_cores;
-                ai->cores_per_executor = a->cores_per_executor;
-                ai->executor_memory_mb = a->executor_memory_mb;
-                ai->reason = a->reason ? a->reason : (char *) "";
+                app_info_fill(a, ai);
                 s.app_ptrs[s.state.n_apps++] = ai;
 
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {
@@ -120,6 +139,12 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
                         s.state.n_executors++;
                 }
         }
+        /* the history after the live ones, oldest first */
+        for (size_t k = 0; k < s.n_history_apps; k++)
+                if (isempty(app_id) || streq(s.history_apps[k]->app_id, app_id))
+                        s.app_ptrs[s.state.n_apps++] = s.history_apps[k];
+        for (size_t k = 0; k < s.n_history_workers; k++)
+                s.worker_ptrs[s.state.n_workers++] = s.history_workers[k];
         s.state.apps = s.app_ptrs;
         s.state.executors = s.executor_ptrs;
 

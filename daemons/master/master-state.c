@@ -74,6 +74,10 @@ typedef struct StateBuffers {
         RecordBuffers r;
         Spark__WorkerInfo *workers;
         Spark__WorkerInfo **worker_ptrs;
+        Spark__AppInfo **history_apps;
+        size_t n_history_apps;
+        Spark__WorkerInfo **history_workers;
+        size_t n_history_workers;
 } StateBuffers;
 
 static void record_buffers_done(RecordBuffers *b) {
@@ -91,6 +95,8 @@ static void state_buffers_done(StateBuffers *b) {
         record_buffers_done(&b->r);
         free(b->workers);
         free(b->worker_ptrs);
+        history_apps_free(b->history_apps, b->n_history_apps);
+        history_workers_free(b->history_workers, b->n_history_workers);
 }
 
 static int record_buffers_alloc(RecordBuffers *b, size_t n_apps, size_t n_env) {
@@ -119,6 +125,10 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         ai->max_cores = a->max_cores;
         ai->cores_per_executor = a->cores_per_executor;
         ai->executor_memory_mb = a->executor_memory_mb;
+        ai->submitted_by = a->submitted_by;
+        ai->start_time_ms = a->start_time_ms;
+        ai->cpu_usage_ns = a->cpu_usage_ns;
+        ai->memory_peak_bytes = a->memory_peak_bytes;
         r->info = ai;
         r->driver_events = a->driver_events;
         r->next_executor_id = a->next_executor_id;
@@ -200,6 +210,14 @@ static int state_build(Master *m, StateBuffers *b) {
         b->snap.n_apps = b->r.n_records;
         b->snap.apps = b->r.record_ptrs;
         b->snap.workers = b->worker_ptrs;
+
+        if (history_unpack_apps(&m->history, &b->history_apps, &b->n_history_apps) < 0 ||
+            history_unpack_workers(&m->history, &b->history_workers, &b->n_history_workers) < 0)
+                return -ENOMEM;
+        b->snap.finished_apps = b->history_apps;
+        b->snap.n_finished_apps = b->n_history_apps;
+        b->snap.lost_workers = b->history_workers;
+        b->snap.n_lost_workers = b->n_history_workers;
         return 0;
 }
 
@@ -564,6 +582,15 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
         };
         k = cluster_restore_app(m->cluster, &reg, r->info->state, r->next_executor_id, r->executor_limit,
                                 r->retry_count, now, ret);
+        if (k >= 0) {
+                App *a = *ret;
+
+                if (!isempty(r->info->submitted_by))
+                        a->submitted_by = strdup(r->info->submitted_by);
+                a->start_time_ms = r->info->start_time_ms;
+                a->cpu_usage_ns = r->info->cpu_usage_ns;
+                a->memory_peak_bytes = r->info->memory_peak_bytes;
+        }
         for (size_t e = 0; e < r->n_env; e++)
                 free(env[e]);
         return k;
@@ -576,6 +603,14 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
         m->journal_seq = snap->journal_seq;
         m->app_numbers_reserved = snap->app_numbers_reserved;
         *same_boot = !isempty(snap->boot_id) && streq(snap->boot_id, boot_id());
+        history_done(&m->history);
+        for (size_t i = 0; i < snap->n_finished_apps; i++)
+                if (history_add_app(&m->history, snap->finished_apps[i], (size_t) m->config.master.retained_apps) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; i < snap->n_lost_workers; i++)
+                if (history_add_worker(&m->history, snap->lost_workers[i],
+                                       (size_t) m->config.master.retained_workers) < 0)
+                        return -ENOMEM;
         for (size_t i = 0; i < snap->n_workers; i++) {
                 const Spark__WorkerInfo *wi = snap->workers[i];
                 WorkerRegistration reg = { wi->worker_id, wi->host, wi->endpoint, wi->events_endpoint,

@@ -716,3 +716,7 @@ UnitManager *unit_manager_free(UnitManager *m) {
         free(m);
         return NULL;
 }
+
+struct sd_bus *unit_manager_bus(UnitManager *m) {
+        return m ? m->bus : NULL;
+}

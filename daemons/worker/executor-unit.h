@@ -121,3 +121,5 @@ int unit_manager_list(UnitManager *m, UnitListHandler cb, void *userdata);
 
 /* Number of units being watched. */
 size_t unit_manager_watched(UnitManager *m);
+/* Its bus connection, for reading what the units use (NULL: none). */
+struct sd_bus *unit_manager_bus(UnitManager *m);

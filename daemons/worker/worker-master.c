@@ -76,6 +76,8 @@ void worker_report(WorkerManager *w, LocalExecutor *e) {
         sc.exit_code = e->exit_code;
         sc.unit = unit;
         sc.pid = e->pid;
+        sc.cpu_usage_ns = e->cpu_usage_ns;
+        sc.memory_peak_bytes = e->memory_peak_bytes;
         ENVELOPE_SET(&env, EXECUTOR_STATE_CHANGED, executor_state_changed, &sc);
         r = rpc_client_call(w->master, &env, MASTER_CALL_TIMEOUT_MS, on_report_reply, call);
         if (r < 0) {

@@ -61,7 +61,7 @@ int args_parse(int argc, char **argv, Args *a) {
         enum {
                 ARG_VERSION = 0x100, ARG_MASTER, ARG_DRIVER, ARG_JSON, ARG_NAME,
                 ARG_COMMAND, ARG_FUNCTION, ARG_INPUTS, ARG_COUNT, ARG_ARG,
-                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY, ARG_TIMEOUT,
+                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY, ARG_TIMEOUT, ARG_ALL,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -79,6 +79,7 @@ int args_parse(int argc, char **argv, Args *a) {
                 { "count", required_argument, NULL, ARG_COUNT },
                 { "arg", required_argument, NULL, ARG_ARG },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "all", no_argument, NULL, ARG_ALL },
                 {},
         };
         int c;
@@ -102,6 +103,7 @@ int args_parse(int argc, char **argv, Args *a) {
                 case ARG_COUNT:    a->count_string = optarg; break;
                 case ARG_ARG:      a->arg = optarg; break;
                 case ARG_TIMEOUT:  a->timeout_string = optarg; break;
+                case ARG_ALL:      a->all = true; break;
                 default:           return -EINVAL; /* getopt said why */
                 }
         a->positional = argv + optind;
@@ -173,6 +175,8 @@ static int validate_options_apply(const Args *a, char *err, size_t size) {
                         if (submit_only[i].given)
                                 return fail(err, size, "%s is an option of submit, not of %s",
                                             submit_only[i].option, name);
+        if (a->all && a->command != COMMAND_STATUS)
+                return fail(err, size, "--all is an option of status, not of %s", name);
         if (a->timeout_string && a->command != COMMAND_DRAIN)
                 return fail(err, size, "--timeout is an option of drain, not of %s", name);
         if (a->json && (a->command == COMMAND_CANCEL || a->command == COMMAND_KILL_EXECUTOR ||
@@ -280,7 +284,7 @@ int args_validate(Args *a, char *err, size_t size) {
 }
 
 void args_usage(FILE *f) {
-        fputs("Usage: sparkctl [--master URL] status [--json]\n"
+        fputs("Usage: sparkctl [--master URL] status [--all] [--json]\n"
               "       sparkctl [--driver URL] submit [--name N] [--json]\n"
               "                (--command 'CMD {}' | --function LIB.so:SYMBOL)\n"
               "                (--inputs FILE | --count N [--arg S])\n"
@@ -294,7 +298,9 @@ void args_help(FILE *f) {
         fputs("sparkctl — the spark-deploy command line\n\n", f);
         args_usage(f);
         fputs("\nCommands:\n"
-              "  status                 Workers, applications and executors, from the master\n"
+              "  status                 Workers, applications and executors, from the master;\n"
+              "                         with --all also the finished applications and lost\n"
+              "                         workers it keeps as history\n"
               "  submit                 Run a job on the driver's executors, wait for it and\n"
               "                         write each task's output in task order\n"
               "  jobs                   The driver's jobs\n"

@@ -37,6 +37,7 @@ typedef struct Args {
         const char *tls_cert;   /* --tls-cert FILE, with --tls-key FILE */
         const char *tls_key;
         bool json;
+        bool all;               /* status --all: the history too */
 
         /* submit */
         const char *name;

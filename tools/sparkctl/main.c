@@ -39,7 +39,7 @@ static DaemonKind command_daemon(Command c) {
 static int dispatch(const Args *a, const Daemon *d) {
         switch (a->command) {
         case COMMAND_STATUS:
-                return run_status(d, a->json, stdout);
+                return run_status(d, a->json, a->all, stdout);
         case COMMAND_SUBMIT:
                 return run_submit(d, a, isatty(STDERR_FILENO), stdout);
         case COMMAND_JOBS:

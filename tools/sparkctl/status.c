@@ -132,6 +132,8 @@ static void json_worker(Json *j, const Spark__WorkerInfo *w) {
         json_int(j, "memory_used_mb", w->memory_used_mb);
         json_int(j, "last_heartbeat_ms_ago", w->last_heartbeat_ms_ago);
         json_int(j, "drain_timeout_ms", w->drain_timeout_ms);
+        json_string(j, "reason", w->reason);
+        json_int(j, "end_time_ms", w->end_time_ms);
         json_object_end(j);
 }
 
@@ -146,6 +148,11 @@ static void json_app(Json *j, const Spark__AppInfo *a) {
         json_int(j, "cores_per_executor", a->cores_per_executor);
         json_int(j, "executor_memory_mb", a->executor_memory_mb);
         json_string(j, "reason", a->reason);
+        json_string(j, "submitted_by", a->submitted_by);
+        json_int(j, "start_time_ms", a->start_time_ms);
+        json_int(j, "end_time_ms", a->end_time_ms);
+        json_int(j, "cpu_usage_ns", (int64_t) a->cpu_usage_ns);
+        json_int(j, "memory_peak_bytes", (int64_t) a->memory_peak_bytes);
         json_object_end(j);
 }
 
@@ -187,12 +194,13 @@ void status_print_json(const Spark__ClusterState *cs, FILE *f) {
         fputc('\n', f);
 }
 
-int run_status(const Daemon *master, bool json, FILE *out) {
+int run_status(const Daemon *master, bool json, bool all, FILE *out) {
         _cleanup_envelope_ Envelope *reply = NULL;
         Spark__ClusterStateRequest req = SPARK__CLUSTER_STATE_REQUEST__INIT;
         Envelope env = ENVELOPE_INIT;
         int r;
 
+        req.all = all;
         ENVELOPE_SET(&env, CLUSTER_STATE_REQUEST, cluster_state_request, &req);
         r = call_daemon(master, &env, SPARK__ENVELOPE__BODY_CLUSTER_STATE, &reply);
         if (r > 0)
