@@ -16,10 +16,13 @@
  * state_dir/apps.journal and synced.  Entries carry a sequence number; a
  * snapshot records the last one it holds, and the journal is emptied once
  * the snapshot is on disk.  Loading replays the entries after the
- * snapshot's; a torn last entry (a crash in the middle of an append) ends
- * the replay, an entry that does not decode is skipped.  A journal with
- * either is moved aside once a snapshot holds what it could read: new
- * entries must not follow bytes the next load would stop at.
+ * snapshot's.  Each entry is framed with a checksum (record-frame.h): a torn
+ * last entry (a crash in the middle of an append) ends the replay; a
+ * damaged entry elsewhere is reported with its offset and skipped up to the
+ * next entry whose checksum proves it whole (nothing in between is guessed
+ * at), and the replay says what it restored.  A journal with either is moved
+ * aside once a snapshot holds what it could read: new entries must not
+ * follow bytes the next load would stop at.
  *
  * An app's entry is written before its first launches go out and synced
  * after them, before the answer: the launches do not wait for the disk.
@@ -40,6 +43,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "master.h"
+#include "record-frame.h"
 
 #define STATE_FILE "state.pb"
 #define JOURNAL_FILE "apps.journal"
@@ -483,16 +487,13 @@ static int journal_append(Master *m, App *a, bool sync) {
         entry.app_numbers_reserved = m->app_numbers_reserved;
         entry.boot_id = (char *) boot_id();
         len = spark__state_journal_entry__get_packed_size(&entry);
-        buf = malloc(len + 4);
+        buf = malloc(len + RECORD_FRAME_HEADER);
         if (!buf)
                 return -ENOMEM;
-        buf[0] = (uint8_t) len;
-        buf[1] = (uint8_t) (len >> 8);
-        buf[2] = (uint8_t) (len >> 16);
-        buf[3] = (uint8_t) (len >> 24);
-        spark__state_journal_entry__pack(&entry, buf + 4);
+        spark__state_journal_entry__pack(&entry, buf + RECORD_FRAME_HEADER);
+        record_frame_header(buf, buf + RECORD_FRAME_HEADER, len);
         /* one write: an entry is whole or torn at the end, never interleaved */
-        r = write_all(m->journal_fd, buf, len + 4);
+        r = write_all(m->journal_fd, buf, len + RECORD_FRAME_HEADER);
         if (r < 0)
                 return r;
         m->journal_seq = entry.seq;
@@ -659,8 +660,9 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
         _cleanup_free_ char *path = NULL;
         _cleanup_free_ char *data = NULL;
         const uint8_t *buf;
-        size_t len = 0, off = 0;
-        int r, n = 0;
+        size_t len = 0, off = 0, unread = 0, first_damage = SIZE_MAX;
+        int r, n = 0, n_entries = 0, n_damaged = 0;
+        bool torn = false;
 
         if (state_path(m, JOURNAL_FILE, &path) < 0)
                 return log_oom();
@@ -671,23 +673,47 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
         if (r < 0)
                 return log_error_errno(r, "Failed to read %s: %m", path);
 
-        while (len - off >= 4) {
-                size_t n_entry = (size_t) buf[off] | (size_t) buf[off + 1] << 8 | (size_t) buf[off + 2] << 16 |
-                                 (size_t) buf[off + 3] << 24;
+        while (off < len) {
                 Spark__StateJournalEntry *entry;
+                RecordFrame f;
+                size_t next;
                 App *a;
 
-                if (n_entry > len - off - 4)
-                        break; /* torn: the append a crash interrupted, never answered */
-                entry = spark__state_journal_entry__unpack(NULL, n_entry, buf + off + 4);
-                if (!entry) {
-                        /* its length held: the entries after it are whole */
-                        log_error("%s: skipping the corrupt entry of %zu bytes at offset %zu", path, n_entry, off);
+                record_frame_next(buf, len, off, &f);
+                if (f.status != RECORD_FRAME_OK) {
+                        /* Reading goes on only at an entry whose checksum
+                         * proves it whole: nothing in between is guessed at. */
+                        next = f.checked ? record_frame_resync(buf, len, off) : len;
+                        if (f.status == RECORD_FRAME_TORN && next == len) {
+                                torn = true; /* the append a crash interrupted, never answered */
+                                break;
+                        }
+                        log_error("%s: the entry at offset %zu is damaged (%s); %zu bytes skipped, %s", path, off,
+                                  f.status == RECORD_FRAME_TORN ? "its length runs past the end of the file"
+                                                                : "its checksum does not match",
+                                  next - off,
+                                  next < len ? "reading on at the next whole entry" : "nothing after it is readable");
                         *damaged = true;
+                        n_damaged++;
+                        unread += next - off;
+                        first_damage = MIN(first_damage, off);
+                        off = next;
+                        continue;
                 }
-                off += 4 + n_entry;
+                entry = spark__state_journal_entry__unpack(NULL, f.payload_len, f.payload);
+                if (!entry) {
+                        /* whole (its checksum held, or it has none) yet no entry */
+                        log_error("%s: skipping the entry of %zu bytes at offset %zu: it does not decode", path,
+                                  f.payload_len, off);
+                        *damaged = true;
+                        n_damaged++;
+                        unread += f.next - off;
+                        first_damage = MIN(first_damage, off);
+                }
+                off = f.next;
                 if (!entry)
                         continue;
+                n_entries++;
                 if (entry->seq > m->journal_seq) {
                         m->journal_seq = entry->seq;
                         if (entry->next_app_number > cluster_next_app_number(m->cluster))
@@ -706,11 +732,18 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
                 }
                 spark__state_journal_entry__free_unpacked(entry, NULL);
         }
-        if (off < len) {
+        if (torn) {
                 log_warning("%s: ignoring its torn or incomplete last entry, %zu bytes at offset %zu "
                             "(an append a crash interrupted)", path, len - off, off);
                 *damaged = true;
         }
+        if (n_damaged > 0)
+                /* what was restored, and what was not: no more */
+                log_error("%s: restored %d applications from %d whole entries; %d damaged entries "
+                          "(%zu bytes from offset %zu) could not be read: applications registered there are "
+                          "not restored (their drivers register them again when they find the master does not "
+                          "know them), and app numbers up to those reserved are skipped",
+                          path, n, n_entries, n_damaged, unread, first_damage);
         if (n > 0)
                 log_notice("Restored %d applications registered after the last snapshot from %s", n, path);
         return n;
