@@ -13,7 +13,7 @@
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
 #   BENCH_SKIP         space-separated phases to leave out: baselines
-#                      throughput latency loss freeze worker scale dask
+#                      throughput latency loss freeze drain worker scale dask
 #   BENCH_KEEP=1       keep the temp dir with every log
 #   BENCH_TLS=1        every cluster endpoint on tls+tcp:// with role
 #                      certificates (tools/spark-tls) made in the temp dir,
@@ -55,7 +55,8 @@ TLS=${BENCH_TLS:-0}
 case $TLS in 0|'') TLS=0 ;; 1) ;; *) echo "bench: BENCH_TLS must be 0 or 1, not '$TLS'" >&2; exit 1 ;; esac
 # master-load speaks plain tcp with no certificate, and the peer has no TLS
 # set up here: over TLS those phases would measure nothing of ours
-[ "$TLS" = 1 ] && SKIP="$SKIP scale dask "
+# (drain needs an admin certificate; the TLS run's client has none)
+[ "$TLS" = 1 ] && SKIP="$SKIP scale dask drain "
 HB_TIMEOUT_MS=2000         # driver.executor_heartbeat_timeout_ms
 WORKER_TIMEOUT_MS=2000     # master.worker_timeout_ms
 TASKS_LIB=$B/tests/helpers/tasks/spark-test-tasks.so
@@ -507,6 +508,43 @@ measure_worker_loss() {
         say "  worker SIGKILL → lost: ${WORKER_LOSS_MS[*]} ms (timeout $WORKER_TIMEOUT_MS ms)"
 }
 
+# Drain: while both executors run tasks of DRAIN_TASK_MS, `sparkctl drain`
+# of a worker → the master's "Worker W drained" line (its executors finished
+# their tasks, were released by the driver and stopped); then undrain.  The
+# goal is the longest running task + 1 s.
+DRAIN_TASK_MS=500
+DRAIN_MS=()
+measure_drain() {
+        local trial wid w t0 master_url
+        master_url=$(url $P_MASTER)
+        # worker 1, then 2, then 1: each time the one that holds executors
+        # (a drain moves the app's executors to the other)
+        for trial in 1 2 3; do
+                w=worker$((2 - trial % 2))
+                wid=$(awk '/ Worker worker-[^ ]+: [0-9]+ cores/ { for (i = 1; i <= NF; i++) if ($i == "Worker") { id = $(i + 1); sub(/:$/, "", id); print id; exit } }' \
+                        "$tmp/$w.log")
+                [ -n "$wid" ] || { say "  cannot tell $w's id"; return 1; }
+                "$B/sparkctl" --driver "$DRIVER_URL" submit --name "drain-$trial" --function "$TASKS_LIB:sleep_ms" \
+                        --count 2000 --arg "$DRAIN_TASK_MS" >/dev/null 2>>"$tmp/drain-job.log" &
+                SUBMIT_PID=$!
+                sleep 1.2 # both executors are in the middle of a task
+                t0=$("$BT/bench-tool" now)
+                "$B/sparkctl" --master "$master_url" drain "$wid" >>"$tmp/drain.log" 2>&1 ||
+                        { say "  sparkctl drain failed"; stop_long_job; return 1; }
+                wait_log "$tmp/master.log" "Worker $wid drained" "$t0" 30 ||
+                        { say "  worker $wid never drained"; stop_long_job; return 1; }
+                DRAIN_MS+=("$(awk -v a="$t0" -v b="$FOUND" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
+                "$B/sparkctl" --master "$master_url" undrain "$wid" >>"$tmp/drain.log" 2>&1 ||
+                        { say "  sparkctl undrain failed"; stop_long_job; return 1; }
+                stop_long_job
+                # the app gets its executor back on worker 1 before the next trial
+                sleep 1.5
+        done
+        R[drain_p50]=$(printf '%s\n' "${DRAIN_MS[@]}" | median)
+        R[drain_max]=$(printf '%s\n' "${DRAIN_MS[@]}" | percentile 100)
+        say "  drain → drained: ${DRAIN_MS[*]} ms (tasks of $DRAIN_TASK_MS ms)"
+}
+
 # ============================================================ the run
 run_cluster_phases() {
         local e rss
@@ -531,6 +569,7 @@ run_cluster_phases() {
                         read -r _ R[rss_executor_load] <<<"$(rss_of "${R[executor_pid]}")"
                         skip loss || measure_kill || { stop_long_job; note "the SIGKILL trials failed"; }
                         skip freeze || measure_freeze || { stop_long_job; note "the SIGSTOP trials failed"; }
+                        skip drain || measure_drain || note "the drain trials failed"
                 fi
                 stop_driver
         done

@@ -99,6 +99,14 @@ build_table() {
                 "$(fmt "${R[worker_loss_max]:-}") ms" "worker_timeout_ms: $(fmt "$WORKER_TIMEOUT_MS")" "$r" "≤ 1.1×" \
                 "$(verdict "$r" le 1.1)"
 
+        # --- drain
+        if [ -n "${R[drain_max]:-}" ]; then
+                r=$(ratio "${R[drain_max]:-}" "$((DRAIN_TASK_MS + 1000))")
+                row "sparkctl drain of a worker mid-job (tasks of $(fmt "$DRAIN_TASK_MS") ms) → its executors gone (\"drained\"); worst of ${#DRAIN_MS[@]} (median $(fmt "${R[drain_p50]:-}") ms)" \
+                        "$(fmt "${R[drain_max]:-}") ms" "the longest running task + 1 s: $(fmt "$((DRAIN_TASK_MS + 1000))") ms" "$r" "≤ 1×" \
+                        "$(verdict "$r" le 1)"
+        fi
+
         # --- master scale (master-load speaks plain tcp: not over TLS)
         if [ "$TLS" = 1 ]; then
                 row "Master scale rows (RegisterWorker, placement, heartbeats, fds and RSS with $(fmt "$WORKERS") simulated workers)" \

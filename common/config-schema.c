@@ -97,6 +97,10 @@ static const ConfigKey schema[] = {
                 "cores given to an application that sets no max_cores; 0: no cap"),
         KEY_INT(MASTER, master, max_executor_retries, 10, 0, 10000, RELOAD,
                 "executor failures in a row after which an application fails"),
+        KEY_INT(MASTER, master, retained_apps, 200, 0, 100000, RELOAD,
+                "finished applications kept as history"),
+        KEY_INT(MASTER, master, retained_workers, 100, 0, 100000, RELOAD,
+                "lost workers kept as history"),
         KEY_DAEMON_TLS(MASTER, master),
 
         KEY_ENDPOINT(WORKER, worker, listen, "tcp://127.0.0.1:7081", RESTART,

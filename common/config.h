@@ -36,6 +36,8 @@ typedef struct SparkMasterConfig {
         bool spread_out;
         int64_t default_cores; /* 0: no cap */
         int64_t max_executor_retries;
+        int64_t retained_apps;    /* finished applications kept as history */
+        int64_t retained_workers; /* lost workers kept as history */
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
 } SparkMasterConfig;

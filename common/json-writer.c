@@ -145,3 +145,8 @@ void json_int(Json *j, const char *key, int64_t v) {
         json_member(j, key);
         fprintf(j->f, "%" PRIi64, v);
 }
+
+void json_bool(Json *j, const char *key, bool v) {
+        json_member(j, key);
+        fputs(v ? "true" : "false", j->f);
+}

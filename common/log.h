@@ -26,6 +26,11 @@
 #define SPARK_MESSAGE_EXECUTOR_REFUSED    "f407a2a9b1c2403f8f8872ecf32227f9"
 /* a worker removed a finished application's work dirs (worker.work_dir_retention_s) */
 #define SPARK_MESSAGE_WORK_DIR_REMOVED    "64dfbc9fd9b44262a892b69300394179"
+/* sparkctl drain: a worker starts draining, and has drained (no executors) */
+#define SPARK_MESSAGE_WORKER_DRAINING     "a4183d86b05a4d3fbf85d4180cece914"
+#define SPARK_MESSAGE_WORKER_DRAINED      "742fe8f62a5a45298db796a64134e60e"
+/* the chargeback line: what an ended application's executors used */
+#define SPARK_MESSAGE_APP_USAGE           "2aeb71a023b848faaf90892568713de9"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

@@ -14,6 +14,9 @@ static void json_worker(Json *j, const Spark__WorkerInfo *w) {
         json_int(j, "memory_mb", w->memory_mb);
         json_int(j, "memory_used_mb", w->memory_used_mb);
         json_int(j, "last_heartbeat_ms_ago", w->last_heartbeat_ms_ago);
+        json_int(j, "drain_timeout_ms", w->drain_timeout_ms);
+        json_string(j, "reason", w->reason);
+        json_int(j, "end_time_ms", w->end_time_ms);
         json_string(j, "ui_url", w->ui_url);
         json_object_end(j);
 }
@@ -29,6 +32,11 @@ static void json_app(Json *j, const Spark__AppInfo *a) {
         json_int(j, "cores_per_executor", a->cores_per_executor);
         json_int(j, "executor_memory_mb", a->executor_memory_mb);
         json_string(j, "reason", a->reason);
+        json_string(j, "submitted_by", a->submitted_by);
+        json_int(j, "start_time_ms", a->start_time_ms);
+        json_int(j, "end_time_ms", a->end_time_ms);
+        json_int(j, "cpu_usage_ns", (int64_t) a->cpu_usage_ns);
+        json_int(j, "memory_peak_bytes", (int64_t) a->memory_peak_bytes);
         json_string(j, "ui_url", a->ui_url);
         json_object_end(j);
 }
@@ -45,6 +53,7 @@ static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
         json_string(j, "reason", e->reason);
         json_int(j, "exit_code", e->exit_code);
         json_string(j, "unit", e->unit);
+        json_bool(j, "draining", e->draining);
         json_object_end(j);
 }
 

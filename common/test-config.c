@@ -137,6 +137,8 @@ static const struct {
         { "master.spread_out", "true" },
         { "master.default_cores", "0" },
         { "master.max_executor_retries", "10" },
+        { "master.retained_apps", "200" },
+        { "master.retained_workers", "100" },
         { "master.tls_cert_file", "\"\"" },
         { "master.tls_key_file", "\"\"" },
         { "worker.listen", "\"tcp://127.0.0.1:7081\"" },
@@ -179,6 +181,8 @@ static const char *const expected_reloadable[] = {
         "master.spread_out",
         "master.default_cores",
         "master.max_executor_retries",
+        "master.retained_apps",
+        "master.retained_workers",
         "worker.heartbeat_ms",
         "worker.executor_slice",
         "worker.executor_binary",
@@ -463,7 +467,7 @@ START_TEST(test_ranges) {
                 }
                 checked++;
         }
-        ck_assert_int_eq(checked, 15);
+        ck_assert_int_eq(checked, 17);
 }
 END_TEST
 

@@ -5,6 +5,8 @@
 static const char *const worker_state_table[] = {
         [SPARK__WORKER_STATE__WORKER_ALIVE] = "alive",
         [SPARK__WORKER_STATE__WORKER_LOST] = "lost",
+        [SPARK__WORKER_STATE__WORKER_DRAINING] = "draining",
+        [SPARK__WORKER_STATE__WORKER_DRAINED] = "drained",
 };
 
 static const char *const app_state_table[] = {

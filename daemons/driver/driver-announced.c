@@ -16,6 +16,7 @@
 typedef struct Announced {
         char key[16];                    /* the executor id, in decimal */
         char worker_id[WORKER_ID_MAX];
+        bool draining;
 } Announced;
 
 static void id_key(int id, char key[static 16]) {
@@ -74,4 +75,23 @@ const char *driver_announced_worker(const Driver *d, int id) {
         id_key(id, key);
         a = hashmap_get(d->announced, key);
         return a ? a->worker_id : NULL;
+}
+
+void driver_announce_draining(Driver *d, int id, bool draining) {
+        char key[16];
+        Announced *a;
+
+        id_key(id, key);
+        a = hashmap_get(d->announced, key);
+        if (a)
+                a->draining = draining;
+}
+
+bool driver_announced_draining(const Driver *d, int id) {
+        char key[16];
+        const Announced *a;
+
+        id_key(id, key);
+        a = hashmap_get(d->announced, key);
+        return a && a->draining;
 }

@@ -305,11 +305,11 @@ void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, cons
                 hashmap_remove(d->pipes, ex->pipe_key);
         ex->pipe_key[0] = '\0';
 
-        log_struct(LOG_WARNING,
+        log_struct(ex->draining ? LOG_INFO : LOG_WARNING,
                    LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
                               .message_id = SPARK_MESSAGE_EXECUTOR_LOST),
-                   "Executor %d on %s lost: %s; %d running tasks re-queued", ex->id, ex->host, reason,
-                   MAX(lost_tasks, 0));
+                   "Executor %d on %s lost: %s; %d running tasks re-queued%s", ex->id, ex->host, reason,
+                   MAX(lost_tasks, 0), ex->draining ? " (drained: not counted as failures)" : "");
 
         executor_unpark(d, ex);
         executor_clear_kills(ex);
@@ -413,6 +413,8 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                 return rpc_request_reply_error(req, r, "executor %d refused by the scheduler", re->executor_id);
         d->executors[ex->id] = TAKE_PTR(new_ex);
         d->n_live_executors++;
+        if (driver_announced_draining(d, ex->id))
+                driver_executor_set_draining(d, ex->id, true);
 
         log_struct(LOG_INFO,
                    LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
@@ -466,6 +468,7 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
 
         for (size_t i = 0; i < poll->n_results; i++)
                 driver_task_result(d, ex->id, poll->results[i], now);
+        driver_drain_check(d, ex);
         if (had_results) {
                 executor_note_results(ex, poll->n_results, now);
                 driver_drain_finished_jobs(d);

@@ -1,5 +1,6 @@
 /* The executor sessions of the driver (driver-executors.c): registration,
- * polls, kills, and finding an executor lost. */
+ * polls, kills, and finding an executor lost; and the executors of a
+ * draining worker (driver-drain.c). */
 #pragma once
 
 #include "driver.h"
@@ -21,3 +22,8 @@ void driver_queue_kill(Driver *d, int executor_id, const char *job_id, int index
 void driver_send_kills(Driver *d);
 void driver_executors_free(Driver *d);
 
+/* driver-drain.c: the master says the executor's worker drains (or no
+ * longer does); driver_drain_check() releases a draining executor that
+ * holds no task. */
+void driver_executor_set_draining(Driver *d, int id, bool draining);
+void driver_drain_check(Driver *d, DriverExecutor *ex);

@@ -127,6 +127,7 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                 if (!streq(info->app_id, d->app_id))
                         continue;
                 (void) driver_announce_executor(d, info->executor_id, info->worker_id);
+                driver_executor_set_draining(d, info->executor_id, info->draining);
                 if (!isempty(info->worker_events))
                         driver_subscribe_worker(d, info->worker_events);
         }
@@ -169,6 +170,7 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
                 if (!info || !streq(info->app_id, d->app_id))
                         break;
                 (void) driver_announce_executor(d, info->executor_id, info->worker_id);
+                driver_executor_set_draining(d, info->executor_id, info->draining);
                 if (!isempty(info->worker_events))
                         driver_subscribe_worker(d, info->worker_events);
                 break;
@@ -179,6 +181,7 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
                 if (!executor_state_is_end(info->state)) {
                         /* an ExecutorAdded missed, or a worker re-adopting it */
                         (void) driver_announce_executor(d, info->executor_id, info->worker_id);
+                        driver_executor_set_draining(d, info->executor_id, info->draining);
                 } else {
                         char why[320];
                         driver_forget_announced(d, info->executor_id);

@@ -127,6 +127,8 @@ struct DriverExecutor {
         sd_event_source *stop_timer;  /* after a disconnect: stop the unit unless it stopped */
         bool lost;
         bool unit_ended;              /* its unit is known to have stopped */
+        bool draining;                /* its worker drains (driver-drain.c) */
+        usec_t drain_released_at;     /* when we asked the master to stop it, idle; 0: not yet */
         char lost_reason[256];
         Spark__TaskKill *kills;       /* to send with the next reply; job_id owned */
         size_t n_kills, n_kills_allocated;
@@ -180,5 +182,8 @@ int driver_announce_executor(Driver *d, int id, const char *worker_id);
 void driver_forget_announced(Driver *d, int id);
 void driver_forget_all_announced(Driver *d);
 const char *driver_announced_worker(const Driver *d, int id);
+/* The draining flag of an announced executor, for when it registers. */
+void driver_announce_draining(Driver *d, int id, bool draining);
+bool driver_announced_draining(const Driver *d, int id);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Driver *, driver_free);

@@ -29,6 +29,7 @@ struct SchedExecutor {
         uint32_t slot;          /* position in Scheduler.executors */
         RunEntry *running;      /* attempts holding slots, killed ones included */
         uint32_t n_running, cap_running;
+        bool draining;          /* offered nothing; its loss costs no attempt */
 };
 
 /* Pending task indices: first the retried ones (consumed from head), then
@@ -143,7 +144,9 @@ Job *sched_job_free(Job *job);
 void sched_job_check_done(Job *job, usec_t now);
 int sched_job_offer(Job *job, SchedExecutor *e, usec_t now, TaskAssignment *out, size_t max);
 bool sched_job_waits_for_locality(Job *job, usec_t now, usec_t *ret_deadline);
-void sched_job_attempt_lost(Job *job, uint32_t index, const char *message, usec_t now);
+/* counted false: the attempt is re-queued without counting as a failure
+ * (its executor was drained). */
+void sched_job_attempt_lost(Job *job, uint32_t index, const char *message, bool counted, usec_t now);
 int sched_job_task_finished(Job *job, uint32_t index, unsigned attempt, int executor_id,
                             bool success, uint64_t result_bytes, const char *error, usec_t now);
 int sched_job_cancel(Job *job, usec_t now);

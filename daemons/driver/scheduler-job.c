@@ -366,13 +366,17 @@ static void attempt_failed(Job *job, uint32_t index, const char *message, usec_t
         job_end(job, JOB_FAILED, reason, now);
 }
 
-void sched_job_attempt_lost(Job *job, uint32_t index, const char *message, usec_t now) {
+void sched_job_attempt_lost(Job *job, uint32_t index, const char *message, bool counted, usec_t now) {
         Task *t = &job->tasks[index];
 
         sched_executor_detach(t->executor, job, index);
         if (t->state != TASK_RUNNING)
                 return;  /* killed, nothing to retry */
         job->n_running--;
+        if (!counted) {
+                task_requeue(job, index);
+                return;
+        }
         attempt_failed(job, index, message, now);
 }
 

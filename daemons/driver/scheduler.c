@@ -256,7 +256,7 @@ int scheduler_remove_executor(Scheduler *s, int executor_id, const char *reason,
 
                 if (r.job->tasks[r.index].state == TASK_RUNNING)
                         lost++;
-                sched_job_attempt_lost(r.job, r.index, message ?: "executor lost", now);
+                sched_job_attempt_lost(r.job, r.index, message ?: "executor lost", !e->draining, now);
         }
 
         sched_map_remove(&s->executors_by_id, executor_id);
@@ -267,6 +267,15 @@ int scheduler_remove_executor(Scheduler *s, int executor_id, const char *reason,
         s->total_cores -= e->cores;
         executor_free(e);
         return lost;
+}
+
+int scheduler_set_executor_draining(Scheduler *s, int executor_id, bool draining) {
+        SchedExecutor *e = executor_get(s, executor_id);
+
+        if (!e)
+                return -ENOENT;
+        e->draining = draining;
+        return (int) e->n_running;
 }
 
 bool scheduler_has_executor(const Scheduler *s, int executor_id) {
@@ -462,6 +471,8 @@ int scheduler_offer(Scheduler *s, int executor_id, int free_slots, usec_t now,
                 return -ENOENT;
         if (free_slots < 0 || (!out && max_out > 0))
                 return -EINVAL;
+        if (e->draining)
+                return 0;
         room = (long) e->cores + (long) s->config.executor_prefetch - (long) e->n_running;
         if (room <= 0)
                 return 0;

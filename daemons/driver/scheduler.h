@@ -36,7 +36,9 @@
  * fails after task_max_failures failed attempts (Spark 0.8 allowed one more)
  * and its job fails at once (Spark's abort): its other pending tasks end
  * KILLED and its running attempts are killed.  Each failed attempt's reason
- * is kept.  Within a job, re-queued tasks run before fresh ones.
+ * is kept.  Within a job, re-queued tasks run before fresh ones.  The one
+ * loss that costs no attempt is that of a draining executor (its worker was
+ * drained, docs/DESIGN.md "Drain"): its tasks did nothing wrong.
  *
  * Exactly one result per task: a result is accepted only from the task's
  * current attempt, while that attempt is running, on the executor it was
@@ -164,6 +166,11 @@ int scheduler_add_executor(Scheduler *s, int executor_id, const char *host, int 
  * re-queued (or fails its job).  Returns how many running attempts were lost,
  * -ENOENT if the executor is unknown. */
 int scheduler_remove_executor(Scheduler *s, int executor_id, const char *reason, usec_t now);
+/* A draining executor (its worker is drained) is offered no task; its
+ * removal re-queues what runs there without counting failures, since the
+ * tasks did nothing wrong.  Returns the attempts it still holds (0: idle,
+ * it may go), -ENOENT if unknown. */
+int scheduler_set_executor_draining(Scheduler *s, int executor_id, bool draining);
 bool scheduler_has_executor(const Scheduler *s, int executor_id);
 unsigned scheduler_n_executors(const Scheduler *s);
 long scheduler_total_cores(const Scheduler *s);

@@ -84,6 +84,45 @@ START_TEST(test_offer_fills_free_cores) {
 }
 END_TEST
 
+/* A draining executor gets no task; what it held finishes; its removal
+ * re-queues without a failure, even with task_max_failures = 1. */
+START_TEST(test_draining_executor) {
+        Scheduler *s = new_scheduler(1, 0);
+        TaskAssignment a[64], b[64];
+        const char *errors[4];
+        Job *job;
+
+        ck_assert_int_eq(scheduler_add_executor(s, 1, "host-a", 2), 0);
+        ck_assert_int_eq(scheduler_add_executor(s, 2, "host-b", 2), 0);
+        job = submit(s, "job-1", 6);
+        ck_assert_int_eq(offer(s, 1, 2, T0, a), 2);   /* 0, 1 */
+        ck_assert_int_eq(scheduler_set_executor_draining(s, 1, true), 2);
+        ck_assert_int_eq(scheduler_set_executor_draining(s, 9, true), -ENOENT);
+        ck_assert_int_eq(offer(s, 1, 2, T0, b), 0);
+        /* its running tasks finish and count */
+        ck_assert_int_eq(finish(s, &a[0], true, NULL), TASK_RESULT_ACCEPTED);
+        ck_assert_int_eq(scheduler_executor_running(s, 1, NULL, 0), 1);
+        ck_assert_int_eq(offer(s, 1, 2, T0, b), 0);
+        /* the drain times out: task 1 goes back, not failed */
+        ck_assert_int_eq(scheduler_remove_executor(s, 1, "drain timeout", T0), 1);
+        ck_assert_int_eq(scheduler_job_state(job), JOB_RUNNING);
+        ck_assert_int_eq(info(job, 1).state, TASK_PENDING);
+        ck_assert_uint_eq(info(job, 1).failures, 0);
+        ck_assert_int_eq(scheduler_task_errors(job, 1, errors, 4), 0);
+        /* the rest runs on the other executor, task 1 first */
+        ck_assert_int_eq(offer(s, 2, 2, T0, b), 2);
+        ck_assert_uint_eq(b[0].index, 1);
+        ck_assert_uint_eq(b[0].attempt, 2);
+        /* undrained, an executor takes tasks again */
+        ck_assert_int_eq(scheduler_add_executor(s, 3, "host-a", 2), 0);
+        ck_assert_int_eq(scheduler_set_executor_draining(s, 3, true), 0);
+        ck_assert_int_eq(offer(s, 3, 2, T0, a), 0);
+        ck_assert_int_eq(scheduler_set_executor_draining(s, 3, false), 0);
+        ck_assert_int_eq(offer(s, 3, 2, T0, a), 2);
+        scheduler_free(s);
+}
+END_TEST
+
 START_TEST(test_finished_task_frees_core) {
         Scheduler *s = new_scheduler(4, 0);
         TaskAssignment a[64], b[64];
@@ -993,6 +1032,7 @@ int main(void) {
         tcase_add_test(tc, test_prefetch);
         tcase_add_test(tc, test_locality_retry_returns_to_host_queue);
         tcase_add_test(tc, test_stress_books);
+        tcase_add_test(tc, test_draining_executor);
         tcase_add_test(tc, test_throughput);
         tcase_add_test(tc, test_throughput_locality);
         suite_add_tcase(suite, tc);

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "alloc-util.h"
-#include "cluster.h"
+#include "cluster-internal.h"
 #include "executor-env.h"
 #include "log.h"
 #include "macro.h"
@@ -37,6 +37,15 @@ struct Cluster {
 };
 
 static void schedule_soon(Cluster *c);
+
+const ClusterEffects *cluster_effects(Cluster *c, void **ret_userdata) {
+        *ret_userdata = c->userdata;
+        return &c->fx;
+}
+
+void cluster_schedule_soon(Cluster *c) {
+        schedule_soon(c);
+}
 
 bool executor_state_is_terminal(ExecutorState s) {
         return s == SPARK__EXECUTOR_STATE__EXECUTOR_EXITED || s == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED ||
@@ -92,6 +101,7 @@ static void app_free(App *a) {
         free(a->driver_events);
         free(a->ui_url);
         free(a->driver_subject);
+        free(a->submitted_by);
         free(a->reason);
         explicit_bzero(a->executor_key, sizeof(a->executor_key));
         free(a);
@@ -218,9 +228,13 @@ static void executor_set_state(Cluster *c, Executor *e, ExecutorState state, con
         (void) set_string(&e->reason, reason);
 
         if (executor_state_is_terminal(state)) {
-                if (e->worker)
-                        worker_unlink_executor(e->worker, e);
+                Worker *w = e->worker;
+
+                if (w)
+                        worker_unlink_executor(w, e);
                 e->worker = NULL;
+                if (w)
+                        cluster_drain_progress(c, w);
                 a->cores_granted -= e->cores;
                 a->n_live_executors--;
                 c->n_executors--;
@@ -343,7 +357,9 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                 return r;
         w->cores = reg->cores;
         w->memory_mb = reg->memory_mb;
-        w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
+        /* a drain goes on across a restart of the worker */
+        if (!restarted || !worker_is_draining(w))
+                w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
         w->last_heartbeat = now;
         /* restarted, perhaps mended: it may have launches again */
         w->start_failures = 0;
@@ -378,6 +394,7 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                                                    "gone after its worker restarted", 0);
                 }
         }
+        cluster_drain_progress(c, w);
 
         log_struct(LOG_INFO, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_REGISTERED),
                    "Worker %s %sregistered: %s, %d cores, %" PRIi64 " MiB, %zu executors", w->id,
@@ -392,7 +409,7 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
 int cluster_heartbeat(Cluster *c, const char *worker_id, usec_t now) {
         Worker *w = cluster_worker(c, worker_id);
 
-        if (!w || w->state != SPARK__WORKER_STATE__WORKER_ALIVE)
+        if (!w || !worker_is_up(w))
                 return -ENOENT;
         w->last_heartbeat = now;
         /* heartbeats are the clock that ends a launch backoff */
@@ -431,6 +448,7 @@ int cluster_check_workers(Cluster *c, usec_t now, usec_t *ret_next) {
                         count++;
                 }
         } while (n_lost == ELEMENTSOF(lost));
+        cluster_check_drains(c, now, &next);
 
         if (ret_next)
                 *ret_next = next;
@@ -588,6 +606,8 @@ int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const cha
                 w = e->worker;
                 if (w && c->fx.kill_executor)
                         c->fx.kill_executor(c, w, e, "application removed", c->userdata);
+                if (w)
+                        a->executors_stopping++;
                 executor_set_state(c, e, SPARK__EXECUTOR_STATE__EXECUTOR_KILLED, "application removed", 0);
         }
 
@@ -694,6 +714,18 @@ int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const
         return 0;
 }
 
+void cluster_executor_usage(Cluster *c, const char *app_id, int executor_id, uint64_t cpu_usage_ns,
+                            uint64_t memory_peak_bytes) {
+        Executor *e = cluster_executor(c, app_id, executor_id);
+
+        if (!e || !executor_state_is_terminal(e->state) || e->usage_counted ||
+            (cpu_usage_ns == 0 && memory_peak_bytes == 0))
+                return;
+        e->usage_counted = true;  /* a resent report counts once */
+        e->app->cpu_usage_ns += cpu_usage_ns;
+        e->app->memory_peak_bytes += memory_peak_bytes;
+}
+
 /* ---------------------------------------------------------------- restore */
 
 time_t cluster_start_time(Cluster *c) {
@@ -709,10 +741,13 @@ void cluster_restore_counters(Cluster *c, time_t start_time, unsigned next_app_n
         c->next_app_number = MAX(next_app_number, 1u);
 }
 
-int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, usec_t now) {
+int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, WorkerState state, usec_t drain_left,
+                           usec_t now) {
         Worker *w;
 
-        if (!worker_id_is_valid(reg->id) || isempty(reg->endpoint) || reg->cores < 1 || reg->memory_mb < 1)
+        if (!worker_id_is_valid(reg->id) || isempty(reg->endpoint) || reg->cores < 1 || reg->memory_mb < 1 ||
+            (state != SPARK__WORKER_STATE__WORKER_ALIVE && state != SPARK__WORKER_STATE__WORKER_DRAINING &&
+             state != SPARK__WORKER_STATE__WORKER_DRAINED))
                 return -EINVAL;
         if (cluster_worker(c, reg->id))
                 return -EEXIST;
@@ -727,7 +762,8 @@ int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, usec_t now
         }
         w->cores = reg->cores;
         w->memory_mb = reg->memory_mb;
-        w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
+        w->state = state;
+        w->drain_deadline = state == SPARK__WORKER_STATE__WORKER_DRAINING && drain_left > 0 ? now + drain_left : 0;
         /* it gets a full timeout to show it is still there */
         w->last_heartbeat = now;
         return 0;

@@ -51,6 +51,7 @@ struct Executor {
         usec_t running_since;    /* when it was reported RUNNING */
         bool ended_early;        /* exited 0 before it ran long: counts as a failed start */
         usec_t launch_sent;      /* the I/O layer's: when its launch went out, 0: not timed */
+        bool usage_counted;      /* its CPU time and peak memory are in its app's totals */
         Executor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
@@ -68,6 +69,10 @@ struct Worker {
         usec_t launch_backoff_until; /* no launch here before this; 0: none */
         Executor *executors;     /* live executors placed here */
         size_t n_executors;
+        /* DRAINING: when its executors' running tasks are given up (they
+         * are killed; drivers re-queue the tasks); 0: no timeout */
+        usec_t drain_deadline;
+        bool drain_timed_out;    /* the kills at the deadline went out */
         void *link;              /* the I/O layer's connection to it */
 };
 
@@ -100,6 +105,14 @@ struct App {
         size_t n_executors_allocated;
         size_t n_live_executors;
         usec_t registered_at;
+        /* History and chargeback (master-history.h): who registered it (a
+         * certificate subject, or how it connected), when (Unix ms), and
+         * what its ended executors used. */
+        char *submitted_by;
+        int64_t start_time_ms;
+        uint64_t cpu_usage_ns;
+        uint64_t memory_peak_bytes;  /* the sum of its executors' peaks */
+        int executors_stopping;  /* at its removal: executors killed, their use still to come */
         App *prev, *next;        /* FIFO order for scheduling */
 };
 
@@ -172,11 +185,30 @@ int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App
 int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const char *reason);
 int cluster_request_executors(Cluster *c, const char *app_id, int total);
 
+/* Drain (cluster-drain.c, docs/DESIGN.md "Drain"): nothing new is placed on
+ * the worker; every executor there is updated with draining set, so that
+ * its driver gives it no new task and kills it when it is idle; at the
+ * deadline (timeout 0: none) what still runs there is killed.  A worker
+ * with no executor left is DRAINED and stays so until undrained.  -ENOENT:
+ * unknown worker. */
+int cluster_drain_worker(Cluster *c, const char *worker_id, usec_t timeout, usec_t now);
+int cluster_undrain_worker(Cluster *c, const char *worker_id);
+/* DRAINING or DRAINED. */
+bool worker_is_draining(const Worker *w);
+/* Registered and heard from: ALIVE, DRAINING or DRAINED. */
+bool worker_is_up(const Worker *w);
+/* DRAINING: what is left of its timeout, at least 1; else 0. */
+int64_t worker_drain_left_ms(const Worker *w, usec_t now);
+
 /* An executor's state as a worker reports it, at now.  -ENOENT for unknown
  * ids, -ESTALE when the report comes from a worker that does not hold it. */
 int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char *app_id, int executor_id,
                                    ExecutorState state, const char *reason, int exit_code, usec_t now);
 int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const char *reason);
+/* What an ended executor used, as its worker reports it with its end:
+ * added to its app's totals once. */
+void cluster_executor_usage(Cluster *c, const char *app_id, int executor_id, uint64_t cpu_usage_ns,
+                            uint64_t memory_peak_bytes);
 
 /* Places executors for waiting apps, oldest app first: at once after every
  * state change by the functions above, or, with fx.schedule_needed, when
@@ -192,7 +224,9 @@ bool cluster_schedule_step(Cluster *c, unsigned max_launches);
 time_t cluster_start_time(Cluster *c);
 unsigned cluster_next_app_number(Cluster *c);
 void cluster_restore_counters(Cluster *c, time_t start_time, unsigned next_app_number);
-int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, usec_t now);
+/* state: ALIVE, DRAINING (drain_left: of its timeout, 0: none) or DRAINED */
+int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, WorkerState state, usec_t drain_left,
+                           usec_t now);
 int cluster_restore_app(Cluster *c, const AppRegistration *reg, AppState state, int next_executor_id,
                         int executor_limit, int retry_count, usec_t now, App **ret);
 int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, int cores, int64_t memory_mb,

@@ -100,7 +100,7 @@ static void write_state(Master *m, HttpReply *reply, unsigned parts) {
         _cleanup_(master_snapshot_done) MasterSnapshot s = {};
         Json j;
 
-        if (master_snapshot_build(m, NULL, &s) < 0) {
+        if (master_snapshot_build(m, NULL, false, &s) < 0) {
                 reply->status = 500;
                 fputs("out of memory\n", reply->body);
                 return;

@@ -120,12 +120,18 @@ static int handle_executor_state_changed(Master *m, RpcRequest *req, const Spark
                 return rpc_request_reply_error(req, -EINVAL, "invalid worker or application id");
         r = cluster_executor_state_changed(m->cluster, sc->worker_id, sc->app_id, sc->executor_id, sc->state,
                                            sc->reason, sc->exit_code, now_mono_usec());
-        if (r == -ENOENT)
-                /* an app that is gone: nothing to change, the worker may forget it */
+        if (r == -ENOENT) {
+                /* an app that is gone: nothing to change, the worker may
+                 * forget it; what the executor used goes to its history */
+                if (executor_state_is_terminal(sc->state))
+                        master_account_executor_end(m, sc);
                 return rpc_request_reply_ack(req);
+        }
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot apply state %d of executor %s/%d", sc->state,
                                                sc->app_id, sc->executor_id);
+        if (executor_state_is_terminal(sc->state))
+                master_account_executor_end(m, sc);
         if (sc->state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED && sc->exit_code == SPARK_EXIT_DRIVER_UNREACHABLE)
                 master_check_driver(m, sc->app_id, sc->executor_id);
         return rpc_request_reply_ack(req);
@@ -199,6 +205,11 @@ done:
         r = master_bind_app_driver(m, req, a);
         if (r < 0)
                 return r;
+        {
+                char who[3 * PEER_SUBJECT_MAX];
+                a->submitted_by = strdup(rpc_request_peer_describe(req, who, sizeof(who)));
+                a->start_time_ms = (int64_t) (now_real_usec() / USEC_PER_MSEC);
+        }
         /* written before anyone hears of it, on disk before it is answered
          * (a restart places its executors); its first launches go out in
          * between */
@@ -249,6 +260,32 @@ static int handle_request_executors(Master *m, RpcRequest *req, const Spark__Req
         return rpc_request_reply_ack(req);
 }
 
+/* The longest drain timeout taken: a week. */
+#define DRAIN_TIMEOUT_MS_MAX (7 * 24 * 3600 * 1000)
+
+static int handle_drain_worker(Master *m, RpcRequest *req, const Spark__DrainWorker *dw) {
+        int r;
+
+        if (!worker_id_is_valid(dw->worker_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid worker id");
+        if (dw->timeout_ms < 0 || dw->timeout_ms > DRAIN_TIMEOUT_MS_MAX)
+                return rpc_request_reply_error(req, -EINVAL, "drain timeout %d ms out of range (0-%d)",
+                                               dw->timeout_ms, DRAIN_TIMEOUT_MS_MAX);
+        if (dw->undrain)
+                r = cluster_undrain_worker(m->cluster, dw->worker_id);
+        else
+                r = cluster_drain_worker(m->cluster, dw->worker_id, (usec_t) dw->timeout_ms * USEC_PER_MSEC,
+                                         now_mono_usec());
+        if (r == -ENOENT)
+                return rpc_request_reply_error(req, r, "unknown worker %s", dw->worker_id);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "cannot %sdrain worker %s", dw->undrain ? "un" : "",
+                                               dw->worker_id);
+        master_schedule_worker_check(m);   /* the drain deadline */
+        master_state_changed(m);
+        return rpc_request_reply_ack(req);
+}
+
 int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
         Master *m = userdata;
         int r;
@@ -295,8 +332,11 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
                 return handle_kill_executor(m, req, env->kill_executor);
         case SPARK__ENVELOPE__BODY_REQUEST_EXECUTORS:
                 return handle_request_executors(m, req, env->request_executors);
+        case SPARK__ENVELOPE__BODY_DRAIN_WORKER:
+                return handle_drain_worker(m, req, env->drain_worker);
         case SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST:
-                return master_reply_cluster_state(m, req, env->cluster_state_request->app_id);
+                return master_reply_cluster_state(m, req, env->cluster_state_request->app_id,
+                                                  env->cluster_state_request->all);
         default:
                 return rpc_request_reply_error(req, -EOPNOTSUPP, "the master does not handle %s requests",
                                                envelope_body_name(env));

@@ -20,6 +20,7 @@ uint32_t master_required_roles(const Envelope *env, void *userdata) {
         case SPARK__ENVELOPE__BODY_REQUEST_EXECUTORS:
                 return PEER_ROLE_BIT(PEER_ROLE_DRIVER);
         case SPARK__ENVELOPE__BODY_KILL_APPLICATION:
+        case SPARK__ENVELOPE__BODY_DRAIN_WORKER:
                 return PEER_ROLE_BIT(PEER_ROLE_ADMIN);
         case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
                 /* a driver: of its own app only (master_check_app_driver) */
@@ -66,6 +67,7 @@ void master_audit(Master *m, RpcRequest *req, const Envelope *env) {
 
         switch (env->body_case) {
         case SPARK__ENVELOPE__BODY_REGISTER_WORKER:
+        case SPARK__ENVELOPE__BODY_DRAIN_WORKER:
                 app_id = NULL;
                 break;
         case SPARK__ENVELOPE__BODY_EXECUTOR_STATE_CHANGED:

@@ -15,9 +15,28 @@ void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit
                 info->worker_id = e->worker->id;
                 info->host = e->worker->host;
                 info->worker_events = e->worker->events_endpoint;
+                info->draining = worker_is_draining(e->worker);
         }
         if (unit_buf && executor_unit_name(unit_buf, unit_size, e->app->id, e->id) >= 0)
                 info->unit = unit_buf;
+}
+
+void app_info_fill(const App *a, Spark__AppInfo *ai) {
+        spark__app_info__init(ai);
+        ai->app_id = (char *) a->id;
+        ai->name = a->name;
+        ai->driver_url = a->driver_url;
+        ai->state = a->state;
+        ai->cores_granted = a->cores_granted;
+        ai->max_cores = a->max_cores;
+        ai->cores_per_executor = a->cores_per_executor;
+        ai->executor_memory_mb = a->executor_memory_mb;
+        ai->reason = a->reason ? a->reason : (char *) "";
+        ai->submitted_by = a->submitted_by ? a->submitted_by : (char *) "";
+        ai->start_time_ms = a->start_time_ms;
+        ai->cpu_usage_ns = a->cpu_usage_ns;
+        ai->memory_peak_bytes = a->memory_peak_bytes;
+        ai->ui_url = a->ui_url ? a->ui_url : (char *) "";
 }
 
 void master_snapshot_done(MasterSnapshot *s) {
@@ -28,9 +47,11 @@ void master_snapshot_done(MasterSnapshot *s) {
         free(s->executors);
         free(s->executor_ptrs);
         free(s->units);
+        history_apps_free(s->history_apps, s->n_history_apps);
+        history_workers_free(s->history_workers, s->n_history_workers);
 }
 
-int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
+int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapshot *ret) {
         _cleanup_(master_snapshot_done) MasterSnapshot s = {};
         Hashmap *workers = cluster_workers(m->cluster);
         size_t nw = hashmap_size(workers), na = 0, ne = 0, i = 0;
@@ -42,6 +63,11 @@ int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
                         na++;
                         ne += a->n_live_executors;
                 }
+        if (all && (history_unpack_apps(&m->history, &s.history_apps, &s.n_history_apps) < 0 ||
+                    history_unpack_workers(&m->history, &s.history_workers, &s.n_history_workers) < 0))
+                return -ENOMEM;
+        na += s.n_history_apps;
+        nw += s.n_history_workers;
 
         spark__cluster_state__init(&s.state);
         s.workers = calloc(nw + 1, sizeof(*s.workers));
@@ -72,6 +98,7 @@ int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
                 wi->memory_used_mb = w->memory_used_mb;
                 wi->state = w->state;
                 wi->last_heartbeat_ms_ago = (int64_t) ((now - w->last_heartbeat) / USEC_PER_MSEC);
+                wi->drain_timeout_ms = worker_drain_left_ms(w, now);
                 s.worker_ptrs[s.state.n_workers++] = wi;
         }
         s.state.workers = s.worker_ptrs;
@@ -82,17 +109,7 @@ int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
                 if (!isempty(app_id) && !streq(a->id, app_id))
                         continue;
                 ai = &s.apps[s.state.n_apps];
-                spark__app_info__init(ai);
-                ai->app_id = a->id;
-                ai->name = a->name;
-                ai->driver_url = a->driver_url;
-                ai->state = a->state;
-                ai->cores_granted = a->cores_granted;
-                ai->max_cores = a->max_cores;
-                ai->cores_per_executor = a->cores_per_executor;
-                ai->executor_memory_mb = a->executor_memory_mb;
-                ai->reason = a->reason ? a->reason : (char *) "";
-                ai->ui_url = a->ui_url ? a->ui_url : (char *) "";
+                app_info_fill(a, ai);
                 s.app_ptrs[s.state.n_apps++] = ai;
 
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {
@@ -105,6 +122,12 @@ int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
                         s.state.n_executors++;
                 }
         }
+        /* the history after the live ones, oldest first */
+        for (size_t k = 0; k < s.n_history_apps; k++)
+                if (isempty(app_id) || streq(s.history_apps[k]->app_id, app_id))
+                        s.app_ptrs[s.state.n_apps++] = s.history_apps[k];
+        for (size_t k = 0; k < s.n_history_workers; k++)
+                s.worker_ptrs[s.state.n_workers++] = s.history_workers[k];
         s.state.apps = s.app_ptrs;
         s.state.executors = s.executor_ptrs;
         *ret = s;
@@ -112,13 +135,13 @@ int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret) {
         return 0;
 }
 
-int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
+int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id, bool all) {
         _cleanup_(master_snapshot_done) MasterSnapshot s = {};
         Envelope env = ENVELOPE_INIT;
 
         if (!isempty(app_id) && !app_id_is_valid(app_id))
                 return rpc_request_reply_error(req, -EINVAL, "invalid application id");
-        if (master_snapshot_build(m, app_id, &s) < 0)
+        if (master_snapshot_build(m, app_id, all, &s) < 0)
                 return rpc_request_reply_error(req, -ENOMEM, "out of memory");
 
         /* A subscriber lines its event stream up with this snapshot. */

@@ -16,10 +16,13 @@
  * state_dir/apps.journal and synced.  Entries carry a sequence number; a
  * snapshot records the last one it holds, and the journal is emptied once
  * the snapshot is on disk.  Loading replays the entries after the
- * snapshot's; a torn last entry (a crash in the middle of an append) ends
- * the replay, an entry that does not decode is skipped.  A journal with
- * either is moved aside once a snapshot holds what it could read: new
- * entries must not follow bytes the next load would stop at.
+ * snapshot's.  Each entry is framed with a checksum (record-frame.h): a torn
+ * last entry (a crash in the middle of an append) ends the replay; a
+ * damaged entry elsewhere is reported with its offset and skipped up to the
+ * next entry whose checksum proves it whole (nothing in between is guessed
+ * at), and the replay says what it restored.  A journal with either is moved
+ * aside once a snapshot holds what it could read: new entries must not
+ * follow bytes the next load would stop at.
  *
  * An app's entry is written before its first launches go out and synced
  * after them, before the answer: the launches do not wait for the disk.
@@ -40,6 +43,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "master.h"
+#include "record-frame.h"
 
 #define STATE_FILE "state.pb"
 #define JOURNAL_FILE "apps.journal"
@@ -74,6 +78,10 @@ typedef struct StateBuffers {
         RecordBuffers r;
         Spark__WorkerInfo *workers;
         Spark__WorkerInfo **worker_ptrs;
+        Spark__AppInfo **history_apps;
+        size_t n_history_apps;
+        Spark__WorkerInfo **history_workers;
+        size_t n_history_workers;
 } StateBuffers;
 
 static void record_buffers_done(RecordBuffers *b) {
@@ -91,6 +99,8 @@ static void state_buffers_done(StateBuffers *b) {
         record_buffers_done(&b->r);
         free(b->workers);
         free(b->worker_ptrs);
+        history_apps_free(b->history_apps, b->n_history_apps);
+        history_workers_free(b->history_workers, b->n_history_workers);
 }
 
 static int record_buffers_alloc(RecordBuffers *b, size_t n_apps, size_t n_env) {
@@ -119,6 +129,10 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         ai->max_cores = a->max_cores;
         ai->cores_per_executor = a->cores_per_executor;
         ai->executor_memory_mb = a->executor_memory_mb;
+        ai->submitted_by = a->submitted_by;
+        ai->start_time_ms = a->start_time_ms;
+        ai->cpu_usage_ns = a->cpu_usage_ns;
+        ai->memory_peak_bytes = a->memory_peak_bytes;
         r->info = ai;
         r->driver_events = a->driver_events;
         r->next_executor_id = a->next_executor_id;
@@ -188,6 +202,7 @@ static int state_build(Master *m, StateBuffers *b) {
                 wi->cores = w->cores;
                 wi->memory_mb = w->memory_mb;
                 wi->state = w->state;
+                wi->drain_timeout_ms = worker_drain_left_ms(w, now_mono_usec());
                 b->worker_ptrs[b->snap.n_workers++] = wi;
         }
 
@@ -199,6 +214,14 @@ static int state_build(Master *m, StateBuffers *b) {
         b->snap.n_apps = b->r.n_records;
         b->snap.apps = b->r.record_ptrs;
         b->snap.workers = b->worker_ptrs;
+
+        if (history_unpack_apps(&m->history, &b->history_apps, &b->n_history_apps) < 0 ||
+            history_unpack_workers(&m->history, &b->history_workers, &b->n_history_workers) < 0)
+                return -ENOMEM;
+        b->snap.finished_apps = b->history_apps;
+        b->snap.n_finished_apps = b->n_history_apps;
+        b->snap.lost_workers = b->history_workers;
+        b->snap.n_lost_workers = b->n_history_workers;
         return 0;
 }
 
@@ -464,16 +487,13 @@ static int journal_append(Master *m, App *a, bool sync) {
         entry.app_numbers_reserved = m->app_numbers_reserved;
         entry.boot_id = (char *) boot_id();
         len = spark__state_journal_entry__get_packed_size(&entry);
-        buf = malloc(len + 4);
+        buf = malloc(len + RECORD_FRAME_HEADER);
         if (!buf)
                 return -ENOMEM;
-        buf[0] = (uint8_t) len;
-        buf[1] = (uint8_t) (len >> 8);
-        buf[2] = (uint8_t) (len >> 16);
-        buf[3] = (uint8_t) (len >> 24);
-        spark__state_journal_entry__pack(&entry, buf + 4);
+        spark__state_journal_entry__pack(&entry, buf + RECORD_FRAME_HEADER);
+        record_frame_header(buf, buf + RECORD_FRAME_HEADER, len);
         /* one write: an entry is whole or torn at the end, never interleaved */
-        r = write_all(m->journal_fd, buf, len + 4);
+        r = write_all(m->journal_fd, buf, len + RECORD_FRAME_HEADER);
         if (r < 0)
                 return r;
         m->journal_seq = entry.seq;
@@ -563,6 +583,15 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
         };
         k = cluster_restore_app(m->cluster, &reg, r->info->state, r->next_executor_id, r->executor_limit,
                                 r->retry_count, now, ret);
+        if (k >= 0) {
+                App *a = *ret;
+
+                if (!isempty(r->info->submitted_by))
+                        a->submitted_by = strdup(r->info->submitted_by);
+                a->start_time_ms = r->info->start_time_ms;
+                a->cpu_usage_ns = r->info->cpu_usage_ns;
+                a->memory_peak_bytes = r->info->memory_peak_bytes;
+        }
         for (size_t e = 0; e < r->n_env; e++)
                 free(env[e]);
         return k;
@@ -575,11 +604,25 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
         m->journal_seq = snap->journal_seq;
         m->app_numbers_reserved = snap->app_numbers_reserved;
         *same_boot = !isempty(snap->boot_id) && streq(snap->boot_id, boot_id());
+        history_done(&m->history);
+        for (size_t i = 0; i < snap->n_finished_apps; i++)
+                if (history_add_app(&m->history, snap->finished_apps[i], (size_t) m->config.master.retained_apps) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; i < snap->n_lost_workers; i++)
+                if (history_add_worker(&m->history, snap->lost_workers[i],
+                                       (size_t) m->config.master.retained_workers) < 0)
+                        return -ENOMEM;
         for (size_t i = 0; i < snap->n_workers; i++) {
                 const Spark__WorkerInfo *wi = snap->workers[i];
                 WorkerRegistration reg = { wi->worker_id, wi->host, wi->endpoint, wi->events_endpoint,
                                            wi->cores, wi->memory_mb };
-                if (cluster_restore_worker(m->cluster, &reg, now) < 0)
+                WorkerState state = wi->state == SPARK__WORKER_STATE__WORKER_DRAINING ||
+                                                    wi->state == SPARK__WORKER_STATE__WORKER_DRAINED
+                                            ? wi->state
+                                            : SPARK__WORKER_STATE__WORKER_ALIVE;
+                usec_t drain_left = wi->drain_timeout_ms > 0 ? (usec_t) wi->drain_timeout_ms * USEC_PER_MSEC : 0;
+
+                if (cluster_restore_worker(m->cluster, &reg, state, drain_left, now) < 0)
                         log_warning("State: skipping invalid worker record '%s'", strempty(wi->worker_id));
         }
         for (size_t i = 0; i < snap->n_apps; i++) {
@@ -617,8 +660,9 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
         _cleanup_free_ char *path = NULL;
         _cleanup_free_ char *data = NULL;
         const uint8_t *buf;
-        size_t len = 0, off = 0;
-        int r, n = 0;
+        size_t len = 0, off = 0, unread = 0, first_damage = SIZE_MAX;
+        int r, n = 0, n_entries = 0, n_damaged = 0;
+        bool torn = false;
 
         if (state_path(m, JOURNAL_FILE, &path) < 0)
                 return log_oom();
@@ -629,23 +673,47 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
         if (r < 0)
                 return log_error_errno(r, "Failed to read %s: %m", path);
 
-        while (len - off >= 4) {
-                size_t n_entry = (size_t) buf[off] | (size_t) buf[off + 1] << 8 | (size_t) buf[off + 2] << 16 |
-                                 (size_t) buf[off + 3] << 24;
+        while (off < len) {
                 Spark__StateJournalEntry *entry;
+                RecordFrame f;
+                size_t next;
                 App *a;
 
-                if (n_entry > len - off - 4)
-                        break; /* torn: the append a crash interrupted, never answered */
-                entry = spark__state_journal_entry__unpack(NULL, n_entry, buf + off + 4);
-                if (!entry) {
-                        /* its length held: the entries after it are whole */
-                        log_error("%s: skipping the corrupt entry of %zu bytes at offset %zu", path, n_entry, off);
+                record_frame_next(buf, len, off, &f);
+                if (f.status != RECORD_FRAME_OK) {
+                        /* Reading goes on only at an entry whose checksum
+                         * proves it whole: nothing in between is guessed at. */
+                        next = f.checked ? record_frame_resync(buf, len, off) : len;
+                        if (f.status == RECORD_FRAME_TORN && next == len) {
+                                torn = true; /* the append a crash interrupted, never answered */
+                                break;
+                        }
+                        log_error("%s: the entry at offset %zu is damaged (%s); %zu bytes skipped, %s", path, off,
+                                  f.status == RECORD_FRAME_TORN ? "its length runs past the end of the file"
+                                                                : "its checksum does not match",
+                                  next - off,
+                                  next < len ? "reading on at the next whole entry" : "nothing after it is readable");
                         *damaged = true;
+                        n_damaged++;
+                        unread += next - off;
+                        first_damage = MIN(first_damage, off);
+                        off = next;
+                        continue;
                 }
-                off += 4 + n_entry;
+                entry = spark__state_journal_entry__unpack(NULL, f.payload_len, f.payload);
+                if (!entry) {
+                        /* whole (its checksum held, or it has none) yet no entry */
+                        log_error("%s: skipping the entry of %zu bytes at offset %zu: it does not decode", path,
+                                  f.payload_len, off);
+                        *damaged = true;
+                        n_damaged++;
+                        unread += f.next - off;
+                        first_damage = MIN(first_damage, off);
+                }
+                off = f.next;
                 if (!entry)
                         continue;
+                n_entries++;
                 if (entry->seq > m->journal_seq) {
                         m->journal_seq = entry->seq;
                         if (entry->next_app_number > cluster_next_app_number(m->cluster))
@@ -664,11 +732,18 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
                 }
                 spark__state_journal_entry__free_unpacked(entry, NULL);
         }
-        if (off < len) {
+        if (torn) {
                 log_warning("%s: ignoring its torn or incomplete last entry, %zu bytes at offset %zu "
                             "(an append a crash interrupted)", path, len - off, off);
                 *damaged = true;
         }
+        if (n_damaged > 0)
+                /* what was restored, and what was not: no more */
+                log_error("%s: restored %d applications from %d whole entries; %d damaged entries "
+                          "(%zu bytes from offset %zu) could not be read: applications registered there are "
+                          "not restored (their drivers register them again when they find the master does not "
+                          "know them), and app numbers up to those reserved are skipped",
+                          path, n, n_entries, n_damaged, unread, first_damage);
         if (n > 0)
                 log_notice("Restored %d applications registered after the last snapshot from %s", n, path);
         return n;

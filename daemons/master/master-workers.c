@@ -263,6 +263,7 @@ static void on_worker_lost(Cluster *c, Worker *w, const char *reason, void *user
         wl.reason = (char *) reason;
         ENVELOPE_SET(&env, WORKER_LOST, worker_lost, &wl);
         publish(userdata, &env);
+        master_account_worker_lost(userdata, w, reason);
 }
 
 static void on_app_removed(Cluster *c, App *a, void *userdata) {
@@ -277,6 +278,7 @@ static void on_app_removed(Cluster *c, App *a, void *userdata) {
         ar.state = a->state;
         ENVELOPE_SET(&env, APPLICATION_REMOVED, application_removed, &ar);
         publish(userdata, &env);
+        master_account_app_removed(userdata, a);
         master_state_changed(userdata);
 }
 

@@ -67,6 +67,7 @@ Master *master_free(Master *m) {
         if (m->cluster && m->state_dirty)
                 (void) master_state_save(m);
         master_state_done(m);
+        history_done(&m->history);
         /* workers' links (rpc clients) go with the cluster */
         if (m->cluster) {
                 size_t i = 0;
@@ -119,6 +120,8 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
                 cluster_config_from(&m->config, &cc);
                 cluster_set_config(m->cluster, &cc);
                 master_schedule_worker_check(m);
+                master_account_trim(m);
+                master_state_changed(m);
         }
         return 0;
 }

@@ -6,6 +6,7 @@
 
 #include "cluster.h"
 #include "config.h"
+#include "master-history.h"
 #include "event-pub.h"
 #include "http-server.h"
 #include "prom-writer.h"
@@ -46,6 +47,7 @@ typedef struct Master {
         ResumedLaunch *resumed;          /* launches under way before a restart, to send again */
         size_t n_resumed, next_resumed;
         Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
+        History history;                 /* finished apps, lost workers (master-history.h) */
         bool state_dirty;
         int state_save_error;            /* of the last save, 0: it succeeded */
         usec_t state_save_retry;         /* the wait before the next try, after failures */
@@ -83,7 +85,10 @@ void master_audit(Master *m, RpcRequest *req, const Envelope *env);
 /* master-snapshot.c: ClusterState and the executor records of events.
  * unit_buf may be NULL: no unit name. */
 void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size);
-int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id);
+/* Strings point into a. */
+void app_info_fill(const App *a, Spark__AppInfo *ai);
+/* all: the history too (master-history.h). */
+int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id, bool all);
 /* The ClusterState of app_id (NULL or "": every app), pointing into the
  * cluster's objects: used before the loop goes on. */
 typedef struct MasterSnapshot {
@@ -95,9 +100,23 @@ typedef struct MasterSnapshot {
         Spark__ExecutorInfo *executors;
         Spark__ExecutorInfo **executor_ptrs;
         char (*units)[UNIT_NAME_MAX];
+        Spark__AppInfo **history_apps;
+        size_t n_history_apps;
+        Spark__WorkerInfo **history_workers;
+        size_t n_history_workers;
 } MasterSnapshot;
-int master_snapshot_build(Master *m, const char *app_id, MasterSnapshot *ret);
+/* all: the history too, after the live ones. */
+int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapshot *ret);
 void master_snapshot_done(MasterSnapshot *s);
+
+/* master-accounting.c: the history of finished apps and lost workers, and
+ * the chargeback line of each app (what its executors used). */
+void master_account_app_removed(Master *m, App *a);
+void master_account_worker_lost(Master *m, Worker *w, const char *reason);
+/* An executor's end as its worker reported it: its use goes to its app,
+ * live or in the history. */
+void master_account_executor_end(Master *m, const Spark__ExecutorStateChanged *sc);
+void master_account_trim(Master *m);
 
 /* master-workers.c: the master's side of the worker protocol. */
 extern const ClusterEffects master_effects;

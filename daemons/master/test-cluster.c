@@ -548,6 +548,85 @@ START_TEST(test_deferred_placement_in_slices) {
 }
 END_TEST
 
+/* Drain: nothing new on the worker, its executors flagged (updated), then
+ * each one's end brings DRAINED and a replacement elsewhere; the deadline
+ * kills what is left; undrain makes it usable again. */
+START_TEST(test_drain_worker) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        Worker *w1;
+        App *a;
+
+        add_worker(c, W1, "tcp://h1:7081", 2, 0);
+        add_worker(c, W2, "tcp://h2:7081", 2, 0);
+        a = add_app(c, 2);
+        ck_assert_int_eq(rec.per_worker[0], 1);
+        ck_assert_int_eq(rec.per_worker[1], 1);
+        w1 = cluster_worker(c, W1);
+        ck_assert_int_eq(cluster_drain_worker(c, "worker-nosuch", 0, 0), -ENOENT);
+
+        rec.updated = 0;
+        ck_assert_int_eq(cluster_drain_worker(c, W1, 5 * USEC_PER_SEC, USEC_PER_SEC), 0);
+        ck_assert_int_eq(w1->state, SPARK__WORKER_STATE__WORKER_DRAINING);
+        ck_assert(worker_is_draining(w1));
+        ck_assert_int_eq(rec.updated, 1);   /* its one executor, flagged */
+        ck_assert_int_eq(worker_drain_left_ms(w1, 2 * USEC_PER_SEC), 4000);
+        /* heartbeats go on while it drains */
+        ck_assert_int_eq(cluster_heartbeat(c, W1, 2 * USEC_PER_SEC), 0);
+
+        /* the driver releases it: the kill goes out, the end comes back */
+        Executor *e = w1->executors;
+        ck_assert_ptr_nonnull(e);
+        ck_assert_int_eq(cluster_kill_executor(c, a->id, e->id, "drained: idle"), 0);
+        ck_assert_int_eq(rec.kills, 1);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, a->id, e->id, SPARK__EXECUTOR_STATE__EXECUTOR_KILLED,
+                                                        "stopped", 0, 3 * USEC_PER_SEC),
+                         0);
+        ck_assert_int_eq(w1->state, SPARK__WORKER_STATE__WORKER_DRAINED);
+        ck_assert_int_eq(worker_drain_left_ms(w1, 3 * USEC_PER_SEC), 0);
+        /* replaced on the other worker, nothing on the drained one */
+        ck_assert_int_eq(rec.per_worker[0], 1);
+        ck_assert_int_eq(rec.per_worker[1], 2);
+        ck_assert_int_eq(a->retry_count, 0);
+        ck_assert_int_eq(cluster_drain_worker(c, W1, 0, 4 * USEC_PER_SEC), 0);
+        ck_assert_int_eq(w1->state, SPARK__WORKER_STATE__WORKER_DRAINED);
+        /* a restart of the drained worker keeps it drained */
+        WorkerRegistration again = { W1, "host", "tcp://h1:7081", "tcp://h:7082", 2, 8192 };
+        ck_assert_int_eq(cluster_register_worker(c, &again, NULL, 0, 5 * USEC_PER_SEC, NULL, NULL), 1);
+        ck_assert_int_eq(w1->state, SPARK__WORKER_STATE__WORKER_DRAINED);
+
+        /* the other worker, with a deadline: its executors are killed then */
+        Worker *w2 = cluster_worker(c, W2);
+        usec_t next = 0;
+        rec.kills = 0;
+        ck_assert_int_eq(cluster_drain_worker(c, W2, 2 * USEC_PER_SEC, 6 * USEC_PER_SEC), 0);
+        ck_assert_int_eq(cluster_check_workers(c, 7 * USEC_PER_SEC, &next), 0);
+        ck_assert_int_eq(next, 8 * USEC_PER_SEC);
+        ck_assert_int_eq(rec.kills, 0);
+        ck_assert_int_eq(cluster_heartbeat(c, W1, 8 * USEC_PER_SEC), 0);
+        ck_assert_int_eq(cluster_heartbeat(c, W2, 8 * USEC_PER_SEC), 0);
+        ck_assert_int_eq(cluster_check_workers(c, 8 * USEC_PER_SEC, &next), 0);
+        ck_assert_int_eq(rec.kills, 2);
+        ck_assert_int_eq(cluster_check_workers(c, 9 * USEC_PER_SEC, &next), 0);
+        ck_assert_int_eq(rec.kills, 2);  /* once */
+        ck_assert_int_eq(w2->state, SPARK__WORKER_STATE__WORKER_DRAINING);
+
+        /* undrain the first: the app's executors go there */
+        rec.launches = 0;
+        ck_assert_int_eq(cluster_undrain_worker(c, W1), 0);
+        ck_assert_int_eq(w1->state, SPARK__WORKER_STATE__WORKER_ALIVE);
+        while (w2->executors)
+                ck_assert_int_eq(cluster_executor_state_changed(c, W2, a->id, w2->executors->id,
+                                                                SPARK__EXECUTOR_STATE__EXECUTOR_KILLED, "stopped", 0,
+                                                                10 * USEC_PER_SEC),
+                                 0);
+        ck_assert_int_eq(w2->state, SPARK__WORKER_STATE__WORKER_DRAINED);
+        ck_assert_int_eq(rec.launches, 2);
+        ck_assert_uint_eq(w1->n_executors, 2);
+        cluster_free(c);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("cluster");
         TCase *tc = tcase_create("cluster");
@@ -569,6 +648,7 @@ int main(void) {
         tcase_add_test(tc, test_hostile_registrations);
         tcase_add_test(tc, test_executor_limit);
         tcase_add_test(tc, test_deferred_placement_in_slices);
+        tcase_add_test(tc, test_drain_worker);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -249,6 +249,7 @@ START_TEST(test_properties) {
                 { "ExecStart", "a(sasb)", false }, { "Slice", "s", false }, { "User", "s", false },
                 { "WorkingDirectory", "s", false }, { "Environment", "as", false },
                 { "MemoryAccounting", "b", false }, { "MemoryMax", "t", false },
+                { "CPUAccounting", "b", false },
                 { "CPUQuotaPerSecUSec", "t", false }, { "CPUWeight", "t", false },
                 { "CollectMode", "s", false }, { "KillMode", "s", false },
                 { "TimeoutStopUSec", "t", false }, { "SyslogIdentifier", "s", false },

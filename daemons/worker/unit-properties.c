@@ -535,6 +535,10 @@ int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *s
         r = sd_bus_message_append(m, "(sv)", "MemoryAccounting", "b", 1);
         if (r < 0)
                 return r;
+        /* CPUUsageNSec, for the application's chargeback (worker-usage.c) */
+        r = sd_bus_message_append(m, "(sv)", "CPUAccounting", "b", 1);
+        if (r < 0)
+                return r;
         r = sd_bus_message_append(m, "(sv)", "MemoryMax", "t", (uint64_t) spec->memory_mb * 1024 * 1024);
         if (r < 0)
                 return r;

@@ -62,6 +62,8 @@ void worker_executor_state_fill(WorkerManager *w, const LocalExecutor *e, char u
         sc->exit_code = e->exit_code;
         sc->unit = unit;
         sc->pid = e->pid;
+        sc->cpu_usage_ns = e->cpu_usage_ns;
+        sc->memory_peak_bytes = e->memory_peak_bytes;
 }
 
 static void publish_state(WorkerManager *w, LocalExecutor *e) {

@@ -196,6 +196,7 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         snprintf(status, sizeof(status), "%s, %zu executors, %d cores", w->registered ? "registered" : "registering",
                  unit_manager_watched(w->units), w->cores);
         daemon_notify_status(status);
+        worker_sample_usage(w);
         (void) sd_event_source_set_time(s, usec + USEC_PER_SEC);
         return 0;
 }

@@ -69,6 +69,8 @@ struct LocalExecutor {
          * seconds while an HTTP server runs (worker-http.c); UINT64_MAX: not known. */
         uint64_t cpu_nsec;
         uint64_t memory_bytes;
+        uint64_t cpu_usage_ns;   /* its unit's, at the last sample (worker-usage.c) */
+        uint64_t memory_peak_bytes; /* the highest sample */
 };
 
 int worker_new(const char *config_path, WorkerManager **ret);
@@ -91,6 +93,9 @@ void worker_executor_set_state(WorkerManager *w, LocalExecutor *e, Spark__Execut
                                int exit_code, int64_t pid);
 void worker_executor_forget(WorkerManager *w, LocalExecutor *e);
 void worker_on_unit_state(UnitManager *m, const char *app_id, int executor_id, const UnitOutcome *o, void *userdata);
+
+/* worker-usage.c: samples the running executors' units (every second) */
+void worker_sample_usage(WorkerManager *w);
 
 /* worker-master.c: registration, heartbeats, state reports */
 void worker_register(WorkerManager *w);

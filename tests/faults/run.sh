@@ -2,7 +2,7 @@
 # The fault-injection suite (`make check-faults`, docs/DESIGN.md §9): for each
 # scenario (tests/faults/scenarios.sh: SIGKILL and SIGSTOP of an executor,
 # of a worker, of a worker with its executors, SIGKILL of the master and of
-# the driver, MemoryMax, a full work_dir, a worker cut off by its network
+# the driver, a byte flipped in the master's journal, MemoryMax, a full work_dir, a worker cut off by its network
 # namespace), a fresh cluster — a master, two workers (systemd_bus = "user")
 # and a driver on a private systemd user manager (tests/harness/usermgr.sh)
 # — runs 5,000 tasks (2,500 command tasks and 2,500 function tasks, as two

@@ -8,8 +8,8 @@
 # Detection is timed from the suite's monotonic clock at injection to the
 # stamp of the daemon's log line that shows it noticed.
 
-SCENARIOS=(executor-kill executor-stop worker-kill worker-stop host-freeze master-kill memory-max work-dir-full
-           netns-cut driver-kill)
+SCENARIOS=(executor-kill executor-stop worker-kill worker-stop host-freeze master-kill journal-bitflip memory-max
+           work-dir-full netns-cut driver-kill)
 # Run only when named.
 EXTRA_SCENARIOS=()
 
@@ -195,6 +195,73 @@ inject_master-kill() {
                 problem "the restarted master launched executors (it should have restored the running ones)"
         lost=$(awk -v t0="$t0" '$1 >= t0 && / Executor [0-9]+ on [^ ]+ lost: /' "$S/driver.log" | grep -c .)
         [ "$lost" -eq 0 ] || problem "$lost executors lost although only the master restarted"
+}
+
+# --- one byte flipped in the middle of the master's journal -------------------------------
+# Three applications (of fake drivers: their executors find no driver and the
+# master removes them later) are registered while snapshots cannot be
+# written, so that they are in state_dir/apps.journal only; the master is
+# killed, one byte in the middle of the journal flipped, and the master
+# started again.  Its checksum finds the damaged entry: the master names its
+# offset, keeps the file aside, restores the others and says so; the job
+# (restored from the snapshot) goes on.
+
+# journal_frames FILE: "OFFSET SIZE" of each checksummed frame
+journal_frames() {
+        local f=$1 size off=0 b0 b1 b2 b3 n
+        size=$(stat -c %s "$f")
+        while [ $((size - off)) -ge 8 ]; do
+                read -r b0 b1 b2 b3 < <(od -An -tu1 -j "$off" -N4 "$f")
+                n=$((b0 | b1 << 8 | b2 << 16 | (b3 & 127) << 24))
+                [ $((off + 8 + n)) -le "$size" ] || break
+                echo "$off $((8 + n))"
+                off=$((off + 8 + n))
+        done
+}
+
+inject_journal-bitflip() {
+        local state=$S/master-state journal i size mid off n hit="" t1 line apps=0 restored
+        journal=$state/apps.journal
+        mkdir "$state/.state.pb.tmp"   # every snapshot fails: the journal is not emptied
+        for i in 1 2 3; do
+                "$SPARK_BUILD/tests/helpers/fake-driver" --master "$MASTER_URL" register --name "journal-$i" \
+                        --driver-url "ipc://$S/nobody.sock" --max-cores 1 --memory 64 >/dev/null ||
+                        problem "fake application $i was not registered"
+        done
+        daemon_stop master KILL
+        rmdir "$state/.state.pb.tmp"
+        size=$(stat -c %s "$journal" 2>/dev/null || echo 0)
+        [ "$size" -gt 0 ] || { problem "the journal is empty"; DETECT_MS=-; DETECT_WHAT="nothing to damage"; master_start; return; }
+        mid=$((size / 2))
+        while read -r off n; do
+                grep -aq 'journal-[123]' <(dd if="$journal" bs=1 skip="$off" count="$n" status=none) && apps=$((apps + 1))
+                [ "$mid" -ge "$off" ] && [ "$mid" -lt $((off + n)) ] && hit=$off
+        done < <(journal_frames "$journal")
+        # the byte at the middle, flipped
+        printf "$(printf '\\%03o' $(($(od -An -tu1 -j "$mid" -N1 "$journal") ^ 0xff)))" |
+                dd of="$journal" bs=1 seek="$mid" conv=notrunc status=none
+        log "flipped the byte at offset $mid of $size in the journal (the entry at $hit); restarting the master"
+        t1=$(now_us)
+        master_start
+        if line=$(wait_line 15 master "$t1" "apps.journal: the entry at offset $hit is damaged"); then
+                DETECT_MS=$(ms_between "$t1" "${line%% *}")
+                DETECT_WHAT="master: $(message "$line" | sed -E 's/^.*apps.journal: //; s/;.*//')"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: damage not reported"
+                problem "the restarted master did not report the damaged entry at offset $hit"
+        fi
+        wait_until 10 master_answers || problem "the restarted master does not answer"
+        first_line_after master "$t1" "apps.journal: restored [0-9]+ applications from [0-9]+ whole entries; 1 damaged" \
+                >/dev/null || problem "the master did not say what it restored"
+        ls "$journal".corrupt-* >/dev/null 2>&1 || problem "the damaged journal was not kept aside"
+        # every whole application entry restored, the damaged one not
+        restored=$(first_line_after master "$t1" "Restored [0-9]+ applications registered after" |
+                sed -E 's/.*Restored ([0-9]+) applications registered after.*/\1/')
+        [ "${restored:-0}" -ge $((apps - 1)) ] ||
+                problem "restored ${restored:-0} applications from the journal; $((apps - 1)) entries were whole"
+        first_line_after master "$t1" "Launching executor $APP/" >/dev/null &&
+                problem "the restarted master launched executors of the job's application"
 }
 
 # --- an executor beyond MemoryMax ---------------------------------------------------------------

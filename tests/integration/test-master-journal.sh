@@ -81,24 +81,31 @@ start_master() {
         wait_for master_answers || die "the master does not answer after a restart (see $(daemon_log master))"
 }
 
-# frames FILE: "OFFSET LENGTH" of each [u32 LE length][entry] frame
+# frames FILE: "OFFSET LENGTH HEADER" of each frame: [u32 LE length with
+# bit 31 set][u32 LE CRC-32C][entry] (HEADER 8), or [u32 LE length][entry]
+# as written before checksums (HEADER 4)
 frames() {
-        local f=$1 size off=0 b0 b1 b2 b3 n
+        local f=$1 size off=0 b0 b1 b2 b3 n hdr
         size=$(stat -c %s "$f")
         while [ $((size - off)) -ge 4 ]; do
                 read -r b0 b1 b2 b3 < <(od -An -tu1 -j "$off" -N4 "$f")
+                hdr=4
+                if [ $((b3 & 128)) -ne 0 ]; then
+                        hdr=8
+                        b3=$((b3 & 127))
+                fi
                 n=$((b0 | b1 << 8 | b2 << 16 | b3 << 24))
-                [ $((off + 4 + n)) -le "$size" ] || break
-                echo "$off $n"
-                off=$((off + 4 + n))
+                [ $((off + hdr + n)) -le "$size" ] || break
+                echo "$off $n $hdr"
+                off=$((off + hdr + n))
         done
 }
-# frame_of FILE ID: the "OFFSET LENGTH" of the frame that holds app ID
+# frame_of FILE ID: the "OFFSET LENGTH HEADER" of the frame that holds app ID
 frame_of() {
-        local off n
-        while read -r off n; do
-                if dd if="$1" bs=1 skip=$((off + 4)) count="$n" status=none | grep -aq -- "$2"; then
-                        echo "$off $n"
+        local off n hdr
+        while read -r off n hdr; do
+                if dd if="$1" bs=1 skip=$((off + hdr)) count="$n" status=none | grep -aq -- "$2"; then
+                        echo "$off $n $hdr"
                         return 0
                 fi
         done < <(frames "$1")
@@ -143,9 +150,10 @@ new_app torn-1 b1
 new_app torn-2 b2
 stop_daemon master KILL || true
 allow_snapshots
-read -r off n < <(frame_of "$journal" "$b2") || die "no entry for $b2 in $journal"
-# a crash in the middle of appending one more: its length and half of it
-dd if="$journal" bs=1 skip="$off" count=$((4 + n / 2)) status=none >>"$journal.tail"
+read -r off n hdr < <(frame_of "$journal" "$b2") || die "no entry for $b2 in $journal"
+check_eq "entries carry a checksum" 8 "$hdr"
+# a crash in the middle of appending one more: its header and half of it
+dd if="$journal" bs=1 skip="$off" count=$((hdr + n / 2)) status=none >>"$journal.tail"
 cat "$journal.tail" >>"$journal"
 rm -f "$journal.tail"
 run=$((run + 1))
@@ -175,8 +183,8 @@ check_knows "an application registered after a torn tail survives the next crash
 new_app after-torn-only-crash c2
 
 # --- 3. a corrupt entry that is not the last ---------------------------------------
-# Its length is intact, its bytes are not: the entries after it are whole
-# and must not be dropped with it.
+# Its length is intact, its bytes are not: its checksum says so, and the
+# entries after it are whole and must not be dropped with it.
 check "the journal is emptied again" wait_for journal_empty
 block_snapshots
 new_app corrupt-1 d1
@@ -184,15 +192,18 @@ new_app corrupt-2 d2
 new_app corrupt-3 d3
 stop_daemon master KILL || true
 allow_snapshots
-read -r off n < <(frame_of "$journal" "$d2") || die "no entry for $d2 in $journal"
-head -c "$n" /dev/zero | tr '\0' '\377' | dd of="$journal" bs=1 seek=$((off + 4)) conv=notrunc status=none
+read -r off n hdr < <(frame_of "$journal" "$d2") || die "no entry for $d2 in $journal"
+head -c "$n" /dev/zero | tr '\0' '\377' | dd of="$journal" bs=1 seek=$((off + hdr)) conv=notrunc status=none
 check_fails "the entry of $d2 is gone from the journal" grep -aq -- "$d2" "$journal"
 run=$((run + 1))
 mv "$(daemon_log master)" "$tmp/master-run$run.log"
 start_master
 check "with a corrupt entry, the master runs" daemon_alive master
-check "the log names the journal and the corrupt entry" \
-        grep -Eiq "$journal.*corrupt entry|corrupt entry.*$journal" "$(daemon_log master)"
+check "the log names the journal and the damaged entry's offset" \
+        grep -Eq "$journal: the entry at offset $off is damaged \(its checksum does not match\)" "$(daemon_log master)"
+check "... and says what it restored and what not" \
+        grep -Eq "$journal: restored [0-9]+ applications from [0-9]+ whole entries; 1 damaged entries \($((hdr + n)) bytes from offset $off\) could not be read" \
+        "$(daemon_log master)"
 check_knows "the entries before and after the corrupt one are restored" "$d1" "$d3"
 check "the damaged journal is kept for a post-mortem" bash -c "ls '$journal'.corrupt-* >/dev/null 2>&1"
 new_app after-corrupt d4
@@ -219,7 +230,7 @@ block_snapshots
 new_app host-crash f1
 stop_daemon master KILL || true
 allow_snapshots
-read -r off n < <(frame_of "$journal" "$f1") || die "no entry for $f1 in $journal"
+read -r off n hdr < <(frame_of "$journal" "$f1") || die "no entry for $f1 in $journal"
 truncate -s "$off" "$journal"
 boot=$(tr -d - </proc/sys/kernel/random/boot_id)
 check "the state records the boot it was written in" grep -aq "$boot" "$state/state.pb"

@@ -23,6 +23,8 @@ static const char *const command_table[_COMMAND_MAX] = {
         [COMMAND_KILL_APP] = "kill-app",
         [COMMAND_RESULTS] = "results",
         [COMMAND_LOGS] = "logs",
+        [COMMAND_DRAIN] = "drain",
+        [COMMAND_UNDRAIN] = "undrain",
 };
 
 /* Positional arguments after the command word. */
@@ -33,6 +35,8 @@ static const size_t command_arity[_COMMAND_MAX] = {
         [COMMAND_KILL_APP] = 1,
         [COMMAND_RESULTS] = 1,
         [COMMAND_LOGS] = 1, /* APP [EXECUTOR] */
+        [COMMAND_DRAIN] = 1,
+        [COMMAND_UNDRAIN] = 1,
 };
 
 static const char *const command_synopsis[_COMMAND_MAX] = {
@@ -45,6 +49,8 @@ static const char *const command_synopsis[_COMMAND_MAX] = {
         [COMMAND_KILL_APP] = "kill-app APP",
         [COMMAND_RESULTS] = "results ID",
         [COMMAND_LOGS] = "logs APP [EXECUTOR]",
+        [COMMAND_DRAIN] = "drain WORKER [--timeout S]",
+        [COMMAND_UNDRAIN] = "undrain WORKER",
 };
 
 bool command_is_driver(Command c) {
@@ -67,7 +73,8 @@ int args_parse(int argc, char **argv, Args *a) {
         enum {
                 ARG_VERSION = 0x100, ARG_MASTER, ARG_DRIVER, ARG_JSON, ARG_NAME,
                 ARG_COMMAND, ARG_FUNCTION, ARG_INPUTS, ARG_COUNT, ARG_ARG,
-                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY, ARG_APP, ARG_DETACH, ARG_FOLLOW, ARG_SINCE,
+                ARG_TLS_CA, ARG_TLS_CERT, ARG_TLS_KEY, ARG_APP, ARG_DETACH, ARG_FOLLOW, ARG_SINCE, ARG_TIMEOUT,
+                ARG_ALL,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -88,6 +95,8 @@ int args_parse(int argc, char **argv, Args *a) {
                 { "inputs", required_argument, NULL, ARG_INPUTS },
                 { "count", required_argument, NULL, ARG_COUNT },
                 { "arg", required_argument, NULL, ARG_ARG },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "all", no_argument, NULL, ARG_ALL },
                 {},
         };
         int c;
@@ -114,6 +123,8 @@ int args_parse(int argc, char **argv, Args *a) {
                 case ARG_INPUTS:   a->inputs_path = optarg; break;
                 case ARG_COUNT:    a->count_string = optarg; break;
                 case ARG_ARG:      a->arg = optarg; break;
+                case ARG_TIMEOUT:  a->timeout_string = optarg; break;
+                case ARG_ALL:      a->all = true; break;
                 default:           return -EINVAL; /* getopt said why */
                 }
         a->positional = argv + optind;
@@ -228,8 +239,13 @@ static int validate_options_apply(const Args *a, char *err, size_t size) {
                         if (submit_only[i].given)
                                 return fail(err, size, "%s is an option of submit, not of %s",
                                             submit_only[i].option, name);
+        if (a->all && a->command != COMMAND_STATUS)
+                return fail(err, size, "--all is an option of status, not of %s", name);
+        if (a->timeout_string && a->command != COMMAND_DRAIN)
+                return fail(err, size, "--timeout is an option of drain, not of %s", name);
         if (a->json && (a->command == COMMAND_CANCEL || a->command == COMMAND_KILL_EXECUTOR ||
-                        a->command == COMMAND_KILL_APP))
+                        a->command == COMMAND_KILL_APP || a->command == COMMAND_DRAIN ||
+                        a->command == COMMAND_UNDRAIN))
                 return fail(err, size, "--json does not apply to %s", name);
         if (a->command != COMMAND_LOGS && (a->follow || a->since_string))
                 return fail(err, size, "%s is an option of logs, not of %s", a->follow ? "--follow" : "--since",
@@ -311,6 +327,18 @@ static int validate_positional(Args *a, char *err, size_t size) {
                                     p[0]);
                 a->app_id = p[0];
                 break;
+        case COMMAND_DRAIN:
+                /* seconds; the master takes up to a week */
+                if (a->timeout_string && parse_int32(a->timeout_string, 1, 7 * 24 * 3600, &a->timeout_ms) < 0)
+                        return fail(err, size, "--timeout needs a number of seconds from 1 to %d, not '%s'",
+                                    7 * 24 * 3600, a->timeout_string);
+                a->timeout_ms *= 1000;
+                __attribute__((fallthrough));
+        case COMMAND_UNDRAIN:
+                if (!worker_id_is_valid(p[0]))
+                        return fail(err, size, "'%s' is not a worker id", p[0]);
+                a->worker_id = p[0];
+                break;
         default:
                 break;
         }
@@ -352,7 +380,7 @@ int args_validate(Args *a, char *err, size_t size) {
 }
 
 void args_usage(FILE *f) {
-        fputs("Usage: sparkctl [--master URL] status [--json]\n"
+        fputs("Usage: sparkctl [--master URL] status [--all] [--json]\n"
               "       sparkctl [--driver URL] submit [--name N] [--json]\n"
               "                (--command 'CMD {}' | --function LIB.so:SYMBOL)\n"
               "                (--inputs FILE | --count N [--arg S]) [--detach]\n"
@@ -360,6 +388,7 @@ void args_usage(FILE *f) {
               "       sparkctl [--driver URL] results ID [--json]\n"
               "       sparkctl [--master URL] kill-executor APP EXEC | kill-app APP\n"
               "       sparkctl [--master URL] logs APP [EXECUTOR] [--follow] [--since WHEN]\n"
+              "       sparkctl [--master URL] drain WORKER [--timeout S] | undrain WORKER\n"
               "       sparkctl COMMAND --help\n",
               f);
 }
@@ -368,7 +397,9 @@ void args_help(FILE *f) {
         fputs("sparkctl — the spark-deploy command line\n\n", f);
         args_usage(f);
         fputs("\nCommands:\n"
-              "  status                 Workers, applications and executors, from the master\n"
+              "  status                 Workers, applications and executors, from the master;\n"
+              "                         with --all also the finished applications and lost\n"
+              "                         workers it keeps as history\n"
               "  submit                 Run a job on the driver's executors, wait for it and\n"
               "                         write each task's output in task order\n"
               "  jobs                   The driver's jobs\n"
@@ -379,6 +410,10 @@ void args_help(FILE *f) {
               "  results ID             A job's results, in task order (waits for the rest)\n"
               "  logs APP [EXECUTOR]    The executors' output from every worker's journal,\n"
               "                         in time order, with host and executor id\n"
+              "  drain WORKER           Place nothing new on the worker; its executors finish\n"
+              "                         their tasks and are replaced elsewhere (DRAINING,\n"
+              "                         then DRAINED in status)\n"
+              "  undrain WORKER         The worker takes executors again\n"
               "\nOptions:\n"
               "  -h --help              Show this help\n"
               "     --version           Show the version\n"
@@ -410,6 +445,10 @@ void args_help(FILE *f) {
               "     --arg S             The input of every task with --count\n"
               "     --detach            Print the job's id and exit once the driver has the\n"
               "                         job (sparkctl results ID fetches the outputs)\n"
+              "\ndrain:\n"
+              "     --timeout S         After S seconds, tasks still running on the worker\n"
+              "                         are stopped and re-queued elsewhere, without\n"
+              "                         counting as failures (default: no timeout)\n"
               "\nThe output of each task goes to standard output as soon as it and the ones\n"
               "before it are done; failed tasks are reported on standard error.  A progress\n"
               "line is shown on standard error when it is a terminal.  Ctrl-C cancels the job.\n"

@@ -20,6 +20,8 @@ typedef enum Command {
         COMMAND_KILL_APP,
         COMMAND_RESULTS,
         COMMAND_LOGS,
+        COMMAND_DRAIN,
+        COMMAND_UNDRAIN,
         _COMMAND_MAX,
         _COMMAND_INVALID = -EINVAL,
 } Command;
@@ -38,6 +40,7 @@ typedef struct Args {
         const char *tls_cert;   /* --tls-cert FILE, with --tls-key FILE */
         const char *tls_key;
         bool json;
+        bool all;               /* status --all: the history too */
 
         /* submit */
         const char *name;
@@ -53,6 +56,9 @@ typedef struct Args {
         const char *since_string; /* --since */
         int64_t since_usec;       /* filled by args_validate(): 0, or CLOCK_REALTIME µs */
 
+        /* drain */
+        const char *timeout_string;   /* --timeout S */
+
         char **positional; /* the command word first */
         size_t n_positional;
 
@@ -62,6 +68,8 @@ typedef struct Args {
         const char *job_id;  /* job, cancel, results */
         const char *app_id;  /* kill-executor, kill-app, logs */
         int32_t executor_id; /* kill-executor; logs: 0 for every executor */
+        const char *worker_id; /* drain, undrain */
+        int32_t timeout_ms;  /* drain --timeout; 0: none */
 } Args;
 
 /* Collects argv into *a.  Returns 0, or -EINVAL after getopt printed what

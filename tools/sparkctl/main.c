@@ -33,7 +33,7 @@ static DaemonKind command_daemon(Command c) {
 static int dispatch(const Args *a, const Daemon *d) {
         switch (a->command) {
         case COMMAND_STATUS:
-                return run_status(d, a->json, stdout);
+                return run_status(d, a->json, a->all, stdout);
         case COMMAND_SUBMIT:
                 return run_submit(d, a, isatty(STDERR_FILENO), stdout);
         case COMMAND_JOBS:
@@ -50,6 +50,9 @@ static int dispatch(const Args *a, const Daemon *d) {
                 return run_results(d, a->job_id, a->json, isatty(STDERR_FILENO), stdout);
         case COMMAND_LOGS:
                 return run_logs(d, a, stdout);
+        case COMMAND_DRAIN:
+        case COMMAND_UNDRAIN:
+                return run_drain(d, a->worker_id, a->timeout_ms, a->command == COMMAND_UNDRAIN);
         default:
                 return SPARKCTL_EXIT_USAGE;
         }

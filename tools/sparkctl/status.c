@@ -155,12 +155,13 @@ void status_print_json(const Spark__ClusterState *cs, FILE *f) {
         fputc('\n', f);
 }
 
-int run_status(const Daemon *master, bool json, FILE *out) {
+int run_status(const Daemon *master, bool json, bool all, FILE *out) {
         _cleanup_envelope_ Envelope *reply = NULL;
         Spark__ClusterStateRequest req = SPARK__CLUSTER_STATE_REQUEST__INIT;
         Envelope env = ENVELOPE_INIT;
         int r;
 
+        req.all = all;
         ENVELOPE_SET(&env, CLUSTER_STATE_REQUEST, cluster_state_request, &req);
         r = call_daemon(master, &env, SPARK__ENVELOPE__BODY_CLUSTER_STATE, &reply);
         if (r > 0)

@@ -13,4 +13,4 @@ int status_print_tables(const Spark__ClusterState *cs, FILE *f);
 void status_print_json(const Spark__ClusterState *cs, FILE *f);
 
 /* Returns the exit status. */
-int run_status(const Daemon *master, bool json, FILE *out);
+int run_status(const Daemon *master, bool json, bool all, FILE *out);

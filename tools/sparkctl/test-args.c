@@ -65,6 +65,16 @@ START_TEST(test_commands) {
         ck_assert_int_eq(a.executor_id, 3);
         OK("kill-app", "app-20261129172233-0001");
         ck_assert_int_eq(a.command, COMMAND_KILL_APP);
+        OK("drain", "worker-20261129172233-h1-7081");
+        ck_assert_int_eq(a.command, COMMAND_DRAIN);
+        ck_assert_str_eq(a.worker_id, "worker-20261129172233-h1-7081");
+        ck_assert_int_eq(a.timeout_ms, 0);
+        OK("drain", "worker-20261129172233-h1-7081", "--timeout", "30");
+        ck_assert_int_eq(a.timeout_ms, 30000);
+        OK("undrain", "worker-20261129172233-h1-7081");
+        ck_assert_int_eq(a.command, COMMAND_UNDRAIN);
+        OK("status", "--all", "--json");
+        ck_assert(a.all);
         /* --master and --driver are accepted everywhere (aliases, scripts) */
         OK("--driver", "tcp://h:1", "--master", "tcp://h:2", "status");
 
@@ -122,6 +132,14 @@ START_TEST(test_commands) {
         BAD("--json does not apply to kill-app", "kill-app", "app-20261129172233-0001", "--json");
         BAD("--count is an option of submit, not of status", "status", "--count", "3");
         BAD("--master needs a URL", "--master", "", "status");
+        BAD("expected 'drain WORKER [--timeout S]'", "drain");
+        BAD("not a worker id", "drain", "worker/../x");
+        BAD("--timeout needs a number of seconds", "drain", "worker-20261129172233-h1-7081", "--timeout", "0");
+        BAD("--timeout needs a number of seconds", "drain", "worker-20261129172233-h1-7081", "--timeout", "1.5");
+        BAD("--timeout is an option of drain, not of undrain", "undrain", "worker-20261129172233-h1-7081",
+            "--timeout", "3");
+        BAD("--all is an option of status, not of jobs", "jobs", "--all");
+        BAD("--json does not apply to drain", "drain", "worker-20261129172233-h1-7081", "--json");
         ck_assert_int_eq(check_args(&a, err, sizeof(err), "--bogus", "status", NULL), -EBADMSG);
         ck_assert_int_eq(check_args(&a, err, sizeof(err), "status", "--master", NULL), -EBADMSG);
 }

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The master's history: a finished application and a lost worker stay in
+# `sparkctl status --all` (not in plain status), with who submitted the
+# application, its times, final state and what its executors used (CPU time
+# and peak memory, sampled by the worker from the executors' units); the
+# chargeback line is logged; the history survives a restart of the master
+# and is bounded by master.retained_apps.
+# shellcheck source=tests/harness/lib.sh
+. "$(dirname "$0")/../harness/lib.sh"
+require_user_manager
+
+T=$(harness_tmpdir)
+SPARKCTL=$SPARK_BUILD/sparkctl
+require_programs sparkctl spark-master spark-worker spark-driver spark-executor
+command -v jq >/dev/null || skip_all "jq is not installed"
+export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
+
+cat >"$T/spark.conf" <<CONF
+cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
+master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
+          worker_timeout_ms = 1500; retained_apps = 1; retained_workers = 5; };
+driver: { app_name = "history-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
+          max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0; };
+CONF
+for i in 1 2; do
+        cat >"$T/worker$i.conf" <<CONF
+@include "spark.conf"
+worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock";
+          cores = 2; memory_mb = 1024; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = 300;
+          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+CONF
+done
+
+status_json() {
+        "$SPARKCTL" status --json "$@" 2>/dev/null
+}
+app_id() {
+        status_json | jq -r '.apps[0].app_id // empty'
+}
+history_app() {
+        status_json --all | jq -c --arg a "$1" '.apps[] | select(.app_id == $a)'
+}
+app_in_history() {
+        [ "$(history_app "$1" | jq -r .state)" = "$2" ]
+}
+usage_in() {
+        local h
+        h=$(history_app "$1")
+        [ "$(jq -r .cpu_usage_ns <<<"$h")" -gt 0 ] && [ "$(jq -r .memory_peak_bytes <<<"$h")" -gt 0 ]
+}
+
+stop_user_units_on_exit 'spark-executor-*'
+start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
+check "the master answers" wait_for quietly "$SPARKCTL" status
+for i in 1 2; do
+        start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$T/worker$i.conf"
+done
+start_daemon driver "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+check "the driver registers its application" wait_for app_registered
+app=$(app_id)
+check "both executors register" wait_until 30 grep -q "Executor 2 registered" "$(daemon_log driver)"
+# work that uses CPU for a while (the worker samples every second)
+check "a job that burns CPU succeeds" quietly "$SPARKCTL" submit \
+        --command 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo {#}' --count 4
+stop_daemon driver
+check "the application leaves the live state" wait_for eval '[ -z "$(app_id)" ]'
+check "it is in the history as finished" wait_for app_in_history "$app" finished
+h=$(history_app "$app")
+check_match "... submitted by the driver's connection" '"submitted_by":"ipc ' "$h"
+check "... with its start and end times" jq -e '.start_time_ms > 1700000000000 and .end_time_ms >= .start_time_ms' <<<"$h"
+check "... and what its executors used" wait_for usage_in "$app"
+check "the chargeback line is logged" wait_for grep -Eq \
+        "Application $app \\(history-test\\) submitted by ipc .*, finished after [0-9.]+ s: [0-9.]+ CPU seconds, peak memory [0-9.]+ MiB" \
+        "$(daemon_log master)"
+cpu=$(history_app "$app" | jq -r .cpu_usage_ns)
+check "... with more than the idle executors' CPU time (> 0.1 s)" test "$cpu" -gt 100000000
+check_eq "plain status does not list it" "" "$(status_json | jq -r --arg a "$app" '.apps[] | select(.app_id == $a) | .app_id')"
+
+# a lost worker
+w2=$(status_json | jq -r --arg e "ipc://$T/worker2.sock" '.workers[] | select(.endpoint == $e) | .worker_id')
+stop_daemon worker2
+lost_worker() {
+        [ "$(status_json --all | jq -r --arg w "$w2" '.workers[] | select(.worker_id == $w) | .state')" = lost ]
+}
+check "a stopped worker is lost, and kept in the history" wait_until 20 lost_worker
+check_match "... with the reason" '"reason":"no heartbeat for' \
+        "$(status_json --all | jq -c --arg w "$w2" '.workers[] | select(.worker_id == $w)')"
+
+# a restart of the master keeps it all
+stop_daemon master
+start_daemon master2 "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
+check "the master answers again" wait_for quietly "$SPARKCTL" status
+check "the finished application survives the restart" app_in_history "$app" finished
+check_eq "... with its use" "$cpu" "$(history_app "$app" | jq -r .cpu_usage_ns)"
+check "the lost worker too" lost_worker
+
+# retained_apps = 1: a second application pushes the first out
+start_daemon driver2 "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+check "a second application registers" wait_for eval '[ -n "$(app_id)" ]'
+app2=$(app_id)
+stop_daemon driver2
+check "the second application is in the history" wait_for app_in_history "$app2" finished
+check_eq "the first one is gone from it (retained_apps = 1)" "" "$(history_app "$app")"
+check_eq "one application in the history" 1 "$(status_json --all | jq '.apps | length')"
