@@ -46,3 +46,17 @@ int endpoint_list_find(const EndpointList *l, const char *url) {
                         return (int) i;
         return -ENOENT;
 }
+
+int standby_reply_leader(int code, const char *message, char *buf, size_t size) {
+        const char *url;
+
+        if (code != -EREMCHG || !message || strncmp(message, "standby", 7) != 0)
+                return -ENOENT;
+        if (strncmp(message, STANDBY_LEADER_PREFIX, strlen(STANDBY_LEADER_PREFIX)) != 0)
+                return -EREMCHG;
+        url = message + strlen(STANDBY_LEADER_PREFIX);
+        if (!*url || strlen(url) >= size || strlen(url) >= ENDPOINT_LIST_URL_MAX)
+                return -EREMCHG;
+        strcpy(buf, url);
+        return 0;
+}

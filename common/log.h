@@ -24,6 +24,10 @@
 #define SPARK_MESSAGE_INSECURE            "60c2b902debc44b6b8a510164d1f53e1"
 #define SPARK_MESSAGE_ROLE_REFUSED        "f84ae17c40cb4abbb33a6b1871b84391"
 #define SPARK_MESSAGE_EXECUTOR_REFUSED    "f407a2a9b1c2403f8f8872ecf32227f9"
+/* the master became the leader of its ZooKeeper election (docs/ha.md) */
+#define SPARK_MESSAGE_MASTER_LEADER       "8ed35f825ca94f449fa951a76074df3c"
+/* the leader lost its ZooKeeper connection (suspended) or session (deposed) */
+#define SPARK_MESSAGE_MASTER_FENCED       "397984dd07a44c0baeb7a7f942c2519a"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

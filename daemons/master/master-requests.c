@@ -3,6 +3,7 @@
  * cluster state; a bad request gets an Error and changes nothing. */
 #include "daemon.h"
 #include "log.h"
+#include "endpoint-list.h"
 #include "master.h"
 
 #define MAX_REPORTED_EXECUTORS 65536
@@ -229,6 +230,24 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         (void) s;
 
         master_audit(m, req, env);
+
+        /* A standby answers every request with where the leader is; a
+         * suspended leader keeps its workers (heartbeats) and answers
+         * questions, but changes nothing (docs/ha.md). */
+        switch (master_ha_role(m->ha)) {
+        case MASTER_ROLE_LEADER:
+                break;
+        case MASTER_ROLE_SUSPENDED:
+                if (env->body_case == SPARK__ENVELOPE__BODY_HEARTBEAT ||
+                    env->body_case == SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST)
+                        break;
+                return rpc_request_reply_error(req, -EAGAIN, "leader suspended: no ZooKeeper connection, try again");
+        default:
+                if (master_ha_leader_url(m->ha))
+                        return rpc_request_reply_error(req, -EREMCHG, STANDBY_LEADER_PREFIX "%s",
+                                                       master_ha_leader_url(m->ha));
+                return rpc_request_reply_error(req, -EREMCHG, "standby, no leader elected yet");
+        }
 
         /* an app's own requests: only from the driver that registered it */
         switch (env->body_case) {

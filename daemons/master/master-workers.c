@@ -276,6 +276,10 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
 /* With as many calls to workers unanswered as allowed, placement waits:
  * worker_call_free() goes on. */
 static bool placement_must_wait(Master *m) {
+        /* a standby, or a leader without its ZooKeeper session, places
+         * nothing: another master may lead (docs/ha.md) */
+        if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
+                return true;
         if (m->worker_calls < WORKER_CALLS_IN_FLIGHT_MAX)
                 return false;
         m->placement_waiting = true;
@@ -414,6 +418,10 @@ void master_schedule_worker_check(Master *m) {
         usec_t now = now_mono_usec(), next = 0;
         int r;
 
+        /* without a session, nobody is declared lost: the leader looks
+         * again when it is back */
+        if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
+                return;
         cluster_check_workers(m->cluster, now, &next);
         if (!m->worker_check) {
                 r = sd_event_add_time(m->event, &m->worker_check, CLOCK_MONOTONIC, next, 1000, on_worker_check, m);
