@@ -70,6 +70,7 @@ Driver *driver_free(Driver *d) {
         d->server = rpc_server_free(d->server);  /* parked polls are abandoned */
         d->executor_server = rpc_server_free(d->executor_server);
         d->master = rpc_client_free(d->master);
+        master_link_done(&d->master_link);
         d->master_events = event_sub_free(d->master_events);
         if (d->worker_events)
                 while (hashmap_iterate(d->worker_events, &i, &v, NULL))
@@ -167,7 +168,10 @@ int driver_start(Driver *d) {
                                                d->config.driver.executor_listen);
                 rpc_server_set_pipe_handler(d->executor_server, driver_on_pipe, d);
         }
-        r = rpc_client_new(d->event, d->config.cluster.master, &(RpcClientConfig) { .tls = &d->tls },
+        r = master_link_init(&d->master_link, d->config.cluster.master);
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse cluster.master \"%s\": %m", d->config.cluster.master);
+        r = rpc_client_new(d->event, master_link_url(&d->master_link), &(RpcClientConfig) { .tls = &d->tls },
                            &d->master);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
@@ -207,7 +211,8 @@ void driver_unregister(Driver *d) {
         ua.app_id = d->app_id;
         ua.reason = (char *) "driver stopped";
         ENVELOPE_SET(&env, UNREGISTER_APPLICATION, unregister_application, &ua);
-        r = rpc_call_sync_tls(d->config.cluster.master, &d->tls, &env, 3000, 0, &reply);
+        r = rpc_call_sync_tls(d->master ? rpc_client_url(d->master) : master_link_url(&d->master_link), &d->tls,
+                              &env, 3000, 0, &reply);
         envelope_free(reply);
         if (r < 0)
                 log_warning_errno(r, "Failed to unregister application %s from the master: %m", d->app_id);

@@ -13,6 +13,7 @@
 #include "executor-secret.h"
 #include "hashmap.h"
 #include "ids.h"
+#include "master-link.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
 #include "scheduler.h"
@@ -47,6 +48,7 @@ typedef struct Driver {
         RpcServer *server;
         RpcServer *executor_server;   /* executor_listen; NULL: executors use server */
         RpcClient *master;
+        MasterLink master_link;      /* which of cluster.master's masters leads */
         EventSub *master_events;
         Hashmap *worker_events;   /* worker event URL → EventSub */
         bool resync_in_flight;

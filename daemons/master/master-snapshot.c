@@ -70,6 +70,10 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id) {
                 return rpc_request_reply_error(req, -ENOMEM, "out of memory");
 
         s.state.master_id = (char *) cluster_id(m->cluster);
+        if (m->ha) {
+                s.state.master_role = (char *) master_role_to_string(master_ha_role(m->ha));
+                s.state.master_epoch = master_ha_epoch(m->ha);
+        }
 
         while (hashmap_iterate(workers, &i, &v, NULL)) {
                 Worker *w = v;

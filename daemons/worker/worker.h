@@ -14,6 +14,7 @@
 #include "executor-unit.h"
 #include "hashmap.h"
 #include "time-util.h"
+#include "master-link.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
 
@@ -35,6 +36,7 @@ typedef struct WorkerManager {
         RpcServer *server;
         EventPub *events;
         RpcClient *master;
+        MasterLink master_link;  /* which of cluster.master's masters leads */
 
         Hashmap *executors;      /* "APP/EXEC" → LocalExecutor */
         bool adopted;            /* units listed after start */
