@@ -126,6 +126,7 @@ static int worker_call_send(WorkerCall *call) {
                 kill.app_id = call->app_id;
                 kill.executor_id = call->executor_id;
                 kill.reason = call->reason;
+                kill.master_epoch = master_ha_epoch(m->ha);
                 ENVELOPE_SET(&env, KILL_EXECUTOR, kill_executor, &kill);
         } else {
                 App *a = e->app;
@@ -148,6 +149,7 @@ static int worker_call_send(WorkerCall *call) {
                 }
                 launch.app_id = a->id;
                 launch.executor_id = e->id;
+                launch.master_epoch = master_ha_epoch(m->ha);
                 launch.cores = e->cores;
                 launch.memory_mb = e->memory_mb;
                 launch.driver_url = a->driver_url;

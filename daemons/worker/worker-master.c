@@ -170,6 +170,13 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
                 return;
         }
         rr = reply->register_worker_reply;
+        if (rr->master_epoch != 0 && rr->master_epoch < w->master_epoch) {
+                log_warning("Master at %s has epoch %" PRIu64 ", older than the leader's (%" PRIu64 "), ignoring it",
+                            rpc_client_url(w->master), rr->master_epoch, w->master_epoch);
+                return;
+        }
+        if (rr->master_epoch > w->master_epoch)
+                w->master_epoch = rr->master_epoch;
         snprintf(w->master_id, sizeof(w->master_id), "%s", rr->master_id);
         w->registered = true;
         log_struct(LOG_INFO, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_REGISTERED),

@@ -47,8 +47,13 @@ typedef struct WorkerManager {
         sd_event_source *retry_timer;   /* re-sends unacknowledged reports */
         sd_event_source *status_timer;  /* STATUS= for systemctl status */
         char master_id[64];
+        uint64_t master_epoch;   /* the newest leader's epoch seen (docs/ha.md); 0: none */
         char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
 } WorkerManager;
+
+/* worker-requests.c: a command of a leader older than one we have heard
+ * from changes nothing (fencing, docs/ha.md): -ESTALE, answered. */
+int worker_check_master_epoch(WorkerManager *w, RpcRequest *req, uint64_t epoch);
 
 struct LocalExecutor {
         char key[APP_ID_MAX + 16];
