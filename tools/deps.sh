@@ -5,12 +5,13 @@
 # one command that does and fails.
 set -eu
 
-build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libmbedtls-dev libprotobuf-c-dev protobuf-c-compiler check"
+build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libmbedtls-dev libprotobuf-c-dev protobuf-c-compiler libzookeeper-mt-dev check"
 # the demo and the tests run a systemd user manager with its D-Bus
 run="systemd dbus dbus-user-session util-linux iproute2 procps"
 case "${1:-build}" in
 build) want="$build $run" ;;
-test) want="$build $run clang openssl jq python3" ;;
+# the zookeeper recovery mode's tests run a real ensemble (Java)
+test) want="$build $run clang openssl jq python3 zookeeper" ;;
 *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
 esac
 

@@ -151,19 +151,32 @@ static int advertised_urls(Master *m, char *buf, size_t size) {
         EndpointList l = {};
         int r;
 
-        /* cluster.master names this master as the others reach it: the
-         * entry with our port, if listen is a wildcard */
+        /* cluster.master names this master as the others reach it: if
+         * listen is a wildcard, the entry with our port — and, if several
+         * have it (masters on several hosts), our host name */
         r = endpoint_list_parse(m->config.cluster.master, &l);
         if (r >= 0) {
                 const char *port = strrchr(listen, ':');
                 bool wildcard = strstr(listen, "://0.0.0.0:") || strstr(listen, "://:") || strstr(listen, "://[::]:");
+                char host[256] = "";
+                size_t n_port = 0, with_port = 0;
+
+                (void) gethostname(host, sizeof(host) - 1);
                 for (size_t i = 0; wildcard && port && i < l.n; i++) {
-                        const char *p = strrchr(l.urls[i], ':');
-                        if (p && streq(p, port)) {
+                        const char *p = strrchr(l.urls[i], ':'), *h = strstr(l.urls[i], "://");
+                        size_t hl = strlen(host);
+                        if (!p || !streq(p, port))
+                                continue;
+                        n_port++;
+                        with_port = i;
+                        if (h && hl > 0 && strncmp(h + 3, host, hl) == 0 && (h[3 + hl] == ':' || h[3 + hl] == '.')) {
                                 listen = l.urls[i];
+                                n_port = 0;
                                 break;
                         }
                 }
+                if (n_port == 1)
+                        listen = l.urls[with_port];
         }
         r = snprintf(buf, size, "%s\n%s", listen, events);
         endpoint_list_done(&l);
