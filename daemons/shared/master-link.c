@@ -6,7 +6,7 @@
 #include "master-link.h"
 
 int master_link_init(MasterLink *l, const char *urls) {
-        *l = (MasterLink) {};
+        *l = (MasterLink) { .misses_max = MASTER_LINK_MISSES_MAX };
         return endpoint_list_parse(urls, &l->urls);
 }
 
@@ -37,7 +37,7 @@ bool master_link_update(MasterLink *l, int error, const Envelope *reply) {
                 return false;
         if (error < 0 && !reply) {
                 /* no answer: after a few in a row, the next in the list */
-                if (++l->misses < MASTER_LINK_MISSES_MAX)
+                if (++l->misses < l->misses_max)
                         return false;
                 l->left_silent = l->current + 1;
                 return move_to(l, (l->current + 1) % l->urls.n, "does not answer");

@@ -16,6 +16,7 @@ typedef struct MasterLink {
         EndpointList urls;
         size_t current;
         unsigned misses;
+        unsigned misses_max;     /* MASTER_LINK_MISSES_MAX unless the caller sets it */
         /* The master we left because it did not answer, +1 (0: none): a
          * standby may still name it as the leader until its session
          * expires, and is asked again rather than followed back to it. */
