@@ -51,7 +51,9 @@ struct MasterHa {
         MasterRole role;
         bool logged_timeout;
         bool refusing_logged;
+        bool presumed_replaced;
         sd_event_source *retry;
+        sd_event_source *suspension;   /* fires a session timeout after the connection was lost */
 };
 
 typedef struct ZkEvent {
@@ -105,6 +107,28 @@ int zk_errno(int zrc) {
 
 MasterRole master_ha_role(const MasterHa *h) {
         return h ? h->role : MASTER_ROLE_LEADER;
+}
+
+bool master_ha_presumed_replaced(const MasterHa *h) {
+        return h && h->role == MASTER_ROLE_SUSPENDED && h->presumed_replaced;
+}
+
+/* Cut off from ZooKeeper but not from the workers, a leader cannot tell
+ * a lost quorum (nobody leads: keep the workers) from its own partition
+ * (another leads once our session expires, and the workers must go to
+ * it).  After a session timeout without a connection the ensemble may have
+ * expired the session: the workers are sent on. */
+static int on_suspension(sd_event_source *s, uint64_t usec, void *userdata) {
+        MasterHa *h = userdata;
+        (void) s, (void) usec;
+
+        if (h->role != MASTER_ROLE_SUSPENDED || h->presumed_replaced)
+                return 0;
+        h->presumed_replaced = true;
+        log_struct(LOG_WARNING, LOG_FIELDS(.message_id = SPARK_MESSAGE_MASTER_FENCED),
+                   "No ZooKeeper connection for the session timeout (%d ms): another master may lead; "
+                   "answering as a standby until the connection is back", zoo_recv_timeout(h->zh));
+        return 0;
 }
 
 const char *master_ha_leader_url(const MasterHa *h) {
@@ -360,6 +384,8 @@ static void on_session_event(MasterHa *h, int state) {
                 }
                 if (h->role == MASTER_ROLE_SUSPENDED) {
                         h->role = MASTER_ROLE_LEADER;
+                        h->presumed_replaced = false;
+                        (void) sd_event_source_set_enabled(h->suspension, SD_EVENT_OFF);
                         log_struct(LOG_NOTICE, LOG_FIELDS(.message_id = SPARK_MESSAGE_MASTER_LEADER),
                                    "ZooKeeper connection back within the session: leading again (epoch %" PRIu64 ")",
                                    h->epoch);
@@ -375,6 +401,11 @@ static void on_session_event(MasterHa *h, int state) {
                         /* Once: the quorum may be gone for long, and every
                          * reconnection attempt passes through here. */
                         h->role = MASTER_ROLE_SUSPENDED;
+                        h->presumed_replaced = false;
+                        (void) sd_event_source_set_time_relative(h->suspension,
+                                                                 (usec_t) MAX(zoo_recv_timeout(h->zh), 100) *
+                                                                         USEC_PER_MSEC);
+                        (void) sd_event_source_set_enabled(h->suspension, SD_EVENT_ONESHOT);
                         log_struct(LOG_WARNING, LOG_FIELDS(.message_id = SPARK_MESSAGE_MASTER_FENCED),
                                    "Lost the ZooKeeper connection: placing, launching and killing nothing "
                                    "until it is back (the cluster keeps running)");
@@ -447,6 +478,10 @@ int master_ha_start(Master *m, MasterHa **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to add the election retry timer: %m");
         (void) sd_event_source_set_enabled(h->retry, SD_EVENT_OFF);
+        r = sd_event_add_time_relative(m->event, &h->suspension, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_suspension, h);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the suspension timer: %m");
+        (void) sd_event_source_set_enabled(h->suspension, SD_EVENT_OFF);
 
         /* the client's own log lines go to stderr, hence the journal, at
          * warnings and above */
@@ -473,6 +508,7 @@ MasterHa *master_ha_free(MasterHa *h) {
         h->zh = NULL;
         h->queue = loop_queue_free(h->queue);
         sd_event_source_unref(h->retry);
+        sd_event_source_unref(h->suspension);
         free(h->dir);
         free(h->election_dir);
         free(h->node);

@@ -39,6 +39,10 @@ int master_ha_start(Master *m, MasterHa **ret);
 MasterHa *master_ha_free(MasterHa *h);
 
 MasterRole master_ha_role(const MasterHa *h);
+/* A suspended leader that has been without ZooKeeper for longer than its
+ * session timeout may have been replaced: it sends its workers and drivers
+ * on (answers as a standby) until the connection is back. */
+bool master_ha_presumed_replaced(const MasterHa *h);
 /* The leader's request URL as its election znode says, NULL if unknown. */
 const char *master_ha_leader_url(const MasterHa *h);
 /* The leader's epoch: its election znode's sequence number, higher for each

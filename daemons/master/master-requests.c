@@ -239,8 +239,12 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         case MASTER_ROLE_LEADER:
                 break;
         case MASTER_ROLE_SUSPENDED:
-                if (env->body_case == SPARK__ENVELOPE__BODY_HEARTBEAT ||
-                    env->body_case == SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST)
+                if (env->body_case == SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST)
+                        break;
+                if (master_ha_presumed_replaced(m->ha))
+                        /* the workers go on to the others (master-ha.c) */
+                        return rpc_request_reply_error(req, -EREMCHG, "standby, no leader elected yet");
+                if (env->body_case == SPARK__ENVELOPE__BODY_HEARTBEAT)
                         break;
                 return rpc_request_reply_error(req, -EAGAIN, "leader suspended: no ZooKeeper connection, try again");
         default:

@@ -102,6 +102,8 @@ static void master_update_status(Master *m) {
         if (m->ha && master_ha_role(m->ha) != MASTER_ROLE_LEADER) {
                 MasterRole role = master_ha_role(m->ha);
                 snprintf(m->status, sizeof(m->status), "%s%s%s", master_role_to_string(role),
+                         master_ha_presumed_replaced(m->ha) ? ": no ZooKeeper connection for a session timeout, "
+                                                              "sending workers on" :
                          role == MASTER_ROLE_SUSPENDED ? ": no ZooKeeper connection, placing nothing" :
                          master_ha_leader_url(m->ha) ? ", leader is " : "",
                          role == MASTER_ROLE_SUSPENDED ? "" : strempty(master_ha_leader_url(m->ha)));
