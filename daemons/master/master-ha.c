@@ -50,7 +50,6 @@ struct MasterHa {
         uint64_t epoch;       /* our sequence number once we lead */
         MasterRole role;
         bool logged_timeout;
-        bool refusing_logged;
         bool presumed_replaced;
         sd_event_source *retry;
         sd_event_source *suspension;   /* fires a session timeout after the connection was lost */
@@ -301,10 +300,8 @@ static void become_leader(MasterHa *h, uint64_t seq) {
                    "Elected leader with epoch %" PRIu64 " (%s); negotiated ZooKeeper session timeout %d ms", h->epoch,
                    h->node, zoo_recv_timeout(h->zh));
         r = master_became_leader(h->master);
-        if (r >= 0) {
-                h->refusing_logged = false;
+        if (r >= 0)
                 return;
-        }
         /* The state cannot be read: leading would start afresh over it.
          * Give up the candidacy (another master may read it), and stand
          * again later. */

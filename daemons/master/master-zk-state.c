@@ -183,7 +183,7 @@ fail:
 }
 
 /* Every child of zookeeper_dir and of state/ must be ours. */
-static int check_foreign(Master *m, const char *dir, bool state_dir, const ZkMeta *meta) {
+static int check_foreign(Master *m, const char *dir, bool state_dir) {
         struct String_vector children = {};
         zhandle_t *zh = master_ha_handle(m->ha);
         int zrc, r = 0;
@@ -204,7 +204,6 @@ static int check_foreign(Master *m, const char *dir, bool state_dir, const ZkMet
                                     dir, c);
         }
         deallocate_String_vector(&children);
-        (void) meta;
         return r;
 }
 
@@ -248,13 +247,13 @@ int master_zk_state_load(Master *m) {
 
         if (state_dir_path(m, &dir) < 0 || asprintf(&meta_path, "%s/meta", dir) < 0)
                 return log_oom();
-        r = check_foreign(m, master_ha_dir(m->ha), false, NULL);
+        r = check_foreign(m, master_ha_dir(m->ha), false);
         if (r < 0)
                 return r;
         zrc = zoo_create(zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
         if (zrc != ZOK && zrc != ZNODEEXISTS)
                 return log_error_errno(zk_errno(zrc), "Failed to create %s in ZooKeeper: %s", dir, zerror(zrc));
-        r = check_foreign(m, dir, true, NULL);
+        r = check_foreign(m, dir, true);
         if (r < 0)
                 return r;
 
