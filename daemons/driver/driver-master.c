@@ -8,8 +8,7 @@
 #include "log.h"
 
 /* After an answer (or none) from the master: a standby names the leader, a
- * silent one is replaced by the next of the list (docs/ha.md).  The new
- * one is asked at once for what it knows of us. */
+ * silent one is replaced by the next of the list (docs/ha.md). */
 static void follow_master(Driver *d, int error, const Envelope *reply) {
         RpcClient *c;
         int r;
@@ -26,10 +25,10 @@ static void follow_master(Driver *d, int error, const Envelope *reply) {
         d->master = c;
         d->registering = false;
         d->resync_in_flight = false;
-        if (d->registered)
-                driver_request_snapshot(d);
-        else
-                driver_register_app(d);
+        /* Not at once: while every master answers as a standby (a lost
+         * quorum) that would go round them in a tight loop.  The register
+         * timer registers, and the new leader's events (a new publisher
+         * epoch) make us ask it for a snapshot. */
 }
 
 static bool is_standby_reply(const Envelope *reply) {

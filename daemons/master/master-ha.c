@@ -381,8 +381,12 @@ static void on_session_event(MasterHa *h, int state) {
                 }
                 if (h->role == MASTER_ROLE_SUSPENDED) {
                         h->role = MASTER_ROLE_LEADER;
-                        h->presumed_replaced = false;
                         (void) sd_event_source_set_enabled(h->suspension, SD_EVENT_OFF);
+                        if (h->presumed_replaced)
+                                /* we sent the workers on: they get a new
+                                 * deadline to come back, as after an election */
+                                master_workers_recovering(h->master);
+                        h->presumed_replaced = false;
                         log_struct(LOG_NOTICE, LOG_FIELDS(.message_id = SPARK_MESSAGE_MASTER_LEADER),
                                    "ZooKeeper connection back within the session: leading again (epoch %" PRIu64 ")",
                                    h->epoch);

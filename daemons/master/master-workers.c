@@ -402,6 +402,15 @@ void master_resume_launches(Master *m) {
         log_info("Sending %zu launches again that were under way before the restart", m->n_resumed);
 }
 
+void master_workers_recovering(Master *m) {
+        usec_t now = now_mono_usec();
+        size_t i = 0;
+        void *v;
+
+        while (hashmap_iterate(cluster_workers(m->cluster), &i, &v, NULL))
+                (void) cluster_heartbeat(m->cluster, ((Worker *) v)->id, now);
+}
+
 void master_place_soon(Master *m) {
         on_schedule_needed(m->cluster, m);
 }

@@ -79,6 +79,9 @@ int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id);
 /* master-workers.c: the master's side of the worker protocol. */
 extern const ClusterEffects master_effects;
 void master_schedule_worker_check(Master *m);
+/* Every worker gets worker_timeout_ms from now to be heard from (a leader
+ * that sent them on while it had no ZooKeeper connection). */
+void master_workers_recovering(Master *m);
 /* Places up to max_launches executors now (within the limit of calls in
  * flight); the placement source does the rest. */
 void master_place_now(Master *m, unsigned max_launches);

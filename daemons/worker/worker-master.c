@@ -24,7 +24,7 @@ static void arm_retry(WorkerManager *w) {
 /* After every answer (or none) from the master: a standby names the
  * leader, a silent leader is replaced by the next master of the list
  * (docs/ha.md).  The new one hears the registration, with our executors,
- * before anything else. */
+ * at the next heartbeat and before anything else. */
 static void follow_master(WorkerManager *w, int error, const Envelope *reply) {
         RpcClient *c;
         int r;
@@ -44,7 +44,9 @@ static void follow_master(WorkerManager *w, int error, const Envelope *reply) {
         w->registered = false;
         w->registering = false;
         w->heartbeat_in_flight = false;
-        worker_register(w);
+        /* the registration goes with the next heartbeat, not now: while
+         * every master answers as a standby (a lost quorum), the worker
+         * asks them in turn once a heartbeat, not in a tight loop */
 }
 
 static void on_report_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
