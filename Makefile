@@ -139,6 +139,11 @@ $(B)/$(1): $(B)/obj/$(call prog_dir,$(1))/main.o $(B)/lib/$(subst /,-,$(call pro
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
 $(B)/spark-executor: LDLIBS = $(EXECUTOR_LDLIBS)
+# The master's zookeeper recovery mode (docs/ha.md): the master and the
+# programs built from its module only.
+ZK_LIBS := -lzookeeper_mt
+$(B)/spark-master: LDLIBS += $(ZK_LIBS)
+$(patsubst daemons/master/test-%.c,$(B)/tests/test-%,$(wildcard daemons/master/test-*.c)): LDLIBS += $(ZK_LIBS)
 
 # Helper programs used only by tests (e.g. a fake executor binary).  A
 # static pattern rule, so that their objects are named targets, not
@@ -262,7 +267,7 @@ define fuzz_target_rule
 $(FB)/fuzz/$(1): $(FB)/obj/$(call fuzz_module,$(1))/$(1).o $(patsubst %.c,$(FB)/obj/%.o,$(FUZZ_HELPERS)) \
                  $(if $(filter common,$(call fuzz_module,$(1))),,$(FB)/lib/$(subst /,-,$(call fuzz_module,$(1))).a) $(FUZZ_COMMON_A)
 	@mkdir -p $$(dir $$@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ $$^ $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ $$^ $(LDLIBS) $(if $(filter daemons/master,$(call fuzz_module,$(1))),$(ZK_LIBS))
 endef
 $(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_target_rule,$(t))))
 

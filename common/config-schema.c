@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "endpoint-list.h"
 #include "exec-property.h"
 
 #define ROW(S, s, n, t, r)                                                       \
@@ -23,6 +24,10 @@
 #define KEY_ENDPOINT(S, s, n, def, r, desc)                                              \
         { ROW(S, s, n, CONFIG_KEY_ENDPOINT, r), .default_string = (def),                    \
           .validate = config_endpoint_check, .description = (desc) }
+/* Several endpoints, comma-separated (the masters of a cluster). */
+#define KEY_ENDPOINT_LIST(S, s, n, def, r, desc)                                         \
+        { ROW(S, s, n, CONFIG_KEY_ENDPOINT, r), .default_string = (def),                    \
+          .validate = config_endpoint_list_check, .description = (desc) }
 #define KEY_STRING(S, s, n, def, check, r, desc)                                          \
         { ROW(S, s, n, CONFIG_KEY_STRING, r), .default_string = (def), .validate = (check), \
           .description = (desc) }
@@ -61,16 +66,20 @@ static const char *check_optional_path(const char *s);
 static const char *check_host(const char *s);
 static const char *check_http_listen(const char *s);
 static const char *check_bus(const char *s);
+static const char *check_recovery_mode(const char *s);
+static const char *check_zookeeper_hosts(const char *s);
+static const char *check_znode_path(const char *s);
 static const char *check_slice(const char *s);
 static const char *check_user(const char *s);
 static const char *check_app_name(const char *s);
 static const char *check_exec_property(const char *s, char *buf, size_t size);
 
 static const ConfigKey schema[] = {
-        KEY_ENDPOINT(CLUSTER, cluster, master, "tcp://127.0.0.1:7077", RESTART,
-                     "the master's request endpoint, dialled by every daemon"),
-        KEY_ENDPOINT(CLUSTER, cluster, master_events, "tcp://127.0.0.1:7078", RESTART,
-                     "the master's event endpoint"),
+        KEY_ENDPOINT_LIST(CLUSTER, cluster, master, "tcp://127.0.0.1:7077", RESTART,
+                          "the masters' request endpoints, comma-separated, dialled by every daemon, which "
+                          "follows the one that leads"),
+        KEY_ENDPOINT_LIST(CLUSTER, cluster, master_events, "tcp://127.0.0.1:7078", RESTART,
+                          "the masters' event endpoints, comma-separated, in the order of cluster.master"),
         KEY_TLS_PATH(tls_ca_file, ca_file,
                      "the cluster CA's certificate (PEM): peers of tls+tcp:// endpoints must present a "
                      "certificate it signed; empty: no TLS"),
@@ -101,6 +110,15 @@ static const ConfigKey schema[] = {
                 "finished applications kept as history"),
         KEY_INT(MASTER, master, retained_workers, 100, 0, 100000, RELOAD,
                 "lost workers kept as history"),
+        KEY_STRING(MASTER, master, recovery_mode, "filesystem", check_recovery_mode, RESTART,
+                   "where the master keeps its state: \"filesystem\" (state_dir) or \"zookeeper\" "
+                   "(standby masters, one leader elected in ZooKeeper)"),
+        KEY_STRING(MASTER, master, zookeeper, "", check_zookeeper_hosts, RESTART,
+                   "the ZooKeeper ensemble, \"HOST:PORT,HOST:PORT,...\" (recovery_mode \"zookeeper\")"),
+        KEY_STRING(MASTER, master, zookeeper_dir, "/spark", check_znode_path, RESTART,
+                   "the znode under which the masters elect a leader and keep the state"),
+        KEY_INT(MASTER, master, zookeeper_session_timeout_ms, 6000, 100, 600000, RESTART,
+                "the ZooKeeper session timeout asked for (the servers bound it to 2-20 ticks)"),
         KEY_DAEMON_TLS(MASTER, master),
 
         KEY_ENDPOINT(WORKER, worker, listen, "tcp://127.0.0.1:7081", RESTART,
@@ -362,6 +380,68 @@ static const char *check_http_listen(const char *s) {
         port = strtoul(colon + 1, &end, 10);
         if (colon[1] < '0' || colon[1] > '9' || *end || errno || port > 65535)
                 return "must be empty or HOST:PORT, with a port from 0 to 65535";
+        return NULL;
+}
+
+const char *config_endpoint_list_check(const char *s) {
+        const char *p, *comma, *why;
+        char one[ENDPOINT_LIST_URL_MAX];
+        size_t n = 0;
+
+        if (!s)
+                return "missing";
+        for (p = s;; p = comma + 1) {
+                size_t len;
+
+                comma = strchr(p, ',');
+                len = comma ? (size_t) (comma - p) : strlen(p);
+                if (len == 0)
+                        return "an empty endpoint in the list";
+                if (len >= sizeof(one))
+                        return "an endpoint in the list is too long";
+                if (++n > ENDPOINT_LIST_MAX)
+                        return "too many endpoints (at most 8)";
+                memcpy(one, p, len);
+                one[len] = '\0';
+                why = config_endpoint_check(one);
+                if (why)
+                        return why;
+                if (!comma)
+                        return NULL;
+        }
+}
+
+static const char *check_recovery_mode(const char *s) {
+        if (streq(s, "filesystem") || streq(s, "zookeeper"))
+                return NULL;
+        return "must be \"filesystem\" or \"zookeeper\"";
+}
+
+/* The connect string zookeeper_init() takes: HOST:PORT[,HOST:PORT...],
+ * optionally followed by a chroot path, which we do not use: zookeeper_dir
+ * says where. */
+static const char *check_zookeeper_hosts(const char *s) {
+        if (strlen(s) > 1024)
+                return "too long";
+        if (!ascii_only(s, ".-_:[],"))
+                return "must be \"HOST:PORT\", comma-separated";
+        if (s[0] == ',' || (s[0] && s[strlen(s) - 1] == ',') || strstr(s, ",,"))
+                return "an empty host in the list";
+        return NULL;
+}
+
+static const char *check_znode_path(const char *s) {
+        if (s[0] != '/' || s[1] == '\0')
+                return "must be an absolute znode path other than /";
+        if (strlen(s) > 512)
+                return "too long";
+        if (s[strlen(s) - 1] == '/' || strstr(s, "//"))
+                return "must not end in / or hold an empty element";
+        if (!ascii_only(s, "/.-_"))
+                return "may hold letters, digits and /.-_ only";
+        for (const char *e = s; e; e = strchr(e + 1, '/'))
+                if (streq(e, "/.") || streq(e, "/..") || startswith(e, "/./") || startswith(e, "/../"))
+                        return "must not hold . or .. elements";
         return NULL;
 }
 

@@ -38,6 +38,10 @@ typedef struct SparkMasterConfig {
         int64_t max_executor_retries;
         int64_t retained_apps;    /* finished applications kept as history */
         int64_t retained_workers; /* lost workers kept as history */
+        char *recovery_mode;  /* "filesystem" or "zookeeper" */
+        char *zookeeper;      /* HOST:PORT,... */
+        char *zookeeper_dir;  /* the masters' znode */
+        int64_t zookeeper_session_timeout_ms;
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
 } SparkMasterConfig;
@@ -152,6 +156,8 @@ static inline const void *config_key_value_const(const ConfigKey *k, const Spark
 const char *config_endpoint_check(const char *s);
 /* The same, but "" (not set) is valid too. */
 const char *config_optional_endpoint_check(const char *s);
+/* One or more endpoints, comma-separated (cluster.master). */
+const char *config_endpoint_list_check(const char *s);
 bool config_env_name_is_valid(const char *s);
 
 /* Fills *c with every default.  *c must not own anything (it is overwritten). */

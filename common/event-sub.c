@@ -7,6 +7,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/sub.h>
 
+#include "endpoint-list.h"
 #include "event-sub.h"
 #include "loop-queue.h"
 #include "nng-util.h"
@@ -186,6 +187,7 @@ EventSub *event_sub_free(EventSub *s) {
 int event_sub_new(sd_event *e, const char *url, const EventSubConfig *cfg, EventHandler handler,
                   EventResyncHandler resync, void *userdata, EventSub **ret) {
         _cleanup_(event_sub_freep) EventSub *s = NULL;
+        EndpointList urls = {};
         int k;
 
         if (!e || isempty(url) || !handler || !ret)
@@ -241,9 +243,19 @@ int event_sub_new(sd_event *e, const char *url, const EventSubConfig *cfg, Event
                 return k;
         sub_start_recv(s);
 
-        k = nng_util_dial(s->sock, url, cfg ? cfg->tls : NULL, NNG_FLAG_NONBLOCK, NULL);
+        /* Several publishers, comma-separated (the masters of a cluster,
+         * of which only the leader publishes): one dialer each. */
+        k = endpoint_list_parse(url, &urls);
         if (k < 0)
                 return k;
+        for (size_t i = 0; i < urls.n; i++) {
+                k = nng_util_dial(s->sock, urls.urls[i], cfg ? cfg->tls : NULL, NNG_FLAG_NONBLOCK, NULL);
+                if (k < 0) {
+                        endpoint_list_done(&urls);
+                        return k;
+                }
+        }
+        endpoint_list_done(&urls);
 
         *ret = TAKE_PTR(s);
         return 0;

@@ -52,9 +52,11 @@ typedef struct EventSubStats {
         uint64_t lost;      /* dropped for lack of memory before the loop saw them */
 } EventSubStats;
 
-/* cfg (not for tls+tcp://) and resync may be NULL.  A publisher that is not
- * there yet, or refuses our certificate, is not an error (the dialer keeps
- * trying); bad TLS settings are (nng-tls.h). */
+/* url may list several publishers, comma-separated, each dialled: the
+ * masters of a cluster, of which only the leader publishes.  cfg (not for
+ * tls+tcp://) and resync may be NULL.  A publisher that is not there yet, or
+ * refuses our certificate, is not an error (the dialer keeps trying); bad
+ * TLS settings are (nng-tls.h). */
 int event_sub_new(sd_event *e, const char *url, const EventSubConfig *cfg, EventHandler handler,
                   EventResyncHandler resync, void *userdata, EventSub **ret);
 

@@ -31,6 +31,10 @@
 #define SPARK_MESSAGE_WORKER_DRAINED      "742fe8f62a5a45298db796a64134e60e"
 /* the chargeback line: what an ended application's executors used */
 #define SPARK_MESSAGE_APP_USAGE           "2aeb71a023b848faaf90892568713de9"
+/* the master became the leader of its ZooKeeper election (docs/ha.md) */
+#define SPARK_MESSAGE_MASTER_LEADER       "8ed35f825ca94f449fa951a76074df3c"
+/* the leader lost its ZooKeeper connection (suspended) or session (deposed) */
+#define SPARK_MESSAGE_MASTER_FENCED       "397984dd07a44c0baeb7a7f942c2519a"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

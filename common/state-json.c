@@ -60,6 +60,11 @@ static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
 void cluster_state_json_parts(Json *j, const Spark__ClusterState *cs, unsigned parts) {
         json_object_begin(j, NULL);
         json_string(j, "master_id", cs->master_id);
+        cluster_state_json_members(j, cs, parts);
+        json_object_end(j);
+}
+
+void cluster_state_json_members(Json *j, const Spark__ClusterState *cs, unsigned parts) {
         if (parts & CLUSTER_JSON_WORKERS) {
                 json_array_begin(j, "workers");
                 for (size_t i = 0; i < cs->n_workers; i++)
@@ -78,7 +83,6 @@ void cluster_state_json_parts(Json *j, const Spark__ClusterState *cs, unsigned p
                         json_executor(j, cs->executors[i]);
                 json_array_end(j);
         }
-        json_object_end(j);
 }
 
 void cluster_state_json(Json *j, const Spark__ClusterState *cs) {

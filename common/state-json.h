@@ -16,6 +16,9 @@ enum {
         CLUSTER_JSON_ALL = 7u,
 };
 void cluster_state_json_parts(Json *j, const Spark__ClusterState *cs, unsigned parts);
+/* The same parts as members of an object the caller has begun (after its
+ * master_id). */
+void cluster_state_json_members(Json *j, const Spark__ClusterState *cs, unsigned parts);
 /* {"jobs":[..]} */
 void job_list_json(Json *j, const Spark__JobList *list);
 /* One job's object, as the member key (NULL inside an array or at the top). */

@@ -139,6 +139,10 @@ static const struct {
         { "master.max_executor_retries", "10" },
         { "master.retained_apps", "200" },
         { "master.retained_workers", "100" },
+        { "master.recovery_mode", "\"filesystem\"" },
+        { "master.zookeeper", "\"\"" },
+        { "master.zookeeper_dir", "\"/spark\"" },
+        { "master.zookeeper_session_timeout_ms", "6000" },
         { "master.tls_cert_file", "\"\"" },
         { "master.tls_key_file", "\"\"" },
         { "worker.listen", "\"tcp://127.0.0.1:7081\"" },
@@ -268,7 +272,8 @@ START_TEST(test_schema) {
                 }
                 if (k->type == CONFIG_KEY_ENDPOINT)
                         ck_assert(k->validate == config_endpoint_check ||
-                                  k->validate == config_optional_endpoint_check);
+                                  k->validate == config_optional_endpoint_check ||
+                                  k->validate == config_endpoint_list_check);
                 if (k->type == CONFIG_KEY_STRING || k->type == CONFIG_KEY_ENDPOINT) {
                         ck_assert_ptr_nonnull(k->default_string);
                         ck_assert_msg(!k->validate || !k->validate(k->default_string),
@@ -467,7 +472,7 @@ START_TEST(test_ranges) {
                 }
                 checked++;
         }
-        ck_assert_int_eq(checked, 17);
+        ck_assert_int_eq(checked, 18);
 }
 END_TEST
 
@@ -738,6 +743,19 @@ START_TEST(test_validators) {
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 ck_assert_msg(config_endpoint_check(bad[i]), "%s", bad[i]);
         ck_assert(config_endpoint_check(NULL));
+
+        /* several masters */
+        ck_assert(!config_endpoint_list_check("tcp://m1:7077"));
+        ck_assert(!config_endpoint_list_check("tcp://m1:7077,tls+tcp://m2:7077,ipc:///run/m3"));
+        ck_assert(config_endpoint_list_check(""));
+        ck_assert(config_endpoint_list_check("tcp://m1:7077,"));
+        ck_assert(config_endpoint_list_check(",tcp://m1:7077"));
+        ck_assert(config_endpoint_list_check("tcp://m1:7077,,tcp://m2:7077"));
+        ck_assert(config_endpoint_list_check("tcp://m1:7077,udp://m2:1"));
+        ck_assert(config_endpoint_list_check("tcp://m1:7077, tcp://m2:7077"));
+        ck_assert(config_endpoint_list_check(
+                "tcp://a:1,tcp://a:2,tcp://a:3,tcp://a:4,tcp://a:5,tcp://a:6,tcp://a:7,tcp://a:8,tcp://a:9"));
+        ck_assert(config_endpoint_list_check(NULL));
 
         ck_assert(config_env_name_is_valid("PATH"));
         ck_assert(config_env_name_is_valid("_x9"));

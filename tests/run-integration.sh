@@ -9,6 +9,7 @@
 #
 #   SPARK_BUILD          build dir with the programs (default: build/)
 #   SPARK_TEST_TIMEOUT   seconds per test (default 300)
+#   SPARK_NO_ZOOKEEPER=1 no ZooKeeper ensemble: the tests that need one skip
 set -u
 cd "$(dirname "$0")/.." || exit 1
 : "${SPARK_BUILD:=$PWD/build}"
@@ -19,7 +20,7 @@ SPARK_BUILD=$(usable_build_dir "$SPARK_BUILD") || { echo "error: cannot use $bui
 export SPARK_BUILD
 TEST_TIMEOUT=${SPARK_TEST_TIMEOUT:-300}
 
-passed=0 failed=0 skipped=0 failed_names=() harness_dir='' current=''
+passed=0 failed=0 skipped=0 failed_names=() harness_dir='' current='' zk_dir=''
 
 if [ $# -gt 0 ]; then
         tests=()
@@ -49,6 +50,7 @@ finish() {
                 tests/harness/usermgr.sh stop "$harness_dir"
                 rm -rf "$harness_dir"
         fi
+        [ -z "$zk_dir" ] || tests/harness/zk.sh stop "$zk_dir"
         [ "$SPARK_BUILD" = "$(realpath "$build_given")" ] || rm -rf "$SPARK_BUILD"
         exit $rc
 }
@@ -81,6 +83,23 @@ else
         fi
         # shellcheck disable=SC1091
         . "$harness_dir/env"
+fi
+
+# One ZooKeeper ensemble for the whole run, if a test asks for it
+# (require_zookeeper): three JVMs are too heavy to start per test.
+# SPARK_NO_ZOOKEEPER=1: none (CI's sanitizer pass); those tests skip.
+if [ "${SPARK_NO_ZOOKEEPER:-0}" != 1 ] && grep -l 'require_zookeeper' "${tests[@]}" >/dev/null 2>&1; then
+        : "${SPARK_TEST_ROOT:=/var/lib/spark-test}"
+        mkdir -p "$SPARK_TEST_ROOT"
+        zk_dir=$(mktemp -d "$SPARK_TEST_ROOT/zk.XXXXXX")
+        zk_start=$SECONDS
+        if tests/harness/zk.sh start "$zk_dir"; then
+                # shellcheck disable=SC1091
+                . "$zk_dir/env"
+                echo "ZooKeeper ensemble at $ZK_CONNECT (up in $((SECONDS - zk_start)) s)"
+        else
+                echo "warning: the ZooKeeper ensemble did not start; the tests that need it skip" >&2
+        fi
 fi
 
 # Units a test left behind would disturb the next one: report and stop them.

@@ -7,12 +7,13 @@
 # one command that does and fails.
 set -eu
 
-build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libmbedtls-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev check"
+build="build-essential pkg-config libsystemd-dev libconfig-dev libnng-dev libmbedtls-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libzookeeper-mt-dev check"
 # the demo and the tests run a systemd user manager with its D-Bus
 run="systemd dbus dbus-user-session util-linux iproute2 procps"
 case "${1:-build}" in
 build) want="$build $run" ;;
-test) want="$build $run clang openssl jq python3 curl prometheus chromium" ;;
+# the zookeeper recovery mode's tests run a real ensemble (Java)
+test) want="$build $run clang openssl jq python3 curl prometheus chromium zookeeper" ;;
 package) want="$build debhelper dpkg-dev rpm lintian rpmlint" ;;
 *) echo "usage: $0 [build|test|package]" >&2; exit 2 ;;
 esac

@@ -9,6 +9,37 @@
 #include "driver-master.h"
 #include "log.h"
 
+/* After an answer (or none) from the master: a standby names the leader, a
+ * silent one is replaced by the next of the list (docs/ha.md). */
+static void follow_master(Driver *d, int error, const Envelope *reply) {
+        RpcClient *c;
+        int r;
+
+        if (!master_link_update(&d->master_link, error, reply))
+                return;
+        r = rpc_client_new(d->event, master_link_url(&d->master_link), &(RpcClientConfig) { .tls = &d->tls }, &c);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
+                                master_link_url(&d->master_link));
+                return;
+        }
+        rpc_client_free(d->master); /* calls in flight: -ECANCELED */
+        d->master = c;
+        d->registering = false;
+        d->resync_in_flight = false;
+        /* Not at once: while every master answers as a standby (a lost
+         * quorum) that would go round them in a tight loop.  The register
+         * timer registers, and the new leader's events (a new publisher
+         * epoch) make us ask it for a snapshot. */
+}
+
+static bool is_standby_reply(const Envelope *reply) {
+        char leader[ENDPOINT_LIST_URL_MAX];
+
+        return reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+               standby_reply_leader(reply->error->code, reply->error->message, leader, sizeof(leader)) != -ENOENT;
+}
+
 static void on_register_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
         Driver *d = userdata;
         (void) c;
@@ -16,6 +47,13 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
         d->registering = false;
         if (error == -ECANCELED)
                 return;
+        if (is_standby_reply(reply) || (error < 0 && !reply)) {
+                follow_master(d, error, reply);
+                if (!reply)
+                        log_warning_errno(error, "Registration with the master at %s failed, retrying: %m",
+                                          rpc_client_url(d->master));
+                return;
+        }
         if (error == 0 && reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
                 log_error("The master refused application %s: %s", d->config.driver.app_name, reply->error->message);
                 return;  /* retried by the timer */
@@ -91,8 +129,12 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
         (void) c;
 
         d->resync_in_flight = false;
-        if (error < 0 || reply->body_case != SPARK__ENVELOPE__BODY_CLUSTER_STATE)
+        if (error == -ECANCELED)
+                return;
+        if (error < 0 || reply->body_case != SPARK__ENVELOPE__BODY_CLUSTER_STATE) {
+                follow_master(d, error, reply);
                 return;  /* the next gap or event retries */
+        }
         cs = reply->cluster_state;
         if (d->master_events)
                 event_sub_set_position(d->master_events, reply->epoch, reply->seq);

@@ -81,6 +81,7 @@ Driver *driver_free(Driver *d) {
         d->server = rpc_server_free(d->server);  /* parked polls are abandoned */
         d->executor_server = rpc_server_free(d->executor_server);
         d->master = rpc_client_free(d->master);
+        master_link_done(&d->master_link);
         d->master_events = event_sub_free(d->master_events);
         driver_http_done(d);
         if (d->worker_events)
@@ -179,7 +180,13 @@ int driver_start(Driver *d) {
                                                d->config.driver.executor_listen);
                 rpc_server_set_pipe_handler(d->executor_server, driver_on_pipe, d);
         }
-        r = rpc_client_new(d->event, d->config.cluster.master, &(RpcClientConfig) { .tls = &d->tls },
+        r = master_link_init(&d->master_link, d->config.cluster.master);
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse cluster.master \"%s\": %m", d->config.cluster.master);
+        /* a driver calls the master seldom: one call without an answer is
+         * enough to try the next */
+        d->master_link.misses_max = 1;
+        r = rpc_client_new(d->event, master_link_url(&d->master_link), &(RpcClientConfig) { .tls = &d->tls },
                            &d->master);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
@@ -223,7 +230,27 @@ void driver_unregister(Driver *d) {
         ua.app_id = d->app_id;
         ua.reason = (char *) "driver stopped";
         ENVELOPE_SET(&env, UNREGISTER_APPLICATION, unregister_application, &ua);
-        r = rpc_call_sync_tls(d->config.cluster.master, &d->tls, &env, 3000, 0, &reply);
+        /* With several masters: the current one, else each in turn, and
+         * the leader a standby names (docs/ha.md). */
+        for (size_t i = 0; i < MAX(d->master_link.urls.n, (size_t) 1); i++) {
+                const char *url = d->master_link.urls.n > 0
+                                          ? d->master_link.urls.urls[(d->master_link.current + i) % d->master_link.urls.n]
+                                          : d->config.cluster.master;
+                char leader[ENDPOINT_LIST_URL_MAX];
+
+                reply = envelope_free(reply);
+                r = rpc_call_sync_tls(url, &d->tls, &env, 3000, 0, &reply);
+                if (r < 0 && reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+                    standby_reply_leader(reply->error->code, reply->error->message, leader, sizeof(leader)) == 0 &&
+                    endpoint_list_find(&d->master_link.urls, leader) >= 0) {
+                        reply = envelope_free(reply);
+                        r = rpc_call_sync_tls(leader, &d->tls, &env, 3000, 0, &reply);
+                }
+                if (r >= 0 || (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+                               standby_reply_leader(reply->error->code, reply->error->message, leader,
+                                                    sizeof(leader)) == -ENOENT))
+                        break;
+        }
         envelope_free(reply);
         if (r < 0)
                 log_warning_errno(r, "Failed to unregister application %s from the master: %m", d->app_id);

@@ -16,6 +16,7 @@
 #include "json-writer.h"
 #include "prom-writer.h"
 #include "ids.h"
+#include "master-link.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
 #include "scheduler.h"
@@ -65,6 +66,7 @@ typedef struct Driver {
         RpcServer *server;
         RpcServer *executor_server;   /* executor_listen; NULL: executors use server */
         RpcClient *master;
+        MasterLink master_link;      /* which of cluster.master's masters leads */
         EventSub *master_events;
         Hashmap *worker_events;   /* worker event URL → EventSub */
         bool resync_in_flight;

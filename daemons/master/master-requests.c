@@ -3,6 +3,7 @@
  * cluster state; a bad request gets an Error and changes nothing. */
 #include "daemon.h"
 #include "log.h"
+#include "endpoint-list.h"
 #include "master.h"
 
 #define MAX_REPORTED_EXECUTORS 65536
@@ -95,6 +96,7 @@ static int handle_register_worker(Master *m, RpcRequest *req, const Spark__Regis
                 }
         reply.kill = kill_ptrs;
         reply.master_id = (char *) cluster_id(m->cluster);
+        reply.master_epoch = master_ha_epoch(m->ha);
         reply.heartbeat_ms = (int32_t) MAX(m->config.master.worker_timeout_ms / 4, 100);
         master_schedule_worker_check(m);
         master_state_changed(m);
@@ -292,6 +294,28 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         (void) s;
 
         master_audit(m, req, env);
+
+        /* A standby answers every request with where the leader is; a
+         * suspended leader keeps its workers (heartbeats) and answers
+         * questions, but changes nothing (docs/ha.md). */
+        switch (master_ha_role(m->ha)) {
+        case MASTER_ROLE_LEADER:
+                break;
+        case MASTER_ROLE_SUSPENDED:
+                if (env->body_case == SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST)
+                        break;
+                if (master_ha_presumed_replaced(m->ha))
+                        /* the workers go on to the others (master-ha.c) */
+                        return rpc_request_reply_error(req, -EREMCHG, "standby, no leader elected yet");
+                if (env->body_case == SPARK__ENVELOPE__BODY_HEARTBEAT)
+                        break;
+                return rpc_request_reply_error(req, -EAGAIN, "leader suspended: no ZooKeeper connection, try again");
+        default:
+                if (master_ha_leader_url(m->ha))
+                        return rpc_request_reply_error(req, -EREMCHG, STANDBY_LEADER_PREFIX "%s",
+                                                       master_ha_leader_url(m->ha));
+                return rpc_request_reply_error(req, -EREMCHG, "standby, no leader elected yet");
+        }
 
         /* an app's own requests: only from the driver that registered it */
         switch (env->body_case) {

@@ -36,6 +36,7 @@
  * of the lost one are killed when their workers report them. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <systemd/sd-id128.h>
@@ -317,28 +318,75 @@ static int state_path(Master *m, const char *name, char **ret) {
         return asprintf(ret, "%s/%s", m->config.master.state_dir, name) < 0 ? -ENOMEM : 0;
 }
 
-static int state_save(Master *m) {
+/* The whole snapshot into fd: the file, or the memory the ZooKeeper
+ * backend sends (master-zk-state.c). */
+static int state_write(Master *m, int fd, size_t *ret_apps, size_t *ret_workers, size_t *ret_executors) {
         _cleanup_(state_buffers_done) StateBuffers b = {};
         _cleanup_free_ uint8_t *buf = NULL;
-        _cleanup_free_ char *tmp = NULL, *path = NULL;
         _cleanup_free_ Writer *w = NULL;
-        _cleanup_close_ int fd = -1, dfd = -1;
-        const char *dir = m->config.master.state_dir;
-        usec_t start = now_mono_usec();
-        size_t len, n_executors = 0;
+        size_t len;
         int r;
 
-        m->journal_unsynced = false; /* whatever it held is in the snapshot */
         r = state_build(m, &b);
         if (r < 0)
-                return log_error_errno(r, "Failed to collect the state to save: %m");
+                return r;
         len = spark__master_snapshot__get_packed_size(&b.snap);
         buf = malloc(len ? len : 1);
         w = malloc(sizeof(*w));
         if (!buf || !w)
-                return log_oom();
+                return -ENOMEM;
         spark__master_snapshot__pack(&b.snap, buf);
+        *w = (Writer) { .fd = fd };
+        writer_put(w, buf, len);
+        r = write_executors(m, w, ret_executors);
+        writer_flush(w);
+        *ret_apps = b.snap.n_apps;
+        *ret_workers = b.snap.n_workers;
+        return r < 0 ? r : w->error;
+}
 
+int master_state_pack(Master *m, uint8_t **ret, size_t *ret_len, size_t *ret_executors) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t n_apps, n_workers;
+        struct stat st;
+        ssize_t k;
+        int r;
+
+        fd = memfd_create("spark-master-state", MFD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = state_write(m, fd, &n_apps, &n_workers, ret_executors);
+        if (r < 0)
+                return r;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if ((uint64_t) st.st_size > STATE_MAX_BYTES)
+                return -EFBIG;
+        buf = malloc(st.st_size ? (size_t) st.st_size : 1);
+        if (!buf)
+                return -ENOMEM;
+        k = pread(fd, buf, (size_t) st.st_size, 0);
+        if (k < 0)
+                return -errno;
+        if (k != st.st_size)
+                return -EIO;
+        *ret_len = (size_t) k;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static int state_save(Master *m) {
+        _cleanup_free_ char *tmp = NULL, *path = NULL;
+        _cleanup_close_ int fd = -1, dfd = -1;
+        const char *dir = m->config.master.state_dir;
+        usec_t start = now_mono_usec();
+        size_t n_apps = 0, n_workers = 0, n_executors = 0;
+        int r;
+
+        m->journal_unsynced = false; /* whatever it held is in the snapshot */
+        if (m->ha)
+                return master_zk_state_save(m);
         if (state_path(m, STATE_FILE, &path) < 0 || asprintf(&tmp, "%s/." STATE_FILE ".tmp", dir) < 0)
                 return log_oom();
         if (mkdir(dir, 0750) < 0 && errno != EEXIST)
@@ -349,14 +397,9 @@ static int state_save(Master *m) {
                 return log_error_errno(errno, "Failed to create %s: %m", tmp);
         if (fchmod(fd, 0600) < 0)  /* a leftover may have had another mode */
                 return log_error_errno(errno, "Failed to make %s private: %m", tmp);
-        *w = (Writer) { .fd = fd };
-        writer_put(w, buf, len);
-        r = write_executors(m, w, &n_executors);
-        writer_flush(w);
+        r = state_write(m, fd, &n_apps, &n_workers, &n_executors);
         /* the work that grows with the state; the syncs' wait is the disk's */
         m->state_save_cost = now_mono_usec() - start;
-        if (r >= 0)
-                r = w->error;
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         if (r < 0) {
@@ -376,8 +419,8 @@ static int state_save(Master *m) {
          * (should the truncation not reach the disk) is skipped by seq. */
         if (m->journal_fd >= 0 && ftruncate(m->journal_fd, 0) < 0)
                 log_warning_errno(errno, "Failed to empty the state journal, ignoring: %m");
-        log_debug("Saved the state: %zu apps, %zu workers, %zu executors in %llu ms", b.snap.n_apps,
-                  b.snap.n_workers, n_executors, (unsigned long long) ((now_mono_usec() - start) / USEC_PER_MSEC));
+        log_debug("Saved the state: %zu apps, %zu workers, %zu executors in %llu ms", n_apps,
+                  n_workers, n_executors, (unsigned long long) ((now_mono_usec() - start) / USEC_PER_MSEC));
         return 0;
 }
 
@@ -504,6 +547,12 @@ static int journal_append(Master *m, App *a, bool sync) {
 int master_state_app_registered(Master *m, App *a) {
         int r = -EBADF;
 
+        if (m->ha) {
+                /* no journal in ZooKeeper: master_state_sync() saves all */
+                m->journal_unsynced = true;
+                return 0;
+        }
+
         if (m->journal_fd >= 0)
                 r = journal_append(m, a, false);
         m->journal_error = r < 0 ? r : 0;
@@ -516,6 +565,9 @@ int master_state_app_registered(Master *m, App *a) {
 
 int master_state_sync(Master *m) {
         int r = m->journal_error;
+
+        if (m->ha)
+                return m->journal_unsynced ? master_state_save(m) : 0;
 
         m->journal_error = 0;
         if (r >= 0 && m->journal_unsynced) {
@@ -749,6 +801,22 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
         return n;
 }
 
+int master_state_restore_packed(Master *m, const uint8_t *buf, size_t len, size_t *ret_apps, size_t *ret_executors) {
+        Spark__MasterSnapshot *snap;
+        bool same_boot;
+        int r;
+
+        snap = spark__master_snapshot__unpack(NULL, len, buf);
+        if (!snap || snap->version != STATE_VERSION) {
+                spark__master_snapshot__free_unpacked(snap, NULL);
+                return -EBADMSG;
+        }
+        r = restore(m, snap, now_mono_usec(), ret_executors, &same_boot);
+        *ret_apps = snap->n_apps;
+        spark__master_snapshot__free_unpacked(snap, NULL);
+        return r;
+}
+
 int master_state_load(Master *m) {
         _cleanup_free_ char *path = NULL;
         _cleanup_free_ char *data = NULL;
@@ -761,10 +829,14 @@ int master_state_load(Master *m) {
 
         if (state_path(m, STATE_FILE, &path) < 0)
                 return log_oom();
-        r = sd_event_add_time(m->event, &m->state_timer, CLOCK_MONOTONIC, 0, 1000, on_save_timer, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the state timer: %m");
+        if (!m->state_timer) {
+                r = sd_event_add_time(m->event, &m->state_timer, CLOCK_MONOTONIC, 0, 1000, on_save_timer, m);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to add the state timer: %m");
+        }
         (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_OFF);
+        if (m->ha)
+                return master_zk_state_load(m);
 
         r = read_full_file(path, 0, STATE_MAX_BYTES, &data, &len);
         buf = (uint8_t *) data;

@@ -126,6 +126,7 @@ static int worker_call_send(WorkerCall *call) {
                 kill.app_id = call->app_id;
                 kill.executor_id = call->executor_id;
                 kill.reason = call->reason;
+                kill.master_epoch = master_ha_epoch(m->ha);
                 ENVELOPE_SET(&env, KILL_EXECUTOR, kill_executor, &kill);
         } else {
                 App *a = e->app;
@@ -148,6 +149,7 @@ static int worker_call_send(WorkerCall *call) {
                 }
                 launch.app_id = a->id;
                 launch.executor_id = e->id;
+                launch.master_epoch = master_ha_epoch(m->ha);
                 launch.cores = e->cores;
                 launch.memory_mb = e->memory_mb;
                 launch.driver_url = a->driver_url;
@@ -292,6 +294,10 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
 /* With as many calls to workers unanswered as allowed, placement waits:
  * worker_call_free() goes on. */
 static bool placement_must_wait(Master *m) {
+        /* a standby, or a leader without its ZooKeeper session, places
+         * nothing: another master may lead (docs/ha.md) */
+        if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
+                return true;
         if (m->worker_calls < WORKER_CALLS_IN_FLIGHT_MAX)
                 return false;
         m->placement_waiting = true;
@@ -412,6 +418,15 @@ void master_resume_launches(Master *m) {
         log_info("Sending %zu launches again that were under way before the restart", m->n_resumed);
 }
 
+void master_workers_recovering(Master *m) {
+        usec_t now = now_mono_usec();
+        size_t i = 0;
+        void *v;
+
+        while (hashmap_iterate(cluster_workers(m->cluster), &i, &v, NULL))
+                (void) cluster_heartbeat(m->cluster, ((Worker *) v)->id, now);
+}
+
 void master_place_soon(Master *m) {
         on_schedule_needed(m->cluster, m);
 }
@@ -430,6 +445,10 @@ void master_schedule_worker_check(Master *m) {
         usec_t now = now_mono_usec(), next = 0;
         int r;
 
+        /* without a session, nobody is declared lost: the leader looks
+         * again when it is back */
+        if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
+                return;
         cluster_check_workers(m->cluster, now, &next);
         if (!m->worker_check) {
                 r = sd_event_add_time(m->event, &m->worker_check, CLOCK_MONOTONIC, next, 1000, on_worker_check, m);

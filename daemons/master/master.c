@@ -63,11 +63,14 @@ Master *master_free(Master *m) {
                 m->app_numbers_reserved = cluster_next_app_number(m->cluster);
                 m->state_dirty = true;
         }
-        /* a change not saved yet reaches the disk before we go */
-        if (m->cluster && m->state_dirty)
+        /* a change not saved yet reaches the disk (or ZooKeeper, if we
+         * still lead) before we go */
+        if (m->cluster && m->state_dirty && master_ha_role(m->ha) == MASTER_ROLE_LEADER)
                 (void) master_state_save(m);
         master_state_done(m);
         history_done(&m->history);
+        /* ends the session: a standby takes over at once */
+        m->ha = master_ha_free(m->ha);
         /* workers' links (rpc clients) go with the cluster */
         if (m->cluster) {
                 size_t i = 0;
@@ -98,7 +101,19 @@ static void master_update_status(Master *m) {
 
         for (App *a = cluster_apps(m->cluster); a; a = a->next)
                 napps++;
-        snprintf(m->status, sizeof(m->status), "%zu workers, %zu apps, %zu executors%s%s",
+        if (m->ha && master_ha_role(m->ha) != MASTER_ROLE_LEADER) {
+                MasterRole role = master_ha_role(m->ha);
+                snprintf(m->status, sizeof(m->status), "%s%s%s", master_role_to_string(role),
+                         master_ha_presumed_replaced(m->ha) ? ": no ZooKeeper connection for a session timeout, "
+                                                              "sending workers on" :
+                         role == MASTER_ROLE_SUSPENDED ? ": no ZooKeeper connection, placing nothing" :
+                         master_ha_leader_url(m->ha) ? ", leader is " : "",
+                         role == MASTER_ROLE_SUSPENDED ? "" : strempty(master_ha_leader_url(m->ha)));
+                daemon_notify_status(m->status);
+                return;
+        }
+        snprintf(m->status, sizeof(m->status), "%s%zu workers, %zu apps, %zu executors%s%s",
+                 m->ha ? "leader: " : "",
                  hashmap_size(cluster_workers(m->cluster)), napps, cluster_n_executors(m->cluster),
                  m->state_save_error < 0 ? "; state not saved: " : "",
                  m->state_save_error < 0 ? strerror(-m->state_save_error) : "");
@@ -127,6 +142,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 }
 
 int master_start(Master *m) {
+        bool zookeeper = streq(m->config.master.recovery_mode, "zookeeper");
         char error[256] = "";
         int r;
 
@@ -138,10 +154,13 @@ int master_start(Master *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch TLS handshakes: %m");
 
-        /* before the sockets: what was running goes on */
-        r = master_state_load(m);
-        if (r < 0)
-                return r;
+        /* before the sockets: what was running goes on (with ZooKeeper,
+         * once elected: master_became_leader()) */
+        if (!zookeeper) {
+                r = master_state_load(m);
+                if (r < 0)
+                        return r;
+        }
 
         r = event_pub_new(m->config.master.events_listen, 0, &m->tls, &m->events);
         if (r < 0)
@@ -164,16 +183,46 @@ int master_start(Master *m) {
                 return log_error_errno(r, "Failed to add the status timer: %m");
         (void) sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
 
-        /* both through the placement source: within the limit of calls in
-         * flight, between requests */
-        master_resume_launches(m);
-        master_place_soon(m);
-        master_schedule_worker_check(m);
+        if (zookeeper) {
+                r = master_ha_start(m, &m->ha);
+                if (r < 0)
+                        return r;
+        } else {
+                /* both through the placement source: within the limit of
+                 * calls in flight, between requests */
+                master_resume_launches(m);
+                master_place_soon(m);
+                master_schedule_worker_check(m);
+        }
         log_info("Master %s listening on %s, events on %s", cluster_id(m->cluster), m->config.master.listen,
                  m->config.master.events_listen);
         master_update_status(m);
         daemon_notify_ready(m->status);
         return 0;
+}
+
+int master_became_leader(Master *m) {
+        int r;
+
+        r = master_state_load(m);
+        if (r < 0)
+                return r;
+        /* Workers and drivers find us as they find the old leader gone;
+         * those that do not come back within worker_timeout_ms are lost,
+         * as after a restart.  Launches under way are sent again. */
+        master_resume_launches(m);
+        master_place_soon(m);
+        master_schedule_worker_check(m);
+        master_update_status(m);
+        return 0;
+}
+
+void master_deposed(Master *m, const char *why) {
+        log_struct(LOG_ERR, LOG_FIELDS(.message_id = SPARK_MESSAGE_MASTER_FENCED),
+                   "No longer the leader: %s; exiting, to start again as a standby", why);
+        /* nothing more goes out: not even the final save */
+        m->state_dirty = false;
+        (void) sd_event_exit(m->event, -ETIME);
 }
 
 int master_run(Master *m) {

@@ -5,6 +5,7 @@
 #include <systemd/sd-event.h>
 
 #include "cluster.h"
+#include "master-ha.h"
 #include "config.h"
 #include "master-history.h"
 #include "event-pub.h"
@@ -60,6 +61,9 @@ typedef struct Master {
         char status[256];
         HttpServer *http;                /* NULL: http_listen is "" or its ports were taken */
         MasterMetrics metrics;
+        MasterHa *ha;                    /* recovery_mode "zookeeper": the election; NULL: filesystem */
+        uint64_t zk_state_gen;           /* the generation of the state in ZooKeeper */
+        int zk_state_version;            /* of its meta znode, -1: none yet */
 } Master;
 
 int master_new(const char *config_path, Master **ret);
@@ -121,6 +125,9 @@ void master_account_trim(Master *m);
 /* master-workers.c: the master's side of the worker protocol. */
 extern const ClusterEffects master_effects;
 void master_schedule_worker_check(Master *m);
+/* Every worker gets worker_timeout_ms from now to be heard from (a leader
+ * that sent them on while it had no ZooKeeper connection). */
+void master_workers_recovering(Master *m);
 /* Places up to max_launches executors now (within the limit of calls in
  * flight); the placement source does the rest. */
 void master_place_now(Master *m, unsigned max_launches);
@@ -156,5 +163,14 @@ int master_state_sync(Master *m);
  * app's entry not yet on disk but its id already at a worker. */
 int master_state_reserve_app_number(Master *m);
 void master_state_done(Master *m);
+/* The whole snapshot as one buffer, and back: for the ZooKeeper backend.
+ * Restoring returns -EBADMSG for bytes that are not a snapshot of ours. */
+int master_state_pack(Master *m, uint8_t **ret, size_t *ret_len, size_t *ret_executors);
+int master_state_restore_packed(Master *m, const uint8_t *buf, size_t len, size_t *ret_apps, size_t *ret_executors);
+
+/* master-zk-state.c: the same state in znodes under zookeeper_dir/state
+ * (docs/ha.md), with master.recovery_mode = "zookeeper". */
+int master_zk_state_save(Master *m);
+int master_zk_state_load(Master *m);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Master *, master_free);

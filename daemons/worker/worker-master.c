@@ -21,13 +21,47 @@ static void arm_retry(WorkerManager *w) {
         (void) sd_event_source_set_enabled(w->retry_timer, SD_EVENT_ONESHOT);
 }
 
+/* After every answer (or none) from the master: a standby names the
+ * leader, a silent leader is replaced by the next master of the list
+ * (docs/ha.md).  The new one hears the registration, with our executors,
+ * at the next heartbeat and before anything else. */
+static void follow_master(WorkerManager *w, int error, const Envelope *reply) {
+        RpcClient *c;
+        int r;
+
+        if (!master_link_update(&w->master_link, error, reply))
+                return;
+        r = rpc_client_new(w->event, master_link_url(&w->master_link), &(RpcClientConfig) { .tls = &w->tls }, &c);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up the connection to the master at %s: %m",
+                                master_link_url(&w->master_link));
+                return;
+        }
+        /* the calls in flight end with -ECANCELED: reports are sent again
+         * after the registration */
+        rpc_client_free(w->master);
+        w->master = c;
+        w->registered = false;
+        w->registering = false;
+        w->heartbeat_in_flight = false;
+        /* the registration goes with the next heartbeat, not now: while
+         * every master answers as a standby (a lost quorum), the worker
+         * asks them in turn once a heartbeat, not in a tight loop */
+}
+
 static void on_report_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
         ReportCall *call = userdata;
         WorkerManager *w = call->w;
         LocalExecutor *e = hashmap_get(w->executors, call->key);
         (void) c;
 
-        if (error == 0 && reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
+        if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+            standby_reply_leader(reply->error->code, reply->error->message, (char[ENDPOINT_LIST_URL_MAX]) {},
+                                 ENDPOINT_LIST_URL_MAX) != -ENOENT)
+                error = -EREMCHG; /* not a refusal: sent again to the leader */
+        else if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR && reply->error->code == -EAGAIN)
+                error = -EAGAIN;  /* a leader without ZooKeeper: again later */
+        else if (error == 0 && reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
                 log_struct(LOG_WARNING, LOG_FIELDS(.worker_id = w->id),
                            "Master refused the state of executor %s: %s, ignoring", call->key,
                            reply->error->message);
@@ -38,6 +72,7 @@ static void on_report_reply(RpcClient *c, int error, const Envelope *reply, void
                 if (error < 0) {
                         if (error != -ECANCELED)
                                 arm_retry(w);
+                        follow_master(w, error, reply);
                 } else if (e->state == call->state) {
                         e->report_pending = false;
                         if (e->state != SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING &&
@@ -107,6 +142,18 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
         w->registering = false;
         if (error == -ECANCELED)
                 return;
+        if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+            standby_reply_leader(reply->error->code, reply->error->message, (char[ENDPOINT_LIST_URL_MAX]) {},
+                                 ENDPOINT_LIST_URL_MAX) != -ENOENT) {
+                follow_master(w, error, reply);
+                return;
+        }
+        if (error < 0 && !reply) {
+                log_warning_errno(error, "Registration with the master at %s failed, retrying: %m",
+                                  rpc_client_url(w->master));
+                follow_master(w, error, reply);
+                return;
+        }
         if (error == 0 && reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
                 log_error("Master at %s refused registration: %s", rpc_client_url(w->master), reply->error->message);
                 return;  /* the heartbeat timer tries again */
@@ -117,6 +164,13 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
                 return;
         }
         rr = reply->register_worker_reply;
+        if (rr->master_epoch != 0 && rr->master_epoch < w->master_epoch) {
+                log_warning("Master at %s has epoch %" PRIu64 ", older than the leader's (%" PRIu64 "), ignoring it",
+                            rpc_client_url(w->master), rr->master_epoch, w->master_epoch);
+                return;
+        }
+        if (rr->master_epoch > w->master_epoch)
+                w->master_epoch = rr->master_epoch;
         snprintf(w->master_id, sizeof(w->master_id), "%s", rr->master_id);
         w->registered = true;
         log_struct(LOG_INFO, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_REGISTERED),
@@ -188,8 +242,10 @@ static void on_heartbeat_reply(RpcClient *c, int error, const Envelope *reply, v
         (void) c;
 
         w->heartbeat_in_flight = false;
-        if (error < 0 || reply->body_case != SPARK__ENVELOPE__BODY_HEARTBEAT_REPLY)
+        if (error < 0 || reply->body_case != SPARK__ENVELOPE__BODY_HEARTBEAT_REPLY) {
+                follow_master(w, error, reply);
                 return;  /* the next beat tries again */
+        }
         if (reply->heartbeat_reply->reregister) {
                 log_notice("Master %s does not know this worker (restarted or timed out), registering again",
                            w->master_id);

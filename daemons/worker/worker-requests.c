@@ -39,6 +39,24 @@ static size_t hidden_paths(const WorkerManager *w, const char *paths[static HIDD
         return n;
 }
 
+int worker_check_master_epoch(WorkerManager *w, RpcRequest *req, uint64_t epoch) {
+        if (epoch == 0)
+                return 0; /* a single master: nothing to fence */
+        if (epoch < w->master_epoch) {
+                log_struct(LOG_WARNING, LOG_FIELDS(.worker_id = w->id),
+                           "Refusing a command of a deposed master (epoch %" PRIu64 ", the leader's is %" PRIu64 ")",
+                           epoch, w->master_epoch);
+                rpc_request_reply_error(req, -ESTALE, "master epoch %" PRIu64 " is older than the leader's, %" PRIu64,
+                                        epoch, w->master_epoch);
+                return -ESTALE;
+        }
+        if (epoch > w->master_epoch)
+                log_struct(LOG_INFO, LOG_FIELDS(.worker_id = w->id), "Master epoch %" PRIu64 " (was %" PRIu64 ")",
+                           epoch, w->master_epoch);
+        w->master_epoch = epoch;
+        return 0;
+}
+
 static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
         _cleanup_free_ char **env = NULL;
         size_t n_env = 0;
@@ -50,6 +68,8 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
 
         if (!app_id_is_valid(le->app_id) || le->executor_id < 1)
                 return rpc_request_reply_error(req, -EINVAL, "invalid application or executor id");
+        if (worker_check_master_epoch(w, req, le->master_epoch) < 0)
+                return 0;
         if (!streq(le->worker_id, w->id))
                 return rpc_request_reply_error(req, -ESTALE, "this is worker %s, not %s", w->id, le->worker_id);
         if (le->cores < 1 || le->cores > w->cores || le->memory_mb < 1 || le->memory_mb > w->memory_mb)
@@ -155,6 +175,8 @@ static int handle_kill(WorkerManager *w, RpcRequest *req, const Spark__KillExecu
 
         if (!app_id_is_valid(ke->app_id) || ke->executor_id < 1)
                 return rpc_request_reply_error(req, -EINVAL, "invalid application or executor id");
+        if (worker_check_master_epoch(w, req, ke->master_epoch) < 0)
+                return 0;
         r = unit_manager_stop(w->units, ke->app_id, ke->executor_id, isempty(ke->reason) ? NULL : ke->reason);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot stop executor %s/%d", ke->app_id, ke->executor_id);

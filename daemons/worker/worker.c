@@ -137,6 +137,7 @@ WorkerManager *worker_free(WorkerManager *w) {
         /* first everything that may call back into the executor table */
         worker_http_done(w);
         w->master = rpc_client_free(w->master);
+        master_link_done(&w->master_link);
         w->server = rpc_server_free(w->server);
         w->units = unit_manager_free(w->units);
         event_pub_free(w->events);
@@ -240,7 +241,10 @@ int worker_start(WorkerManager *w) {
         r = rpc_server_set_roles(w->server, worker_required_roles, daemon_role_refused, w, error, sizeof(error));
         if (r < 0)
                 return log_error_errno(r, "Failed to check roles on %s: %s", w->config.worker.listen, error);
-        r = rpc_client_new(w->event, w->config.cluster.master, &(RpcClientConfig) { .tls = &w->tls },
+        r = master_link_init(&w->master_link, w->config.cluster.master);
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse cluster.master \"%s\": %m", w->config.cluster.master);
+        r = rpc_client_new(w->event, master_link_url(&w->master_link), &(RpcClientConfig) { .tls = &w->tls },
                            &w->master);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the connection to the master at %s: %m",

@@ -15,6 +15,7 @@
 #include "http-server.h"
 #include "hashmap.h"
 #include "time-util.h"
+#include "master-link.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
 
@@ -36,6 +37,7 @@ typedef struct WorkerManager {
         RpcServer *server;
         EventPub *events;
         RpcClient *master;
+        MasterLink master_link;  /* which of cluster.master's masters leads */
 
         Hashmap *executors;      /* "APP/EXEC" → LocalExecutor */
         bool adopted;            /* units listed after start */
@@ -47,11 +49,16 @@ typedef struct WorkerManager {
         sd_event_source *status_timer;  /* STATUS= for systemctl status */
         sd_event_source *work_dir_timer; /* worker-work-dirs.c */
         char master_id[64];
+        uint64_t master_epoch;   /* the newest leader's epoch seen (docs/ha.md); 0: none */
         char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
         HttpServer *http;               /* NULL: http_listen is "" or its ports were taken */
         char *ui_url;                   /* http's address, registered with the master */
         sd_event_source *usage_timer;   /* reads executor units' CPU and memory */
 } WorkerManager;
+
+/* worker-requests.c: a command of a leader older than one we have heard
+ * from changes nothing (fencing, docs/ha.md): -ESTALE, answered. */
+int worker_check_master_epoch(WorkerManager *w, RpcRequest *req, uint64_t epoch);
 
 struct LocalExecutor {
         char key[APP_ID_MAX + 16];

@@ -101,6 +101,8 @@ free_port() {
 
 PROBLEMS=()
 declare -A W_NETNS=() W_TMPFS=()
+# HA=1 (set by a scenario's setup): two masters in zookeeper recovery mode
+HA=0
 
 # problem WHAT: the scenario fails because of WHAT (said at once, and again
 # in the summary).
@@ -185,7 +187,7 @@ daemon_stop() {
 
 daemons_stop_all() {
         local name
-        for name in driver w1 w2 master; do
+        for name in driver w1 w2 master master2; do
                 daemon_stop "$name" || true
         done
         for name in "${!DPID[@]}"; do
@@ -290,17 +292,38 @@ sparkctl() {
 # $S/wN.conf.  Knobs (set by the scenario before): W_NETNS[wN]=1 runs wN in
 # the namespace; W_TMPFS[wN]=1 makes its work_dir a tiny tmpfs.
 cluster_config() {
-        local mp mep dp dep w port eport host
+        local mp mep dp dep w port eport host mp2 mep2 n l e cluster_line master_section
         mp=$(free_port) && mep=$(free_port) && dp=$(free_port) && dep=$(free_port) || return 1
         MASTER_URL=tcp://$HOST_IP:$mp
         DRIVER_URL=tcp://$HOST_IP:$dp
         mkdir -p "$S/stamps"
+        cluster_line="cluster: { master = \"$MASTER_URL\"; master_events = \"tcp://$HOST_IP:$mep\"; insecure = true; };"
+        master_section="master: { listen = \"$MASTER_URL\"; events_listen = \"tcp://$HOST_IP:$mep\"; state_dir = \"$S/master-state\";
+          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10; };"
+        if [ "$HA" = 1 ]; then
+                # two masters on the suite's ensemble (docs/ha.md): master
+                # leads (started first), master2 stands by
+                mp2=$(free_port) && mep2=$(free_port) || return 1
+                MASTER1_URL=$MASTER_URL MASTER2_URL=tcp://$HOST_IP:$mp2
+                MASTER_URL="$MASTER1_URL,$MASTER2_URL"
+                cluster_line="cluster: { master = \"$MASTER_URL\"; master_events = \"tcp://$HOST_IP:$mep,tcp://$HOST_IP:$mep2\"; insecure = true; };"
+                master_section=''
+                for n in master master2; do
+                        if [ $n = master ]; then l=$MASTER1_URL e=tcp://$HOST_IP:$mep; else l=$MASTER2_URL e=tcp://$HOST_IP:$mep2; fi
+                        cat >"$S/$n.conf" <<EOF
+@include "cluster.conf"
+master: { listen = "$l"; events_listen = "$e"; state_dir = "$S/$n-state";
+          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10;
+          recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "/spark-faults/$SCENARIO-$$";
+          zookeeper_session_timeout_ms = $ZK_SESSION_TIMEOUT_MS; };
+EOF
+                done
+        fi
         # Plaintext on $HOST_IP, beyond loopback: insecure, which is safe
         # here because the address exists only on our own veth pair.
         cat >"$S/cluster.conf" <<EOF
-cluster: { master = "$MASTER_URL"; master_events = "tcp://$HOST_IP:$mep"; insecure = true; };
-master: { listen = "$MASTER_URL"; events_listen = "tcp://$HOST_IP:$mep"; state_dir = "$S/master-state";
-          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10; };
+$cluster_line
+$master_section
 driver: { app_name = "fault-$SCENARIO"; listen = "$DRIVER_URL"; events_listen = "tcp://$HOST_IP:$dep";
           advertise_host = "$HOST_IP"; max_cores = $APP_CORES; cores_per_executor = 1;
           executor_memory_mb = $EXECUTOR_MEMORY_MB; task_max_failures = $TASK_MAX_FAILURES; locality_wait_ms = 0;
@@ -362,8 +385,19 @@ worker_id_of() {
         return 1
 }
 
+# master_start [master2]: with HA=1 either master of the pair.
 master_start() {
-        daemon_start master "$SPARK_BUILD/spark-master" --config "$S/cluster.conf"
+        local n=${1:-master}
+        if [ "$HA" = 1 ]; then
+                daemon_start "$n" "$SPARK_BUILD/spark-master" --config "$S/$n.conf"
+        else
+                daemon_start master "$SPARK_BUILD/spark-master" --config "$S/cluster.conf"
+        fi
+}
+
+# leads URL: that master answers as the leader (not as a standby).
+leads() {
+        "$SPARK_BUILD/sparkctl" --master "$1" status >/dev/null 2>&1
 }
 
 worker_start() {
@@ -410,6 +444,12 @@ cluster_up() {
         cluster_config || { problem "cannot configure the cluster"; return 1; }
         master_start
         wait_until 10 master_answers || { problem "the master does not answer"; return 1; }
+        if [ "$HA" = 1 ]; then
+                wait_until 10 leads "$MASTER1_URL" || { problem "master was not elected leader"; return 1; }
+                master_start master2
+                wait_until 10 grep -q 'Standing for election' "$S/master2.log" ||
+                        { problem "master2 did not stand for election"; return 1; }
+        fi
         for w in w1 w2; do
                 worker_start "$w"
         done

@@ -101,6 +101,7 @@ teardown() {
         tests/harness/usermgr.sh stop "$HARNESS" >/dev/null 2>&1 || true
         tmpfs_teardown
         netns_teardown
+        [ -z "${ZK_DIR:-}" ] || tests/harness/zk.sh stop "$ZK_DIR" >/dev/null 2>&1
         [ "$SPARK_BUILD" = "$(realpath "$build_given")" ] || rm -rf "$SPARK_BUILD"
         if [ $n_failed -gt 0 ] || [ $rc -ne 0 ] || [ "${SPARK_FAULTS_KEEP:-0}" = 1 ]; then
                 echo "# kept $T"
@@ -112,6 +113,18 @@ teardown() {
 trap teardown EXIT
 trap 'echo "interrupted"; exit 130' INT
 trap 'echo "terminated"; exit 143' TERM
+
+# The HA scenarios' ZooKeeper ensemble: one for the whole run.
+ZK_DIR=''
+ZK_SESSION_TIMEOUT_MS=2000
+case " ${SELECTED[*]} " in
+*" ha-"*)
+        ZK_DIR=$T/zk
+        tests/harness/zk.sh start "$ZK_DIR" || fatal "the ZooKeeper ensemble did not start"
+        # shellcheck disable=SC1091
+        . "$ZK_DIR/env"
+        ;;
+esac
 
 tmpfs_setup || fatal "cannot mount a tmpfs on $T/tmpfs"
 tests/harness/usermgr.sh start "$HARNESS" || fatal "the systemd user manager did not start"
@@ -183,7 +196,7 @@ run_scenario() {
         S=$T/$name
         mkdir -p "$S"
         PROBLEMS=()
-        DETECT_MS=- DETECT_WHAT='-' EXPECT_FAILURE=0 HOG_TASKS=''
+        DETECT_MS=- DETECT_WHAT='-' EXPECT_FAILURE=0 HOG_TASKS='' HA=0
         LOST=- DUPS=- RETRIED=- LEAKS=0
         W_NETNS=() W_TMPFS=() WID=() APP=''
         t_start=$(date +%s)
@@ -205,7 +218,7 @@ run_scenario() {
 
         # daemons that died on their own are a failure too
         local d
-        for d in master w1 w2 driver; do
+        for d in master master2 w1 w2 driver; do
                 if [ -n "${DPID[$d]:-}" ] && ! daemon_alive "$d"; then
                         local st=0
                         daemon_reap "$d" || st=$?
@@ -213,7 +226,7 @@ run_scenario() {
                 fi
         done
         # each exits 0 on SIGTERM (the sanitizer build: no leak, no error)
-        for d in driver w1 w2 master; do
+        for d in driver w1 w2 master master2; do
                 local st=0
                 [ -n "${DPID[$d]:-}" ] || continue
                 daemon_stop "$d" || st=$?

@@ -9,7 +9,7 @@
 # stamp of the daemon's log line that shows it noticed.
 
 SCENARIOS=(executor-kill executor-stop worker-kill worker-stop host-freeze master-kill journal-bitflip memory-max
-           work-dir-full netns-cut driver-kill)
+           work-dir-full netns-cut driver-kill ha-leader-kill ha-zk-one-down ha-zk-quorum-loss ha-rolling-restart)
 # Run only when named.
 EXTRA_SCENARIOS=()
 
@@ -387,3 +387,133 @@ inject_driver-kill() {
         fi
 }
 
+
+# --- standby masters on ZooKeeper (docs/ha.md) ------------------------------------------
+#
+# Two masters share the suite's 3-node ensemble (session timeout
+# ZK_SESSION_TIMEOUT_MS); master leads, master2 stands by.  The jobs run on
+# while the fault hits the masters or the ensemble.
+
+# no_executor_lost_since T0: the driver lost no executor after T0 (a
+# failover stops nothing).
+no_executor_lost_since() {
+        local lost
+        lost=$(awk -v t0="$1" '$1 >= t0 && / Executor [0-9]+ on [^ ]+ lost: /' "$S/driver.log" | grep -c .)
+        [ "$lost" -eq 0 ] || problem "$lost executors lost although only masters or ZooKeeper failed"
+}
+
+setup_ha-leader-kill() { HA=1; }
+
+# SIGKILL of the leader: its session expires, master2 reads the state and
+# leads; the workers follow it with their executors.
+inject_ha-leader-kill() {
+        local t0 line
+        t0=$(now_us)
+        daemon_stop master KILL
+        log "SIGKILL the leading master"
+        if line=$(wait_line 30 master2 "$t0" "Elected leader"); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="master2 elected leader (session timeout ${ZK_SESSION_TIMEOUT_MS} ms)"
+        else
+                DETECT_WHAT="master2 never led"
+                problem "master2 was not elected after the leader's SIGKILL"
+                return
+        fi
+        wait_line 10 master2 "$t0" "Restored [0-9]+ applications" >/dev/null ||
+                problem "master2 restored nothing from ZooKeeper"
+        wait_until 15 worker_registered w1 && wait_until 15 worker_registered w2 ||
+                problem "the workers did not register with master2"
+        wait_until 15 running_executors_are "$APP_CORES" || problem "master2 does not list the running executors"
+        first_line_after master2 "$t0" "Launching executor" >/dev/null &&
+                problem "master2 launched executors (the running ones should have been reconciled)"
+        no_executor_lost_since "$t0"
+}
+
+setup_ha-zk-one-down() { HA=1; }
+
+# One ZooKeeper server of three killed: the quorum holds, nothing changes.
+inject_ha-zk-one-down() {
+        local t0
+        t0=$(now_us)
+        tests/harness/zk.sh kill "$ZK_DIR" 1
+        log "SIGKILL ZooKeeper node 1"
+        sleep $((ZK_SESSION_TIMEOUT_MS * 2 / 1000))
+        first_line_after master "$t0" "Lost the ZooKeeper connection|No longer the leader" >/dev/null &&
+                log "master moved to another ZooKeeper server (suspended a moment)"
+        leads "$MASTER1_URL" || problem "master does not lead with 2 of 3 ZooKeeper servers"
+        first_line_after master2 "$t0" "Elected leader" >/dev/null && problem "master2 took over"
+        tests/harness/zk.sh restart "$ZK_DIR" 1
+        tests/harness/zk.sh wait "$ZK_DIR" 1 || problem "ZooKeeper node 1 did not come back"
+        DETECT_MS=- DETECT_WHAT="no change: master leads throughout"
+        no_executor_lost_since "$t0"
+}
+
+setup_ha-zk-quorum-loss() { HA=1; }
+
+# Two of three killed: no quorum.  The leader is suspended at once (places
+# nothing, says so once and in sparkctl status), the cluster keeps running;
+# when the servers are back it leads again by itself.
+inject_ha-zk-quorum-loss() {
+        local t0 line role
+        t0=$(now_us)
+        tests/harness/zk.sh kill "$ZK_DIR" 1
+        tests/harness/zk.sh kill "$ZK_DIR" 2
+        log "SIGKILL ZooKeeper nodes 1 and 2"
+        suspended() {
+                role=$("$SPARK_BUILD/sparkctl" --master "$MASTER1_URL" status --json 2>/dev/null | jq -r .master_role)
+                [ "$role" = suspended ]
+        }
+        wait_until 15 suspended || problem "sparkctl status shows the leader as '$role', not suspended"
+        sleep 1
+        # The client may first move from a killed server to the last one,
+        # which then drops it for want of a quorum: each outage is logged
+        # once, however many reconnection attempts it takes.
+        line=$(awk -v t0="$t0" '$1 >= t0 && /Lost the ZooKeeper connection/' "$S/master.log" | tail -n 1)
+        if [ -n "$line" ]; then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="leader suspended (no quorum)"
+        else
+                DETECT_WHAT="leader not suspended"
+                problem "the leader did not notice the lost quorum"
+        fi
+        [ "$(count_lines master 'Lost the ZooKeeper connection')" -eq \
+          $(($(count_lines master 'leading again') + 1)) ] || problem "the outage was not logged exactly once"
+        suspended || problem "the leader did not stay suspended while there is no quorum"
+        tests/harness/zk.sh restart "$ZK_DIR" 1
+        tests/harness/zk.sh restart "$ZK_DIR" 2
+        tests/harness/zk.sh wait "$ZK_DIR" 1 || problem "ZooKeeper node 1 did not come back"
+        if wait_line 30 master "$t0" "leading again" >/dev/null; then
+                log "the leader leads again"
+        elif first_line_after master2 "$t0" "Elected leader" >/dev/null; then
+                problem "the leader's session expired during the quorum loss; master2 took over"
+        else
+                problem "the leader did not lead again after the quorum came back"
+        fi
+        no_executor_lost_since "$t0"
+}
+
+setup_ha-rolling-restart() { HA=1; }
+
+# Both masters restarted one after the other (SIGTERM, as systemctl restart
+# does): first the standby, then the leader, whose session ends at once, so
+# master2 leads without waiting for a timeout.
+inject_ha-rolling-restart() {
+        local t0 line
+        daemon_stop master2 TERM || problem "master2 exited with a failure on SIGTERM"
+        master_start master2
+        wait_until 10 grep -q 'Standing for election' "$S/master2.log" || problem "master2 did not stand again"
+        t0=$(now_us)
+        daemon_stop master TERM || problem "master exited with a failure on SIGTERM"
+        if line=$(wait_line 15 master2 "$t0" "Elected leader"); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="master2 leads after the leader's SIGTERM"
+        else
+                DETECT_WHAT="master2 never led"
+                problem "master2 was not elected after the leader stopped"
+        fi
+        master_start master
+        wait_until 10 grep -q 'Standing for election' "$S/master.log" || problem "master did not stand again"
+        wait_until 15 worker_registered w1 && wait_until 15 worker_registered w2 ||
+                problem "the workers did not register with master2"
+        no_executor_lost_since "$t0"
+}

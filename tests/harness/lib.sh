@@ -291,6 +291,15 @@ app_registered() {
 # --- the user manager -------------------------------------------------------------
 
 # require_user_manager: the test needs the harness's systemd user manager.
+# require_zookeeper: the suite's ZooKeeper ensemble (tests/harness/zk.sh,
+# started by tests/run-integration.sh for the tests that call this), else
+# skip.  Sets ZK_TEST_DIR, a zookeeper_dir of this test's own.
+require_zookeeper() {
+        [ -n "${ZK_CONNECT:-}" ] || skip_all "no ZooKeeper ensemble (ZK_CONNECT): run through tests/run-integration.sh"
+        ZK_TEST_DIR=/spark-test/$TEST_NAME-$$-$RANDOM
+        export ZK_TEST_DIR
+}
+
 require_user_manager() {
         [ -n "${XDG_RUNTIME_DIR:-}" ] || die "XDG_RUNTIME_DIR is not set: run through tests/run-integration.sh"
         local s

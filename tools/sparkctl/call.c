@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "call.h"
+#include "endpoint-list.h"
 #include "rpc-client.h"
 #include "sparkctl.h"
 
@@ -23,13 +24,13 @@ bool call_error_is_unreachable(int error) {
         }
 }
 
-int call_daemon_quiet(const Daemon *d, Envelope *req, Spark__Envelope__BodyCase expect, int timeout_ms,
-                      size_t max_reply, Envelope **ret) {
+static int call_one(const char *url, const Daemon *d, Envelope *req, Spark__Envelope__BodyCase expect,
+                    int timeout_ms, size_t max_reply, Envelope **ret) {
         _cleanup_envelope_ Envelope *reply = NULL;
         int r;
 
         *ret = NULL;
-        r = rpc_call_sync_tls(d->url, d->tls, req, timeout_ms, max_reply, &reply);
+        r = rpc_call_sync_tls(url, d->tls, req, timeout_ms, max_reply, &reply);
         if (r < 0) {
                 if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR)
                         *ret = TAKE_PTR(reply);
@@ -44,6 +45,41 @@ int call_daemon_quiet(const Daemon *d, Envelope *req, Spark__Envelope__BodyCase 
                 return -EBADE;
         *ret = TAKE_PTR(reply);
         return 0;
+}
+
+/* With several masters (docs/ha.md): the first that answers, or the
+ * leader a standby names (if listed); d->url is the list. */
+int call_daemon_quiet(const Daemon *d, Envelope *req, Spark__Envelope__BodyCase expect, int timeout_ms,
+                      size_t max_reply, Envelope **ret) {
+        EndpointList l = {};
+        char leader[ENDPOINT_LIST_URL_MAX];
+        int r = -EINVAL;
+
+        if (d->kind != DAEMON_MASTER || !strchr(d->url, ','))
+                return call_one(d->url, d, req, expect, timeout_ms, max_reply, ret);
+        if (endpoint_list_parse(d->url, &l) < 0)
+                return -EINVAL;
+        for (size_t i = 0; i < l.n; i++) {
+                int k;
+
+                if (*ret)
+                        *ret = envelope_free(*ret); /* a standby's answer, from the one before */
+                r = call_one(l.urls[i], d, req, expect, timeout_ms, max_reply, ret);
+                if (r >= 0)
+                        break;
+                k = *ret ? standby_reply_leader((*ret)->error->code, (*ret)->error->message, leader, sizeof(leader))
+                         : -ENOENT;
+                if (k == 0 && endpoint_list_find(&l, leader) >= 0 && !streq(leader, l.urls[i])) {
+                        *ret = envelope_free(*ret);
+                        r = call_one(leader, d, req, expect, timeout_ms, max_reply, ret);
+                        break;
+                }
+                /* unreachable, or a standby that knows no leader: the next */
+                if (k == -ENOENT && (!call_error_is_unreachable(r) || *ret))
+                        break;
+        }
+        endpoint_list_done(&l);
+        return r;
 }
 
 int call_report_error(const Daemon *d, int error, const Envelope *reply) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "endpoint-list.h"
 #include "output.h"
 #include "state-json.h"
 #include "wire-names.h"
@@ -118,7 +119,30 @@ static const char *plural(size_t n, const char *one, const char *many) {
         return n == 1 ? one : many;
 }
 
+/* A master that does not answer within this is shown unreachable. */
+#define MASTER_PROBE_TIMEOUT_MS 1000
+
+static int print_masters(const MasterRoleInfo *masters, size_t n, FILE *f) {
+        _cleanup_(table_freep) Table *t = NULL;
+
+        t = table_new("MASTER", "ROLE", NULL);
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                table_add(t, masters[i].url);
+                if (masters[i].detail)
+                        table_addf(t, "%s (%s)", masters[i].role, masters[i].detail);
+                else
+                        table_add(t, masters[i].role);
+        }
+        return table_print(t, f);
+}
+
 int status_print_tables(const Spark__ClusterState *cs, FILE *f) {
+        return status_print_tables_masters(cs, NULL, 0, f);
+}
+
+int status_print_tables_masters(const Spark__ClusterState *cs, const MasterRoleInfo *masters, size_t n, FILE *f) {
         char id[256];
         int r;
 
@@ -126,6 +150,14 @@ int status_print_tables(const Spark__ClusterState *cs, FILE *f) {
                 cs->n_workers, plural(cs->n_workers, "worker", "workers"), cs->n_apps,
                 plural(cs->n_apps, "application", "applications"), cs->n_executors,
                 plural(cs->n_executors, "executor", "executors"));
+        if (streq(cs->master_role, "suspended"))
+                fprintf(f, "The leader has lost its ZooKeeper connection: it places nothing until it is back.\n");
+        if (n > 0) {
+                fputc('\n', f);
+                r = print_masters(masters, n, f);
+                if (r < 0)
+                        return r;
+        }
         if (cs->n_workers > 0) {
                 fputc('\n', f);
                 r = print_workers(cs, f);
@@ -148,14 +180,40 @@ int status_print_tables(const Spark__ClusterState *cs, FILE *f) {
 }
 
 void status_print_json(const Spark__ClusterState *cs, FILE *f) {
+        status_print_json_masters(cs, NULL, 0, f);
+}
+
+void status_print_json_masters(const Spark__ClusterState *cs, const MasterRoleInfo *masters, size_t n, FILE *f) {
         Json j;
 
         json_init(&j, f);
-        cluster_state_json(&j, cs);
+        json_object_begin(&j, NULL);
+        json_string(&j, "master_id", cs->master_id);
+        if (n > 0) {
+                json_array_begin(&j, "masters");
+                for (size_t i = 0; i < n; i++) {
+                        json_object_begin(&j, NULL);
+                        json_string(&j, "url", masters[i].url);
+                        json_string(&j, "role", masters[i].role);
+                        if (masters[i].detail)
+                                json_string(&j, "detail", masters[i].detail);
+                        json_object_end(&j);
+                }
+                json_array_end(&j);
+        }
+        if (!isempty(cs->master_role)) {
+                json_string(&j, "master_role", cs->master_role);
+                json_int(&j, "master_epoch", (int64_t) cs->master_epoch);
+        }
+        cluster_state_json_members(&j, cs, CLUSTER_JSON_ALL);
+        json_object_end(&j);
         fputc('\n', f);
 }
 
 int run_status(const Daemon *master, bool json, bool all, FILE *out) {
+        _cleanup_(endpoint_list_done) EndpointList urls = {};
+        MasterRoleInfo roles[ENDPOINT_LIST_MAX];
+        size_t n_roles = 0;
         _cleanup_envelope_ Envelope *reply = NULL;
         Spark__ClusterStateRequest req = SPARK__CLUSTER_STATE_REQUEST__INIT;
         Envelope env = ENVELOPE_INIT;
@@ -167,10 +225,32 @@ int run_status(const Daemon *master, bool json, bool all, FILE *out) {
         if (r > 0)
                 return r;
 
+        /* With several masters, each is asked what it is. */
+        if (strchr(master->url, ',') && endpoint_list_parse(master->url, &urls) >= 0)
+                for (size_t i = 0; i < urls.n; i++) {
+                        _cleanup_envelope_ Envelope *one = NULL;
+                        Daemon d = *master;
+                        int k;
+
+                        d.url = urls.urls[i];
+                        roles[i] = (MasterRoleInfo) { .url = urls.urls[i], .role = "unreachable" };
+                        k = call_daemon_quiet(&d, &env, SPARK__ENVELOPE__BODY_CLUSTER_STATE, MASTER_PROBE_TIMEOUT_MS,
+                                              0, &one);
+                        if (k >= 0) {
+                                roles[i].role = "leader";
+                                if (streq(one->cluster_state->master_role, "suspended"))
+                                        roles[i].detail = "suspended: no ZooKeeper connection";
+                        } else if (one && standby_reply_leader(one->error->code, one->error->message,
+                                                               (char[ENDPOINT_LIST_URL_MAX]) {},
+                                                               ENDPOINT_LIST_URL_MAX) != -ENOENT)
+                                roles[i].role = "standby";
+                        n_roles++;
+                }
+
         if (json)
-                status_print_json(reply->cluster_state, out);
+                status_print_json_masters(reply->cluster_state, roles, n_roles, out);
         else {
-                r = status_print_tables(reply->cluster_state, out);
+                r = status_print_tables_masters(reply->cluster_state, roles, n_roles, out);
                 if (r < 0) {
                         fprintf(stderr, "sparkctl: cannot show the cluster state: %s\n", strerror(-r));
                         return SPARKCTL_EXIT_FAILED;

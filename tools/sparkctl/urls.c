@@ -96,7 +96,7 @@ int url_resolve(DaemonKind k, const char *flag, char **ret, char *err, size_t er
                 source = env_name;
         }
         if (url) {
-                why = config_endpoint_check(url);
+                why = k == DAEMON_MASTER ? config_endpoint_list_check(url) : config_endpoint_check(url);
                 if (why) {
                         snprintf(err, err_size, "invalid %s URL '%s' (from %s): %s", daemon_kind_to_string(k), url,
                                  source, why);

@@ -1,0 +1,251 @@
+/* The zookeeper recovery mode against a real ensemble (ZK_CONNECT, from
+ * tests/harness/zk.sh; skipped without one): the election, the state's
+ * layout in znodes and its reload, and the refusal to lead over znodes that
+ * are not ours (docs/ha.md). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check-run.h"
+#include "log.h"
+#include "master.h"
+
+#define CHUNK_MAX (256 * 1024)
+
+static char tmpdir[256];
+static char zkdir[128];
+static zhandle_t *zh;
+
+static void setup(void) {
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-zk-state.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        snprintf(zkdir, sizeof(zkdir), "/spark-unit-%d-%ld", getpid(), random());
+        zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+        zh = zookeeper_init(getenv("ZK_CONNECT"), NULL, 4000, NULL, NULL, 0);
+        ck_assert_ptr_nonnull(zh);
+        for (int i = 0; i < 400 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++)
+                usleep(50000);
+        ck_assert_int_eq(zoo_state(zh), ZOO_CONNECTED_STATE);
+}
+
+static void teardown(void) {
+        char cmd[512];
+
+        zookeeper_close(zh);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+        (void) system(cmd);
+}
+
+static Master *master_at(const char *name) {
+        char path[512];
+        FILE *f;
+        Master *m = NULL;
+
+        snprintf(path, sizeof(path), "%s/%s.conf", tmpdir, name);
+        f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f,
+                "cluster: { master = \"ipc://%s/%s.sock\"; master_events = \"ipc://%s/%s-events.sock\"; };\n"
+                "master: { listen = \"ipc://%s/%s.sock\"; events_listen = \"ipc://%s/%s-events.sock\";\n"
+                "  state_dir = \"%s/%s-state\"; worker_timeout_ms = 600000;\n"
+                "  recovery_mode = \"zookeeper\"; zookeeper = \"%s\"; zookeeper_dir = \"%s\";\n"
+                "  zookeeper_session_timeout_ms = 4000; };\n",
+                tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name, getenv("ZK_CONNECT"), zkdir);
+        fclose(f);
+        ck_assert_int_eq(master_new(path, &m), 0);
+        ck_assert_int_eq(master_start(m), 0);
+        return m;
+}
+
+/* Runs the loop until m's role is want (or 30 s: the machines that run
+ * the tests may be loaded). */
+static bool run_until_role(Master *m, MasterRole want) {
+        for (int i = 0; i < 600; i++) {
+                if (master_ha_role(m->ha) == want)
+                        return true;
+                (void) sd_event_run(m->event, 50 * USEC_PER_MSEC);
+        }
+        return master_ha_role(m->ha) == want;
+}
+
+static void run_for(Master *m, usec_t t) {
+        usec_t end = now_mono_usec() + t;
+        while (now_mono_usec() < end)
+                (void) sd_event_run(m->event, 20 * USEC_PER_MSEC);
+}
+
+static void add_workers(Master *m, int n) {
+        char id[64], host[200], ep[128];
+        for (int i = 0; i < n; i++) {
+                snprintf(id, sizeof(id), "worker-20260101000000-h%d-1", i);
+                /* long host names: a state of several chunks */
+                snprintf(host, sizeof(host), "host-%d-%0150d", i, 0);
+                snprintf(ep, sizeof(ep), "tcp://10.0.%d.%d:7081", i / 250, i % 250);
+                WorkerRegistration reg = { id, host, ep, "", 4, 1024 };
+                ck_assert_int_ge(cluster_register_worker(m->cluster, &reg, NULL, 0, now_mono_usec(), NULL, NULL), 0);
+        }
+}
+
+static int children(const char *path, struct String_vector *v) {
+        return zoo_get_children(zh, path, 0, v);
+}
+
+START_TEST(test_election_standby_then_leader) {
+        char path[256], created[256];
+        Master *m;
+
+        /* a candidate before us, as another master would be */
+        snprintf(path, sizeof(path), "%s", zkdir);
+        ck_assert_int_eq(zoo_create(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+        snprintf(path, sizeof(path), "%s/election", zkdir);
+        ck_assert_int_eq(zoo_create(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+        snprintf(path, sizeof(path), "%s/election/master_", zkdir);
+        ck_assert_int_eq(zoo_create(zh, path, "tcp://other:7077\ntcp://other:7078", 34, &ZOO_OPEN_ACL_UNSAFE,
+                                    ZOO_EPHEMERAL_SEQUENTIAL, created, sizeof(created)),
+                         ZOK);
+
+        m = master_at("m1");
+        run_for(m, 1500 * USEC_PER_MSEC);
+        ck_assert_int_eq(master_ha_role(m->ha), MASTER_ROLE_STANDBY);
+        ck_assert_ptr_nonnull(master_ha_leader_url(m->ha));
+        ck_assert_str_eq(master_ha_leader_url(m->ha), "tcp://other:7077");
+        ck_assert_uint_eq(master_ha_epoch(m->ha), 0);
+
+        /* the other candidate's session ends: we lead, with the epoch of
+         * our znode (after the other's) */
+        ck_assert_int_eq(zoo_delete(zh, created, -1), ZOK);
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        ck_assert_uint_ge(master_ha_epoch(m->ha), 2);
+        master_free(m);
+}
+END_TEST
+
+START_TEST(test_state_layout_and_reload) {
+        struct String_vector v = {};
+        char path[256], meta[512];
+        int len = sizeof(meta) - 1, chunks = 0;
+        unsigned long long gen, n_chunks, bytes;
+        Master *m;
+
+        m = master_at("m1");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        add_workers(m, 3000);
+        ck_assert_int_eq(master_state_save(m), 0);
+
+        snprintf(path, sizeof(path), "%s/state/meta", zkdir);
+        ck_assert_int_eq(zoo_get(zh, path, 0, meta, &len, NULL), ZOK);
+        meta[len] = '\0';
+        ck_assert_int_eq(sscanf(meta, "spark-master-state 1\ngen %llu\nchunks %llu\nbytes %llu\n", &gen, &n_chunks, &bytes),
+                         3);
+        ck_assert_uint_gt(bytes, 2 * CHUNK_MAX); /* several chunks, several batches */
+        ck_assert_uint_eq(n_chunks, (bytes + CHUNK_MAX - 1) / CHUNK_MAX);
+
+        snprintf(path, sizeof(path), "%s/state", zkdir);
+        ck_assert_int_eq(children(path, &v), ZOK);
+        for (int i = 0; i < v.count; i++) {
+                char p[512];
+                struct Stat st;
+                char prefix[64];
+
+                if (streq(v.data[i], "meta"))
+                        continue;
+                snprintf(prefix, sizeof(prefix), "g%llu-", gen);
+                /* only the current generation is left */
+                ck_assert_msg(strncmp(v.data[i], prefix, strlen(prefix)) == 0, "%s", v.data[i]);
+                snprintf(p, sizeof(p), "%s/%s", path, v.data[i]);
+                ck_assert_int_eq(zoo_exists(zh, p, 0, &st), ZOK);
+                ck_assert_int_le(st.dataLength, CHUNK_MAX);
+                chunks++;
+        }
+        deallocate_String_vector(&v);
+        ck_assert_int_eq(chunks, (int) n_chunks);
+
+        /* a second save: a new generation, the old one removed */
+        add_workers(m, 1);
+        ck_assert_int_eq(master_state_save(m), 0);
+        master_free(m);
+
+        m = master_at("m2");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        ck_assert_uint_eq(hashmap_size(cluster_workers(m->cluster)), 3000);
+        master_free(m);
+}
+END_TEST
+
+static void refuses_over(const char *what) {
+        Master *m = master_at("m3");
+        ck_assert_msg(run_until_role(m, MASTER_ROLE_REFUSING), "%s", what);
+        /* it keeps running and answers as a standby; nothing was loaded */
+        run_for(m, 300 * USEC_PER_MSEC);
+        ck_assert_uint_eq(hashmap_size(cluster_workers(m->cluster)), 0);
+        master_free(m);
+}
+
+START_TEST(test_refuses_foreign_znodes) {
+        char path[256];
+        Master *m;
+
+        m = master_at("m1");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        add_workers(m, 2);
+        ck_assert_int_eq(master_state_save(m), 0);
+        master_free(m);
+
+        /* a znode of someone else's beside ours */
+        snprintf(path, sizeof(path), "%s/kafka", zkdir);
+        ck_assert_int_eq(zoo_create(zh, path, "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+        refuses_over("a foreign znode under zookeeper_dir");
+        ck_assert_int_eq(zoo_delete(zh, path, -1), ZOK);
+
+        /* garbage in meta */
+        snprintf(path, sizeof(path), "%s/state/meta", zkdir);
+        ck_assert_int_eq(zoo_set(zh, path, "hello", 5, -1), ZOK);
+        refuses_over("garbage in state/meta");
+}
+END_TEST
+
+START_TEST(test_refuses_damaged_chunk) {
+        struct String_vector v = {};
+        char path[256];
+        Master *m;
+
+        m = master_at("m1");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        add_workers(m, 5);
+        ck_assert_int_eq(master_state_save(m), 0);
+        master_free(m);
+
+        snprintf(path, sizeof(path), "%s/state", zkdir);
+        ck_assert_int_eq(children(path, &v), ZOK);
+        for (int i = 0; i < v.count; i++)
+                if (v.data[i][0] == 'g') {
+                        char p[512];
+                        snprintf(p, sizeof(p), "%s/%s", path, v.data[i]);
+                        ck_assert_int_eq(zoo_set(zh, p, "not the state", 13, -1), ZOK);
+                }
+        deallocate_String_vector(&v);
+        refuses_over("a chunk that does not match meta");
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("zk-state");
+        TCase *tc = tcase_create("ensemble");
+
+        if (!getenv("ZK_CONNECT")) {
+                fprintf(stderr, "test-zk-state: no ZooKeeper ensemble (ZK_CONNECT), skipping\n");
+                return 77;
+        }
+        log_set_max_level(LOG_WARNING);
+        srandom((unsigned) getpid());
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 180);
+        tcase_add_test(tc, test_election_standby_then_leader);
+        tcase_add_test(tc, test_state_layout_and_reload);
+        tcase_add_test(tc, test_refuses_foreign_znodes);
+        tcase_add_test(tc, test_refuses_damaged_chunk);
+        suite_add_tcase(s, tc);
+        return check_run(s);
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Standby masters on ZooKeeper (docs/ha.md): two masters elect one leader,
+# the standby answers "standby, leader is URL", a worker and sparkctl given
+# both follow the leader; the leader is SIGKILLed mid-run and the standby
+# takes over with the state it kept in ZooKeeper: the executors run on, no
+# unit is stopped or started again, and the new leader places a replacement
+# when one ends.  The old leader, started again, is a standby.
+. "$(dirname "$0")/../harness/lib.sh"
+. "$(dirname "$0")/../harness/cluster.sh"
+
+cluster_init
+require_zookeeper
+
+M1=$M ME1=$ME
+port=$(free_port) || die "no free port"
+M2=tcp://127.0.0.1:$port
+port=$(free_port) || die "no free port"
+ME2=tcp://127.0.0.1:$port
+MASTERS="$M1,$M2" EVENTS="$ME1,$ME2"
+
+# ha_master_conf NAME LISTEN EVENTS
+ha_master_conf() {
+        cat >"$T/$1.conf" <<CONF
+cluster: { master = "$MASTERS"; master_events = "$EVENTS"; };
+master: { listen = "$2"; events_listen = "$3"; state_dir = "$T/$1-state"; worker_timeout_ms = 3000;
+          recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "$ZK_TEST_DIR";
+          zookeeper_session_timeout_ms = 2000; };
+CONF
+}
+
+leads() { "$SPARKCTL" --master "$1" status >/dev/null 2>&1; }
+standby_for() { "$SPARKCTL" --master "$1" status 2>&1 | grep -qx "sparkctl: standby, leader is $2"; }
+# role URL: that master's role in `sparkctl status --json` given both
+role() { "$SPARKCTL" --master "$MASTERS" status --json 2>/dev/null | jq -r --arg u "$1" '.masters[] | select(.url == $u) | .role'; }
+
+ha_master_conf m1 "$M1" "$ME1"
+ha_master_conf m2 "$M2" "$ME2"
+check "m1 --check-config" "$SPARK_BUILD/spark-master" --config "$T/m1.conf" --check-config
+start_daemon m1 "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
+check "m1 is elected leader" wait_for leads "$M1"
+start_daemon m2 "$SPARK_BUILD/spark-master" --config "$T/m2.conf"
+check "m2 answers as a standby naming m1" wait_for standby_for "$M2" "$M1"
+check "the negotiated session timeout is logged" \
+        grep -q 'session timeout [0-9]* ms (asked for 2000 ms)' "$(daemon_log m1)"
+check_eq "status --json: m1 leads" "leader" "$(role "$M1")"
+check_eq "status --json: m2 is a standby" "standby" "$(role "$M2")"
+
+# The worker is given both masters, the standby first: it must find the leader.
+M="$M2,$M1" ME="$ME2,$ME1"
+worker_conf w1 tcp 4 1024
+M=$MASTERS ME=$EVENTS
+start_worker w1
+check "the worker followed the standby to m1" grep -q "Registered with master .* at $M1" "$(daemon_log w1)"
+
+app=$("$FAKE_DRIVER" --master "$M1" register --max-cores 2 --env SPARK_FAKE_MODE=sleep) || die "no app"
+check "2 executors running" wait_for app_executors_are "$app" running 2
+check "2 units" wait_for app_units_are "$app" 2
+pids_before=$(for u in $(app_units "$app"); do unit_prop "$u" MainPID; done | sort | tr '\n' ' ')
+
+# Leader SIGKILL: its session expires after the negotiated timeout.
+t0=$(date +%s%N)
+stop_daemon m1 KILL || true
+check "m2 leads after m1 is killed" wait_for leads "$M2"
+t1=$(date +%s%N)
+echo "# failover: m1 SIGKILL -> m2 leads in $(((t1 - t0) / 1000000)) ms"
+check "m2 restored the app from ZooKeeper" grep -q 'Restored 1 applications' "$(daemon_log m2)"
+check "the worker follows m2" wait_for grep -q "Registered with master .* at $M2" "$(daemon_log w1)"
+check "status --json: m1 unreachable" wait_for test "$(role "$M1")" = unreachable
+check_eq "status --json: m2 leads" "leader" "$(role "$M2")"
+check "the app's 2 executors are running under m2" wait_for app_executors_are "$app" running 2
+pids_after=$(for u in $(app_units "$app"); do unit_prop "$u" MainPID; done | sort | tr '\n' ' ')
+check_eq "no executor unit was stopped or started again" "$pids_before" "$pids_after"
+t2=$(date +%s%N)
+echo "# failover: m1 SIGKILL -> worker back with its executors in $(((t2 - t0) / 1000000)) ms"
+
+# The new leader places: an executor that ends is replaced.
+newest() { app_executor_ids "$app" running | tr ' ' '\n' | sort -n | tail -n 1; }
+first=$(app_units "$app" | head -n 1)
+systemctl --user kill -s KILL "$first" >/dev/null 2>&1
+check "m2 places a new executor (id 3) for the killed one" wait_for test "$(newest)" = 3
+check "and 2 run again" wait_for app_executors_are "$app" running 2
+
+# The old leader comes back as a standby.
+unset "_daemon_pid[m1]"
+start_daemon m1b "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
+check "m1 restarted answers as a standby naming m2" wait_for standby_for "$M1" "$M2"
+check_eq "status through both finds the leader" "$app" \
+        "$("$SPARKCTL" --master "$MASTERS" status --json | jq -r '.apps[0].app_id')"
+
+"$FAKE_DRIVER" --master "$M2" unregister "$app" >/dev/null 2>&1
+check "unregistered: units gone" wait_for app_units_are "$app" 0
