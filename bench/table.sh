@@ -6,8 +6,16 @@
 # The 3 jobs' rates of a throughput row, e.g. "878, 840, 1,633".
 runs_of() {
         local v out=
-        for v in ${R[tput_${1}_runs]%% (*}; do out+="${out:+, }$(fmt "$v")"; done
+        for v in ${R[tput_${1}_runs]:-}; do
+                [ "$v" = "(count" ] && break out+="${out:+, }$(fmt "$v")"; done
         echo "$out"
+}
+
+# runs_s "T1 T2 ...": times in µs as "1.23 s, 1.31 s"
+runs_s() {
+        local v out=
+        for v in ${1:-}; do out+="${out:+, }$(awk -v v="$v" 'BEGIN { printf("%.2f s", v / 1e6) }')"; done
+        echo "${out:-n/a}"
 }
 
 ms() { awk -v v="${1:-}" 'BEGIN { if (v !~ /^[0-9.]+$/) print ""; else printf("%.3f\n", v / 1000) }'; }
@@ -64,6 +72,25 @@ build_table() {
         [ "$TLS" = 1 ] || row "One task submit→result, p50, vs the peer" "$(fmt "${R[lat_p50]:-}") µs" \
                 "$dask_tag p50: $(fmt "${R[dask_lat_p50]:-}") µs" "$(ratio "${R[lat_p50]:-}" "${R[dask_lat_p50]:-}")" \
                 "—" "info"
+
+        # --- command tasks against what a user would run instead
+        local load what n tool
+        for load in true gzip; do
+                if [ "$load" = true ]; then
+                        n=${TOOLS_TRUE_N:-10000} what="$(fmt "$n") \`true\` tasks"
+                else
+                        n=${TOOLS_GZIP_N:-2000}
+                        what="\`gzip -1 -c\` of $(fmt "$n") files of 64 KiB ($(fmt "$(awk -v b="${R[tools_gzip_out_bytes]:-}" 'BEGIN { if (b ~ /^[0-9]+$/) printf("%.1f", b / 1048576) }')" 1) MiB of output, in task order)"
+                fi
+                for tool in xargs parallel; do
+                        local goal=1.15 label="xargs -P $TOOLS_E"
+                        [ "$tool" = parallel ] && goal=0.5 label="GNU parallel -j $TOOLS_E"
+                        r=$(ratio "${R[tools_${load}_ours]:-}" "${R[tools_${load}_${tool}]:-}")
+                        row "$what, sparkctl submit --command on $TOOLS_E one-core executors, vs $label: wall time, best of ${TOOLS_ROUNDS:-2} rounds taken in turn (ours: $(runs_s "${R[tools_${load}_ours_runs]:-}"); theirs: $(runs_s "${R[tools_${load}_${tool}_runs]:-}"))" \
+                                "$(fmt "$(ms "${R[tools_${load}_ours]:-}")") ms" "$label: $(fmt "$(ms "${R[tools_${load}_${tool}]:-}")") ms" \
+                                "$r" "≤ ${goal}×" "$(verdict "$r" le "$goal")"
+                done
+        done
 
         # --- start-up
         r=$(ratio "${R[startup_p50]:-}" "$(ms "${R[unit_p50]:-}")")

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Makes sure the Debian packages spark-deploy needs are installed:
-#   tools/deps.sh [build|test]
+#   tools/deps.sh [build|test|bench]
 # As root it installs what is missing with apt-get; otherwise it names the
 # one command that does and fails.
 set -eu
@@ -11,7 +11,9 @@ run="systemd dbus dbus-user-session util-linux iproute2 procps"
 case "${1:-build}" in
 build) want="$build $run" ;;
 test) want="$build $run clang openssl jq python3" ;;
-*) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+# make bench: its rows against GNU parallel (bench/README.md)
+bench) want="$build $run parallel" ;;
+*) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
 
 missing=
