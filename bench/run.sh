@@ -696,7 +696,7 @@ EOF
                 note "master scale: ${R[scale_launches_missing]} LaunchExecutor calls never reached their worker (the master had ${R[scale_master_apps_fds]:-?} fds open, limit ${R[scale_fd_limit]}); the master said: $(grep -m 1 ': warning: ' "$tmp/scale-master.log" | cut -c1-160)"
         local placed=$(( ${R[scale_apps]:-0} * APP_EXECUTORS ))
         [ "${R[scale_executor_added_seen]:-0}" -ge "$placed" ] ||
-                note "master scale: a subscriber to the master's events saw ${R[scale_executor_added_seen]:-0} ExecutorAdded events of $placed executors placed (pub/sub dropped the rest)"
+                note "master scale: a subscriber to the master's events learnt of ${R[scale_executor_added_seen]:-0} of $placed executors placed (${R[scale_executor_added_by_resync]:-0} of them by resync), even with its snapshots"
         say "  register p99 ${R[scale_register_us_p99]:-n/a} µs, one-executor app placed p99" \
             "${R[scale_small_place_us_p99]:-n/a} µs, RSS ${R[scale_master_small_hwm_kB]:-${R[scale_master_apps_hwm_kB]:-n/a}} kB"
 }

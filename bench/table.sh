@@ -135,8 +135,9 @@ build_table() {
         local nw=${R[scale_workers]:-$WORKERS} ne=${R[scale_executors_launched]:-}
         row "Master: RegisterWorker round trip, p99 ($(fmt "$nw") workers, one at a time; p50 $(fmt "${R[scale_register_us_p50]:-}") µs)" \
                 "$(fmt "${R[scale_register_us_p99]:-}") µs" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
-                "$(ratio "${R[scale_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" "≤ 1 ms p99" \
-                "$(verdict "${R[scale_register_us_p99]:-}" le 1000)"
+                "$(ratio "${R[scale_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" "≤ 5× and ≤ 1 ms p99" \
+                "$(both "$(verdict "$(ratio "${R[scale_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" le 5)" \
+                        "$(verdict "${R[scale_register_us_p99]:-}" le 1000)")"
         # docs/DESIGN.md §10 "place ≤ 1 ms each": one executor's placement on a loaded
         # master (goal), and what the master itself spends per executor of a
         # large app (info); the time a large app's last executor waits is
@@ -148,13 +149,18 @@ build_table() {
         [ "$small_lost" = 0 ] || small_text="$small_text of those that arrived; $(fmt "$small_lost") never did"
         row "Master: one-executor app registered → its LaunchExecutor at its worker, p99 ($(fmt "${R[scale_small_apps]:-0}") apps one after another on the loaded cluster: $(fmt "$nw") workers, $(fmt "$nall") executors; p50 $(fmt "${R[scale_small_place_us_p50]:-}") µs)" \
                 "$small_text" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
-                "$(ratio "$small_p99" "${R[nng_rtt_p50]:-}")" "≤ 1 ms p99" \
-                "$([ "$small_lost" = 0 ] && verdict "$small_p99" le 1000 || echo '**FAIL**')"
+                "$(ratio "$small_p99" "${R[nng_rtt_p50]:-}")" "≤ 5× and ≤ 1 ms p99" \
+                "$([ "$small_lost" = 0 ] && both "$(verdict "$(ratio "$small_p99" "${R[nng_rtt_p50]:-}")" le 5)" \
+                        "$(verdict "$small_p99" le 1000)" || echo '**FAIL**')"
         local interval_us
         interval_us=$(awk -v n="${R[scale_launch_interval_ns_p50]:-}" 'BEGIN { if (n ~ /^[0-9]+$/) printf("%.1f\n", n / 1000) }')
         row "Master: its cost per executor in an app of $(fmt "$APP_EXECUTORS"): (last − first LaunchExecutor) / (executors − 1), median of ${R[scale_apps]:-0} apps (worst $(fmt "$(awk -v n="${R[scale_launch_interval_ns_max]:-}" 'BEGIN { if (n ~ /^[0-9]+$/) printf("%.1f\n", n / 1000) }')" 1) µs; gaps between consecutive launches p99 $(fmt "${R[scale_launch_gap_us_p99]:-}") µs)" \
                 "$(fmt "$interval_us" 1) µs" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
                 "$(ratio "$interval_us" "${R[nng_rtt_p50]:-}")" "(≤ 1 ms each)" "info"
+        row "Master: ExecutorAdded events of the $(fmt "$APP_EXECUTORS")-executor apps that reached a subscriber, of which by resync (a snapshot of the app after a gap in the events' sequence: pub/sub drops when the subscriber falls behind)" \
+                "$(fmt "${R[scale_executor_added_seen]:-}") of $(fmt "$(( ${R[scale_apps]:-0} * APP_EXECUTORS ))"); $(fmt "${R[scale_executor_added_by_resync]:-}") by resync" \
+                "$(fmt "${R[scale_events_received]:-}") events received, $(fmt "${R[scale_events_stale]:-}") already covered by a snapshot; $(fmt "${R[scale_events_resyncs]:-}") resyncs ($(fmt "${R[scale_events_resync_failures]:-}") failed)" \
+                "—" "—" "info"
         local place_p99=${R[scale_place_us_p99]:-} place_text
         place_text="$(fmt "$(ms "$place_p99")" 1) ms"
         [ "$lost" = 0 ] || place_text="$place_text of those that arrived; $(fmt "$lost") never did"
