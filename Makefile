@@ -279,9 +279,15 @@ fuzz-seeds: fuzz-build
 # systemd user manager.  Never part of `make check`.  `make bench BENCH_TLS=1`
 # runs it with every endpoint on tls+tcp:// (bench/README.md).
 BENCH_TLS ?= 0
-BENCH_PROGS := nng-baseline unit-baseline bench-tool bench-client master-load
-BENCH_BINS  := $(addprefix $(B)/bench/,$(BENCH_PROGS)) $(B)/bench/stamp
+BENCH_PROGS := nng-baseline bench-tool bench-client master-load
+BENCH_BINS  := $(addprefix $(B)/bench/,$(BENCH_PROGS) unit-baseline) $(B)/bench/stamp
 $(addprefix $(B)/bench/,$(BENCH_PROGS)): $(B)/bench/%: $(B)/obj/bench/%.o $(COMMON_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(link_inputs) $(LDLIBS)
+# The StartTransientUnit baseline builds an executor's unit with the
+# worker's own code (daemons/worker/unit-properties.c).
+$(B)/obj/bench/unit-baseline.o: CPPFLAGS += -Idaemons/worker
+$(B)/bench/unit-baseline: $(B)/obj/bench/unit-baseline.o $(B)/lib/daemons-worker.a $(COMMON_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(link_inputs) $(LDLIBS)
 # The process a transient unit runs in the StartTransientUnit baseline:

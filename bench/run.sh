@@ -199,14 +199,22 @@ run_baselines() {
         R[unit_p99]=$(kv "$tmp/unit.out" unit_start_us_p99)
         run_fg "$BT/unit-baseline" "$BT/stamp" 30 0 >"$tmp/unit-warm.out" || return 1
         R[unit_warm_p50]=$(kv "$tmp/unit-warm.out" unit_start_us_p50)
-        # the same with the properties a worker gives an executor, and the
-        # time to the PropertiesChanged that says "active" (what the worker
-        # waits for): where the worker's own launch time goes
-        run_fg "$BT/unit-baseline" "$BT/stamp" 20 250 spark-bench.slice >"$tmp/unit-exec.out" || return 1
+        # the same with some of the properties a worker gives an executor
+        # (no sandbox), and with all of them, made by the worker's own
+        # builder, sandbox included: an application's first executor is
+        # compared with that one.  Also the time to the PropertiesChanged
+        # that says "active" (what the worker waits for).
+        run_fg "$BT/unit-baseline" "$BT/stamp" 20 250 spark-bench.slice >"$tmp/unit-props.out" || return 1
+        R[unit_props_p50]=$(kv "$tmp/unit-props.out" unit_start_us_p50)
+        R[unit_props_active_p50]=$(kv "$tmp/unit-props.out" unit_active_us_p50)
+        mkdir -p "$tmp/unit-work"
+        run_fg "$BT/unit-baseline" "$BT/stamp" 20 250 spark-bench.slice "$tmp/unit-work" >"$tmp/unit-exec.out" || return 1
         R[unit_exec_p50]=$(kv "$tmp/unit-exec.out" unit_start_us_p50)
+        R[unit_exec_p99]=$(kv "$tmp/unit-exec.out" unit_start_us_p99)
         R[unit_exec_active_p50]=$(kv "$tmp/unit-exec.out" unit_active_us_p50)
         say "  nng ${R[nng_rate]} msg/s, rtt p50 ${R[nng_rtt_p50]} µs; unit start p50 ${R[unit_p50]} µs" \
-                "(back to back ${R[unit_warm_p50]} µs)"
+                "(back to back ${R[unit_warm_p50]} µs; an executor's properties ${R[unit_props_p50]} µs;" \
+                "all of them, sandbox included, ${R[unit_exec_p50]} µs)"
 }
 
 # ============================================================== cluster
