@@ -40,16 +40,17 @@ CHECK_LIBS = $(eval CHECK_LIBS := $$(shell pkg-config --libs check))$(CHECK_LIBS
 
 # spark-executor is started once per executor, so its start-up is part of
 # every executor's launch.  Where their archives are installed (Debian's
-# -dev packages ship them), nng with its mbedtls and protobuf-c are linked
-# into it statically: 5 fewer shared objects to map and relocate, about 2 ms
-# of each start on the test machines (bench/README.md).  EXECUTOR_STATIC=0
-# links it like the other programs.
-EXECUTOR_ARCHIVES := nng mbedtls mbedx509 mbedcrypto protobuf-c
+# -dev packages ship them), nng with its mbedtls, protobuf-c and libconfig
+# are linked into it statically: 6 fewer shared objects to map and
+# relocate, about 2 ms of each start on the test machines (bench/README.md).
+# libsystemd stays shared (Debian ships no archive of it), and with it the
+# libraries it needs.  EXECUTOR_STATIC=0 links it like the other programs.
+EXECUTOR_ARCHIVES := nng mbedtls mbedx509 mbedcrypto protobuf-c config
 ifndef EXECUTOR_STATIC
 EXECUTOR_STATIC := $(if $(filter-out /%,$(foreach l,$(EXECUTOR_ARCHIVES),$(shell $(CC) -print-file-name=lib$(l).a))),0,1)
 endif
 ifeq ($(EXECUTOR_STATIC),1)
-EXECUTOR_LDLIBS := $(shell pkg-config --libs libsystemd libconfig) \
+EXECUTOR_LDLIBS := $(shell pkg-config --libs libsystemd) \
                    -Wl,-Bstatic $(addprefix -l,$(EXECUTOR_ARCHIVES)) -Wl,-Bdynamic -lpthread -ldl -lm
 else
 EXECUTOR_LDLIBS := $(LDLIBS)
