@@ -7,7 +7,9 @@
 runs_of() {
         local v out=
         for v in ${R[tput_${1}_runs]:-}; do
-                [ "$v" = "(count" ] && break out+="${out:+, }$(fmt "$v")"; done
+                [ "$v" = "(count" ] && break
+                out+="${out:+, }$(fmt "$v")"
+        done
         echo "$out"
 }
 
@@ -214,6 +216,10 @@ build_table() {
                         echo "\`make bench\` (bench/run.sh) on $(nproc) cores, $(uname -r); tree at $commit."
                 fi
                 echo "Machine ${BUSY_BEFORE}% busy in the second before the run; the run took ${R[run_seconds]} s."
+                # knobs that change what was measured, so that a reader sees them
+                local knobs
+                knobs=$(env | grep -E '^BENCH_(SKIP|WORKERS|WORKER_CORES|APPS|APP_EXECUTORS|SMALL_APPS|KILL_TRIALS|TOOLS_[A-Z]+)=' | sort | tr '\n' ' ')
+                [ -z "$knobs" ] || echo "Run with ${knobs% }."
                 echo "Every baseline was measured in this run; the goals are docs/DESIGN.md §10's. How to read this: bench/README.md."
                 echo
                 echo "| figure | ours | baseline (same run) | ratio | goal | pass/fail |"
