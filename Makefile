@@ -41,16 +41,17 @@ CHECK_LIBS = $(eval CHECK_LIBS := $$(shell pkg-config --libs check))$(CHECK_LIBS
 
 # spark-executor is started once per executor, so its start-up is part of
 # every executor's launch.  Where their archives are installed (Debian's
-# -dev packages ship them), nng with its mbedtls and protobuf-c are linked
-# into it statically: 5 fewer shared objects to map and relocate, about 2 ms
-# of each start on the test machines (bench/README.md).  EXECUTOR_STATIC=0
-# links it like the other programs.
-EXECUTOR_ARCHIVES := nng mbedtls mbedx509 mbedcrypto protobuf-c
+# -dev packages ship them), nng with its mbedtls, protobuf-c and libconfig
+# are linked into it statically: 6 fewer shared objects to map and
+# relocate, about 2 ms of each start on the test machines (bench/README.md).
+# libsystemd stays shared (Debian ships no archive of it), and with it the
+# libraries it needs.  EXECUTOR_STATIC=0 links it like the other programs.
+EXECUTOR_ARCHIVES := nng mbedtls mbedx509 mbedcrypto protobuf-c config
 ifndef EXECUTOR_STATIC
 EXECUTOR_STATIC := $(if $(filter-out /%,$(foreach l,$(EXECUTOR_ARCHIVES),$(shell $(CC) -print-file-name=lib$(l).a))),0,1)
 endif
 ifeq ($(EXECUTOR_STATIC),1)
-EXECUTOR_LDLIBS := $(shell pkg-config --libs libsystemd libconfig) \
+EXECUTOR_LDLIBS := $(shell pkg-config --libs libsystemd) \
                    -Wl,-Bstatic $(addprefix -l,$(EXECUTOR_ARCHIVES)) -Wl,-Bdynamic -lpthread -ldl -lm
 else
 EXECUTOR_LDLIBS := $(LDLIBS)
@@ -313,9 +314,15 @@ fuzz-seeds: fuzz-build
 # systemd user manager.  Never part of `make check`.  `make bench BENCH_TLS=1`
 # runs it with every endpoint on tls+tcp:// (bench/README.md).
 BENCH_TLS ?= 0
-BENCH_PROGS := nng-baseline unit-baseline bench-tool bench-client master-load
-BENCH_BINS  := $(addprefix $(B)/bench/,$(BENCH_PROGS)) $(B)/bench/stamp
+BENCH_PROGS := nng-baseline bench-tool bench-client master-load
+BENCH_BINS  := $(addprefix $(B)/bench/,$(BENCH_PROGS) unit-baseline) $(B)/bench/stamp
 $(addprefix $(B)/bench/,$(BENCH_PROGS)): $(B)/bench/%: $(B)/obj/bench/%.o $(COMMON_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(link_inputs) $(LDLIBS)
+# The StartTransientUnit baseline builds an executor's unit with the
+# worker's own code (daemons/worker/unit-properties.c).
+$(B)/obj/bench/unit-baseline.o: CPPFLAGS += -Idaemons/worker
+$(B)/bench/unit-baseline: $(B)/obj/bench/unit-baseline.o $(B)/lib/daemons-worker.a $(COMMON_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(link_inputs) $(LDLIBS)
 # The process a transient unit runs in the StartTransientUnit baseline:

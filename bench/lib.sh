@@ -137,6 +137,15 @@ verdict() {
                 print ok ? "PASS" : "**FAIL**" }'
 }
 
+# both VERDICT VERDICT: PASS if both are, n/a if either is, else FAIL
+both() {
+        case "$1 $2" in
+        "PASS PASS") echo PASS ;;
+        *n/a*) echo n/a ;;
+        *) echo '**FAIL**' ;;
+        esac
+}
+
 # ----------------------------------------------------------------- table
 
 TABLE=()

@@ -11,7 +11,14 @@
  *    per worker — over several accept backlogs, as separate hosts would).
  *    It answers LaunchExecutor/KillExecutor with an Ack, noting when each
  *    executor's launch arrived.
- * 2. Subscribes to the master's events and counts ExecutorAdded.
+ * 2. Subscribes to the master's events and counts each app's executors
+ *    announced by ExecutorAdded.  Like every subscriber (docs/DESIGN.md §4),
+ *    it follows the publisher's (epoch, seq): on its first event, a new
+ *    epoch or a gap it asks the master for a snapshot (ClusterState) of
+ *    each app not yet fully announced on a socket of its own, counts the
+ *    executors listed there that no event had announced ("by resync"),
+ *    and takes the snapshot's position, so that later events it already
+ *    covered are dropped as stale.
  * 3. Registers WORKERS workers of CORES cores one at a time
  *    (RegisterWorker round trip = registration latency), then sends one
  *    heartbeat for each with 64 in flight.
@@ -61,6 +68,9 @@ typedef struct AppTrack {
         uint64_t registered_at;
         _Atomic uint64_t *launch_at;  /* by executor id, 1..per_app */
         atomic_uint launches, duplicates, added;
+        atomic_uint added_by_resync;     /* of added: first seen in a snapshot */
+        atomic_uchar *announced;         /* by executor id, 1..per_app: in an event or a snapshot */
+        atomic_int size;                 /* executors asked for (0: not registered yet) */
         _Atomic uint64_t last_launch;
 } AppTrack;
 
@@ -169,15 +179,33 @@ static AppTrack *app_track(const char *app_id, bool create) {
         if (!t && create && L.n_apps_seen < MAX_APPS + MAX_SMALL_APPS) {
                 t = &L.apps[L.n_apps_seen];
                 t->launch_at = calloc((size_t) L.per_app + 1, sizeof(*t->launch_at));
-                if (t->launch_at) {
+                t->announced = calloc((size_t) L.per_app + 1, sizeof(*t->announced));
+                if (t->launch_at && t->announced) {
                         snprintf(t->id, sizeof(t->id), "%s", app_id);
                         t->registered_at = atomic_load(&L.current_registered_at);
                         L.n_apps_seen++;
-                } else
+                } else {
+                        free(t->launch_at);
+                        free(t->announced);
+                        t->launch_at = NULL;
+                        t->announced = NULL;
                         t = NULL;
+                }
         }
         pthread_mutex_unlock(&L.lock);
         return t;
+}
+
+/* Executor id of app t announced (by an event, or by a snapshot when
+ * by_resync): counted once, whichever came first. */
+static void app_announce(AppTrack *t, int32_t executor_id, bool by_resync) {
+        if (executor_id < 1 || executor_id > L.per_app)
+                return;
+        if (atomic_exchange(&t->announced[executor_id], 1))
+                return;
+        atomic_fetch_add(&t->added, 1);
+        if (by_resync)
+                atomic_fetch_add(&t->added_by_resync, 1);
 }
 
 /* ------------------------------------------------- the workers' endpoint */
@@ -286,17 +314,84 @@ static int serve_workers(void) {
 
 /* --------------------------------------------------------------- events */
 
+static struct {
+        atomic_uint events, stale, resyncs, resync_failures;
+} E;
+
+/* A snapshot of each app not yet fully announced, on the subscriber's own
+ * req socket; returns the position it reflects in *ret_epoch, *ret_seq
+ * (that of the last app's reply: every reply is at or after the earlier
+ * ones, and each app's listing is complete at its own). */
+static int resync(nng_socket req, uint64_t *ret_epoch, uint64_t *ret_seq) {
+        AppTrack *todo[MAX_APPS + MAX_SMALL_APPS];
+        int n = 0, r = 0;
+
+        pthread_mutex_lock(&L.lock);
+        for (int i = 0; i < L.n_apps_seen; i++) {
+                int size = atomic_load(&L.apps[i].size);
+                if (size > 0 && (int) atomic_load(&L.apps[i].added) < size)
+                        todo[n++] = &L.apps[i];
+        }
+        pthread_mutex_unlock(&L.lock);
+        atomic_fetch_add(&E.resyncs, 1);
+
+        for (int i = 0; i < n; i++) {
+                Spark__ClusterStateRequest csr = SPARK__CLUSTER_STATE_REQUEST__INIT;
+                Envelope env = ENVELOPE_INIT;
+                _cleanup_free_ void *buf = NULL;
+                _cleanup_envelope_ Envelope *reply = NULL;
+                void *in = NULL;
+                size_t len, in_len = 0;
+
+                csr.app_id = todo[i]->id;
+                ENVELOPE_SET(&env, CLUSTER_STATE_REQUEST, cluster_state_request, &csr);
+                r = envelope_encode(&env, &buf, &len);
+                if (r < 0)
+                        break;
+                r = nng_send(req, buf, len, 0);
+                if (r == 0)
+                        r = nng_recv(req, &in, &in_len, NNG_FLAG_ALLOC);
+                if (r != 0) {
+                        r = -EIO;
+                        break;
+                }
+                r = envelope_decode(in, in_len, SIZE_MAX, &reply);
+                nng_free(in, in_len);
+                if (r < 0)
+                        break;
+                if (reply->body_case != SPARK__ENVELOPE__BODY_CLUSTER_STATE) {
+                        r = -EBADMSG;
+                        break;
+                }
+                for (size_t k = 0; k < reply->cluster_state->n_executors; k++) {
+                        const Spark__ExecutorInfo *x = reply->cluster_state->executors[k];
+                        if (streq(x->app_id, todo[i]->id))
+                                app_announce(todo[i], x->executor_id, true);
+                }
+                *ret_epoch = reply->epoch;
+                *ret_seq = reply->seq;
+        }
+        if (r < 0)
+                atomic_fetch_add(&E.resync_failures, 1);
+        return r;
+}
+
 static void *events_thread(void *arg) {
-        nng_socket s;
+        nng_socket s, req;
+        uint64_t epoch = 0, seq = 0;
+        bool positioned = false;
         (void) arg;
 
-        if (nng_sub0_open(&s) != 0)
+        if (nng_sub0_open(&s) != 0 || nng_req0_open(&req) != 0)
                 return NULL;
         (void) nng_socket_set(s, NNG_OPT_SUB_SUBSCRIBE, "", 0);
         (void) nng_socket_set_int(s, NNG_OPT_RECVBUF, 8192);
         (void) nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 100);
         (void) nng_socket_set_size(s, NNG_OPT_RECVMAXSZ, 0);
-        if (nng_dial(s, L.events_url, NULL, NNG_FLAG_NONBLOCK) != 0) {
+        (void) nng_socket_set_size(req, NNG_OPT_RECVMAXSZ, 0);
+        (void) nng_socket_set_ms(req, NNG_OPT_RECVTIMEO, 30000);
+        if (nng_dial(s, L.events_url, NULL, NNG_FLAG_NONBLOCK) != 0 ||
+            nng_dial(req, L.master_url, NULL, NNG_FLAG_NONBLOCK) != 0) {
                 fprintf(stderr, "master-load: cannot subscribe to %s\n", L.events_url);
                 return NULL;
         }
@@ -306,13 +401,31 @@ static void *events_thread(void *arg) {
 
                 if (nng_recvmsg(s, &m, 0) != 0)
                         continue;
-                if (envelope_decode(nng_msg_body(m), nng_msg_len(m), SIZE_MAX, &env) == 0 &&
-                    env->body_case == SPARK__ENVELOPE__BODY_EXECUTOR_ADDED && env->executor_added->executor) {
-                        AppTrack *t = app_track(env->executor_added->executor->app_id, true);
-                        if (t)
-                                atomic_fetch_add(&t->added, 1);
+                if (envelope_decode(nng_msg_body(m), nng_msg_len(m), SIZE_MAX, &env) < 0) {
+                        nng_msg_free(m);
+                        continue;
                 }
                 nng_msg_free(m);
+                atomic_fetch_add(&E.events, 1);
+                if (positioned && env->epoch == epoch && env->seq <= seq) {
+                        atomic_fetch_add(&E.stale, 1);  /* covered by a snapshot */
+                        continue;
+                }
+                if (!positioned || env->epoch != epoch || env->seq != seq + 1) {
+                        uint64_t e = env->epoch, q = env->seq;
+
+                        /* this event is delivered all the same; a failed
+                         * snapshot is retried at the next event */
+                        positioned = resync(req, &e, &q) >= 0;
+                        epoch = e;
+                        seq = MAX(q, env->epoch == e ? env->seq : 0);
+                } else
+                        seq = env->seq;
+                if (env->body_case == SPARK__ENVELOPE__BODY_EXECUTOR_ADDED && env->executor_added->executor) {
+                        AppTrack *t = app_track(env->executor_added->executor->app_id, true);
+                        if (t)
+                                app_announce(t, env->executor_added->executor->executor_id, false);
+                }
         }
         return NULL;
 }
@@ -487,6 +600,7 @@ static int register_app(nng_socket s, const char *name, int max_cores, uint64_t 
                         AppTrack **ret_track) {
         Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
         Envelope env = ENVELOPE_INIT, *reply = NULL;
+        static uint8_t key[32] = { 0x5a };
         AppTrack *t;
         uint64_t t0;
         int r;
@@ -497,6 +611,9 @@ static int register_app(nng_socket s, const char *name, int max_cores, uint64_t 
         ra.max_cores = max_cores;
         ra.cores_per_executor = 1;
         ra.executor_memory_mb = 1;
+        /* the key its executors' secrets are made with: a driver sends
+         * one, and the master refuses an app without it */
+        ra.executor_key = (ProtobufCBinaryData) { .len = sizeof(key), .data = key };
         ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
         t0 = bench_now_usec();
         atomic_store(&L.current_registered_at, t0);
@@ -508,6 +625,7 @@ static int register_app(nng_socket s, const char *name, int max_cores, uint64_t 
         envelope_free(reply);
         if (!t)
                 return -ENOMEM;
+        atomic_store(&t->size, max_cores);
         *ret_t0 = t0;
         *ret_track = t;
         return 0;
@@ -521,7 +639,7 @@ static int place_apps(nng_socket s) {
         _cleanup_free_ uint64_t *interval = calloc((size_t) L.n_apps + 1, sizeof(uint64_t));
         _cleanup_free_ uint64_t *gaps = calloc(n_all + 1, sizeof(uint64_t));
         size_t n_interval = 0, n_gaps = 0;
-        unsigned events_seen = 0, launches = 0, duplicates = 0, missing = 0;
+        unsigned events_seen = 0, by_resync = 0, launches = 0, duplicates = 0, missing = 0;
         int apps_done = 0, r = 0;
 
         if (!place || !app_all || !app_reply || !interval || !gaps)
@@ -559,6 +677,7 @@ static int place_apps(nng_socket s) {
                 launches += atomic_load(&t->launches);
                 duplicates += atomic_load(&t->duplicates);
                 events_seen += atomic_load(&t->added);
+                by_resync += atomic_load(&t->added_by_resync);
                 if ((int) atomic_load(&t->launches) < L.per_app) {
                         fprintf(stderr, "master-load: app %s: %u of %d executors launched after %.1f s\n", t->id,
                                 atomic_load(&t->launches), L.per_app, (double) (bench_now_usec() - t0) / 1e6);
@@ -590,8 +709,10 @@ static int place_apps(nng_socket s) {
                 }
         }
         printf("apps %d\nexecutors_per_app %d\nexecutors_launched %u\nlaunches_missing %u\nlaunch_duplicates %u\n"
-               "executor_added_seen %u\n",
-               apps_done, L.per_app, launches, missing, duplicates, events_seen);
+               "executor_added_seen %u\nexecutor_added_by_resync %u\nevents_received %u\nevents_stale %u\n"
+               "events_resyncs %u\nevents_resync_failures %u\n",
+               apps_done, L.per_app, launches, missing, duplicates, events_seen, by_resync, atomic_load(&E.events),
+               atomic_load(&E.stale), atomic_load(&E.resyncs), atomic_load(&E.resync_failures));
         print_latencies("app_register_reply", app_reply, (size_t) apps_done);
         print_latencies("app_all_placed", app_all, (size_t) apps_done);
         print_latencies("place", place, n);

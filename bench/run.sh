@@ -13,7 +13,10 @@
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
 #   BENCH_SKIP         space-separated phases to leave out: baselines
-#                      throughput latency loss freeze drain worker scale dask
+#                      throughput latency tools loss freeze drain worker scale dask
+#   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
+#                      the rows against xargs and GNU parallel: `true`
+#                      tasks (10000), gzip'd 64 KiB files (2000), rounds (2)
 #   BENCH_KEEP=1       keep the temp dir with every log
 #   BENCH_TLS=1        every cluster endpoint on tls+tcp:// with role
 #                      certificates (tools/spark-tls) made in the temp dir,
@@ -198,14 +201,22 @@ run_baselines() {
         R[unit_p99]=$(kv "$tmp/unit.out" unit_start_us_p99)
         run_fg "$BT/unit-baseline" "$BT/stamp" 30 0 >"$tmp/unit-warm.out" || return 1
         R[unit_warm_p50]=$(kv "$tmp/unit-warm.out" unit_start_us_p50)
-        # the same with the properties a worker gives an executor, and the
-        # time to the PropertiesChanged that says "active" (what the worker
-        # waits for): where the worker's own launch time goes
-        run_fg "$BT/unit-baseline" "$BT/stamp" 20 250 spark-bench.slice >"$tmp/unit-exec.out" || return 1
+        # the same with some of the properties a worker gives an executor
+        # (no sandbox), and with all of them, made by the worker's own
+        # builder, sandbox included: an application's first executor is
+        # compared with that one.  Also the time to the PropertiesChanged
+        # that says "active" (what the worker waits for).
+        run_fg "$BT/unit-baseline" "$BT/stamp" 20 250 spark-bench.slice >"$tmp/unit-props.out" || return 1
+        R[unit_props_p50]=$(kv "$tmp/unit-props.out" unit_start_us_p50)
+        R[unit_props_active_p50]=$(kv "$tmp/unit-props.out" unit_active_us_p50)
+        mkdir -p "$tmp/unit-work"
+        run_fg "$BT/unit-baseline" "$BT/stamp" 20 250 spark-bench.slice "$tmp/unit-work" >"$tmp/unit-exec.out" || return 1
         R[unit_exec_p50]=$(kv "$tmp/unit-exec.out" unit_start_us_p50)
+        R[unit_exec_p99]=$(kv "$tmp/unit-exec.out" unit_start_us_p99)
         R[unit_exec_active_p50]=$(kv "$tmp/unit-exec.out" unit_active_us_p50)
         say "  nng ${R[nng_rate]} msg/s, rtt p50 ${R[nng_rtt_p50]} µs; unit start p50 ${R[unit_p50]} µs" \
-                "(back to back ${R[unit_warm_p50]} µs)"
+                "(back to back ${R[unit_warm_p50]} µs; an executor's properties ${R[unit_props_p50]} µs;" \
+                "all of them, sandbox included, ${R[unit_exec_p50]} µs)"
 }
 
 # ============================================================== cluster
@@ -406,6 +417,118 @@ measure_latency() {
                 "(driver, of which nng; executors, of which nng): ${R[lat_ctxsw]}"
 }
 
+# ============================================== against xargs and parallel
+# What a user would run instead of command tasks on one host: the same N
+# commands through `sparkctl submit --command` (the driver's E one-core
+# executors), `xargs -P E` and GNU `parallel -j E`, in turn, ROUNDS times
+# (alternately, so that a busy spell of the machine falls on all three),
+# each wall time from the tool's start to its exit; the best of the rounds
+# is each tool's figure (on a shared machine the slower ones measure the
+# neighbours).  Two loads: N `true`
+# (spawn and result cost alone) and `gzip -1 -c` of small files staged
+# under $tmp (not /tmp: the executors' PrivateTmp= would hide them), whose
+# compressed bytes are each task's output, written in task order to a file
+# (xargs's and parallel's outputs go to a file too).
+TOOLS_E=2
+TOOLS_TRUE_N=${BENCH_TOOLS_TRUE:-10000}
+TOOLS_GZIP_N=${BENCH_TOOLS_GZIP:-2000}
+TOOLS_ROUNDS=${BENCH_TOOLS_ROUNDS:-2}
+
+# stage_gzip_inputs N: N files of 64 KiB of log-like text (compressible as
+# logs are), and their list in $tmp/gzip-in.list
+stage_gzip_inputs() {
+        local n=$1 d=$tmp/gzip-in
+        mkdir -p "$d"
+        awk -v bytes=$((n * 65536)) 'BEGIN {
+                srand(14); total = 0
+                for (i = 0; total < bytes; i++) {
+                        line = sprintf("2026-12-01T18:%02d:%02d.%06d worker-%d executor %d task %d: %s %.4f ms\n",
+                                int(i / 60000) % 60, int(i / 1000) % 60, i % 1000000, i % 17, i % 97, i,
+                                (rand() < 0.9 ? "finished" : "re-queued"), rand() * 100)
+                        printf("%s", line); total += length(line)
+                } }' | split -b 65536 -a 5 -d - "$d/f" || return 1
+        find "$d" -type f -name 'f*' | sort | head -n "$n" >"$tmp/gzip-in.list"
+        [ "$(wc -l <"$tmp/gzip-in.list")" -eq "$n" ]
+}
+
+# time_run OUT CMD...: runs CMD with its stdin as given, its stdout to OUT;
+# leaves its wall time (µs) in T_US; fails if CMD does
+T_US=
+time_run() {
+        local out=$1 t0 t1 rc=0
+        shift
+        t0=$(now_us)
+        # as run_fg does, but with our stdin (a job's default is /dev/null)
+        "$@" <&0 >"$out" 2>>"$tmp/tools.log" &
+        FG_PID=$!
+        wait "$FG_PID" || rc=$?
+        FG_PID=
+        t1=$(now_us)
+        T_US=$((t1 - t0))
+        return $rc
+}
+
+# in_scope CMD...: CMD in a scope of its own in a slice beside the
+# executors' (spark-bench-tools.slice) of the same user manager, so that
+# the kernel's CPU scheduler weighs it as it weighs the executors: on a busy
+# machine a process in the root cgroup competes with every other runnable
+# task one by one, a cgroup as one.  (systemd-run's own ~10 ms are in the
+# figure.)
+in_scope() {
+        systemd-run --user --scope --quiet --collect --slice=spark-bench-tools.slice -- "$@"
+}
+
+# tools_round LOAD: one timing of each tool on LOAD (true or gzip), in turn;
+# appends the times (µs) to TOOLS_T[LOAD_TOOL]
+declare -A TOOLS_T=()
+tools_round() {
+        local load=$1 e=$TOOLS_E out=$tmp/tools-$1.out
+        if [ "$load" = true ]; then
+                time_run "$out" "${CLIENT_ENV[@]}" "$B/sparkctl" --driver "$DRIVER_URL" submit --name true-tasks \
+                        --command true --count "$TOOLS_TRUE_N" || return 1
+                TOOLS_T[true_ours]+=" $T_US"
+                time_run "$out" in_scope xargs -P "$e" -n 1 true <"$tmp/true-in.list" || return 1
+                TOOLS_T[true_xargs]+=" $T_US"
+                time_run "$out" in_scope parallel -j "$e" true <"$tmp/true-in.list" || return 1
+                TOOLS_T[true_parallel]+=" $T_US"
+        else
+                time_run "$out" "${CLIENT_ENV[@]}" "$B/sparkctl" --driver "$DRIVER_URL" submit --name gzip-tasks \
+                        --command 'gzip -1 -c {}' --inputs "$tmp/gzip-in.list" || return 1
+                TOOLS_T[gzip_ours]+=" $T_US"
+                TOOLS_T[gzip_bytes]=$(stat -c %s "$out")
+                time_run "$out" in_scope xargs -P "$e" -n 1 gzip -1 -c <"$tmp/gzip-in.list" || return 1
+                TOOLS_T[gzip_xargs]+=" $T_US"
+                time_run "$out" in_scope parallel -j "$e" gzip -1 -c <"$tmp/gzip-in.list" || return 1
+                TOOLS_T[gzip_parallel]+=" $T_US"
+        fi
+}
+
+measure_tools() {
+        local load tool i
+        command -v parallel >/dev/null || { say "  GNU parallel is not installed (apt-get install parallel)"; return 1; }
+        stage_gzip_inputs "$TOOLS_GZIP_N" || { say "  cannot stage the gzip inputs"; return 1; }
+        seq "$TOOLS_TRUE_N" >"$tmp/true-in.list"
+        # a warm-up of each (page cache, the executors' first spawns)
+        run_fg "${CLIENT_ENV[@]}" "$B/sparkctl" --driver "$DRIVER_URL" submit --command true --count 200 \
+                >/dev/null 2>>"$tmp/tools.log" || { say "  the warm-up job failed"; return 1; }
+        cat $(cat "$tmp/gzip-in.list") >/dev/null
+        for i in $(seq "$TOOLS_ROUNDS"); do
+                for load in true gzip; do
+                        tools_round "$load" || { say "  $load: round $i failed"; return 1; }
+                done
+        done
+        for load in true gzip; do
+                for tool in ours xargs parallel; do
+                        R[tools_${load}_${tool}_runs]=${TOOLS_T[${load}_${tool}]# }
+                        R[tools_${load}_${tool}]=$(printf '%s\n' ${TOOLS_T[${load}_${tool}]} | percentile 0)
+                done
+                say "  $load: ours ${R[tools_${load}_ours_runs]} µs; xargs ${R[tools_${load}_xargs_runs]} µs;" \
+                        "parallel ${R[tools_${load}_parallel_runs]} µs"
+        done
+        R[tools_gzip_out_bytes]=${TOOLS_T[gzip_bytes]:-}
+        rm -rf "$tmp/gzip-in" "$tmp/tools-gzip.out"
+}
+
 # ========================================================= loss trials
 # A long job keeps the executors busy while they are killed or frozen.
 start_long_job() {
@@ -565,6 +688,7 @@ run_cluster_phases() {
                 fi
                 if [ "$e" = 2 ]; then
                         skip latency || measure_latency || note "the latency measurement failed"
+                        skip tools || measure_tools || note "the rows against xargs and parallel failed"
                         read -r _ R[rss_driver_load] <<<"$(rss_of "${DAEMON_PID[$DRIVER]}")"
                         read -r _ R[rss_executor_load] <<<"$(rss_of "${R[executor_pid]}")"
                         skip loss || measure_kill || { stop_long_job; note "the SIGKILL trials failed"; }
@@ -648,7 +772,7 @@ EOF
                 note "master scale: ${R[scale_launches_missing]} LaunchExecutor calls never reached their worker (the master had ${R[scale_master_apps_fds]:-?} fds open, limit ${R[scale_fd_limit]}); the master said: $(grep -m 1 ': warning: ' "$tmp/scale-master.log" | cut -c1-160)"
         local placed=$(( ${R[scale_apps]:-0} * APP_EXECUTORS ))
         [ "${R[scale_executor_added_seen]:-0}" -ge "$placed" ] ||
-                note "master scale: a subscriber to the master's events saw ${R[scale_executor_added_seen]:-0} ExecutorAdded events of $placed executors placed (pub/sub dropped the rest)"
+                note "master scale: a subscriber to the master's events learnt of ${R[scale_executor_added_seen]:-0} of $placed executors placed (${R[scale_executor_added_by_resync]:-0} of them by resync), even with its snapshots"
         say "  register p99 ${R[scale_register_us_p99]:-n/a} µs, one-executor app placed p99" \
             "${R[scale_small_place_us_p99]:-n/a} µs, RSS ${R[scale_master_small_hwm_kB]:-${R[scale_master_apps_hwm_kB]:-n/a}} kB"
 }

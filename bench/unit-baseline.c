@@ -3,7 +3,7 @@
  * use), timed from just before the call to the first instruction of the
  * unit's process (bench/stamp writes CLOCK_MONOTONIC into a FIFO).
  *
- *   unit-baseline STAMP_BINARY COUNT PAUSE_MS [SLICE]
+ *   unit-baseline STAMP_BINARY COUNT PAUSE_MS [SLICE [WORK_DIR]]
  *
  * PAUSE_MS is the idle time before each start.  It decides what is
  * measured: moving the new process into its cgroup takes the kernel's
@@ -15,10 +15,18 @@
  * baseline is a start after a pause; the back-to-back figure is the
  * mechanism at its best.
  *
- * With SLICE, the unit gets the properties the worker gives an executor
- * (daemons/worker/unit-properties.c: Type=exec, the slice, MemoryMax,
- * CPUQuota, CPUWeight, Environment, KillMode, LogExtraFields, ...): what those cost over
- * the bare call.  Prints unit_start_us_p50, unit_start_us_p99,
+ * With SLICE, the unit gets some of the properties the worker gives an
+ * executor (Type=exec, the slice, MemoryMax, CPUQuota, CPUWeight,
+ * Environment, KillMode, LogExtraFields, ...); with SLICE and WORK_DIR, all
+ * of them, sandbox included: the worker's own property builder
+ * (daemons/worker/unit-properties.c, executor_unit_append_properties())
+ * makes the array for STAMP_BINARY as the executor binary, with a work dir
+ * per start under WORK_DIR, a secret file for LoadCredential= and
+ * InaccessiblePaths= as a bench worker's (its master's state dir, the
+ * default one, its secrets dir).  stamp then finds its FIFO, under the work
+ * dir (the sandbox's PrivateTmp= hides /tmp), in SPARK_BENCH_STAMP, passed
+ * as an app's executor_env is.  That is the baseline of an application's
+ * first executor.  Prints unit_start_us_p50, unit_start_us_p99,
  * unit_start_us_mean ("key value" lines), and unit_active_us_p50/p99: the
  * call → the PropertiesChanged signal that says the unit is active (what
  * the worker waits for before it reports an executor RUNNING), with the
@@ -34,6 +42,9 @@
 
 #include "bench-util.h"
 #include "macro.h"
+#include "unit-properties.h"
+
+#define BENCH_APP_ID "app-20261129000000-0001"
 
 typedef struct Watch {
         uint64_t active_at;
@@ -114,9 +125,73 @@ static int append_executor_properties(sd_bus_message *m, const char *slice) {
         return r;
 }
 
-static int start_unit(sd_bus *bus, const char *name, const char *stamp, const char *fifo, const char *slice) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        sd_bus_error err = SD_BUS_ERROR_NULL;
+/* The properties of executor id of a worker whose work dir is work_root:
+ * the worker's builder, sandbox included.  Makes the executor's work dir
+ * (as the worker does before its call) and leaves the FIFO's path, in it,
+ * in fifo. */
+static int append_full_executor_properties(sd_bus_message *m, const char *stamp, const char *slice,
+                                           const char *work_root, int id, char *fifo, size_t fifo_size) {
+        char work_dir[PATH_MAX], secrets[PATH_MAX], state[PATH_MAX], secret[PATH_MAX + 16], env0[PATH_MAX + 32];
+        const char *env[] = { env0, "SPARK_BENCH_STAMP_MS=100" };
+        const char *hidden[3];
+        char why[256] = "";
+        ExecutorUnitSpec spec;
+        int r, fd;
+
+        if (strlen(work_root) > PATH_MAX / 2)
+                return -ENAMETOOLONG;
+        snprintf(secrets, sizeof(secrets), "%s/secrets", work_root);
+        snprintf(state, sizeof(state), "%s/master-state", work_root);
+        snprintf(secret, sizeof(secret), "%s/secrets/secret", work_root);
+        (void) mkdir(secrets, 0700);
+        (void) mkdir(state, 0700);
+        /* its content does not matter: systemd reads it into the unit's
+         * credentials, which stamp never looks at */
+        fd = open(secret, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        hidden[0] = state;
+        hidden[1] = "/var/lib/spark/master";
+        hidden[2] = secrets;
+        spec = (ExecutorUnitSpec) {
+                .app_id = BENCH_APP_ID,
+                .executor_id = id,
+                .worker_id = "worker-20261129000000-127.0.0.1-7078",
+                .cores = 1,
+                .memory_mb = 256,
+                .driver_url = "tcp://127.0.0.1:9",
+                .env = env,
+                .n_env = ELEMENTSOF(env),
+                .secret_file = secret,
+                .executor_binary = stamp,
+                .work_dir = work_root,
+                .slice = slice,
+                .hidden_paths = hidden,
+                .n_hidden_paths = ELEMENTSOF(hidden),
+        };
+        r = executor_unit_make_work_dir(&spec, false, work_dir, sizeof(work_dir));
+        if (r < 0)
+                return r;
+        if ((size_t) snprintf(fifo, fifo_size, "%s/stamp.fifo", work_dir) >= fifo_size)
+                return -ENAMETOOLONG;
+        snprintf(env0, sizeof(env0), "SPARK_BENCH_STAMP=%s", fifo);
+        if (mkfifo(fifo, 0666) < 0 && errno != EEXIST)
+                return -errno;
+        r = executor_unit_spec_validate(&spec, false, why, sizeof(why));
+        if (r < 0) {
+                fprintf(stderr, "unit-baseline: %s\n", why);
+                return r;
+        }
+        return executor_unit_append_properties(m, &spec, false, work_dir);
+}
+
+/* The StartTransientUnit call for unit name: the bare unit running stamp
+ * (fifo as its argument), with some of an executor's properties (slice),
+ * or with all of them (work_root: then *fifo is set, see above). */
+static int build_call(sd_bus *bus, const char *name, int id, const char *stamp, char *fifo, size_t fifo_size,
+                      const char *slice, const char *work_root, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
@@ -124,22 +199,36 @@ static int start_unit(sd_bus *bus, const char *name, const char *stamp, const ch
         if (r < 0)
                 return r;
         r = sd_bus_message_append(m, "ss", name, "fail");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)", "Description", "s", "spark bench baseline");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1, stamp, 3, stamp, fifo, "100", 0);
-        if (r >= 0 && slice)
-                r = append_executor_properties(m, slice);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
+        if (r >= 0 && work_root)
+                r = append_full_executor_properties(m, stamp, slice, work_root, id, fifo, fifo_size);
+        else {
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "(sv)");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "(sv)", "Description", "s", "spark bench baseline");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1, stamp, 3, stamp, fifo, "100",
+                                                  0);
+                if (r >= 0 && slice)
+                        r = append_executor_properties(m, slice);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
         if (r >= 0)
                 r = sd_bus_message_append(m, "a(sa(sv))", 0);
         if (r < 0)
                 return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static int call_start(sd_bus *bus, sd_bus_message *m) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        sd_bus_error err = SD_BUS_ERROR_NULL;
+        int r;
+
         r = sd_bus_call(bus, m, 10 * 1000000ULL, &err, &reply);
         if (r < 0)
                 fprintf(stderr, "unit-baseline: StartTransientUnit: %s\n", err.message ? err.message : strerror(-r));
@@ -151,11 +240,12 @@ int main(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ uint64_t *samples = NULL, *active = NULL;
         char fifo[] = "/tmp/spark-bench-stamp.XXXXXX";
-        char path[sizeof(fifo) + 8];
+        char path[PATH_MAX];
+        const char *slice = argc >= 5 ? argv[4] : NULL, *work_root = argc >= 6 ? argv[5] : NULL;
         int count, pause_ms, r, fd;
 
-        if ((argc != 4 && argc != 5) || (count = atoi(argv[2])) < 1 || (pause_ms = atoi(argv[3])) < 0) {
-                fprintf(stderr, "usage: unit-baseline STAMP_BINARY COUNT PAUSE_MS [SLICE]\n");
+        if (argc < 4 || argc > 6 || (count = atoi(argv[2])) < 1 || (pause_ms = atoi(argv[3])) < 0) {
+                fprintf(stderr, "usage: unit-baseline STAMP_BINARY COUNT PAUSE_MS [SLICE [WORK_DIR]]\n");
                 return 2;
         }
         samples = calloc((size_t) count, sizeof(*samples));
@@ -181,7 +271,10 @@ int main(int argc, char **argv) {
                 return 1;
         for (int i = -2; i < count; i++) {
                 _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
                 _cleanup_free_ char *unit_path = NULL;
+                _cleanup_close_ int unit_fd = -1;
+                char unit_fifo[PATH_MAX];
                 char name[96], buf[64];
                 Watch w = {};
                 uint64_t t0, t1, deadline;
@@ -195,13 +288,24 @@ int main(int argc, char **argv) {
                                                 on_properties_changed, &w);
                 if (r < 0)
                         return 1;
+                snprintf(unit_fifo, sizeof(unit_fifo), "%s", path);
+                r = build_call(bus, name, i + 3, argv[1], unit_fifo, sizeof(unit_fifo), slice, work_root, &m);
+                if (r < 0) {
+                        fprintf(stderr, "unit-baseline: cannot make the call: %s\n", strerror(-r));
+                        return 1;
+                }
+                if (work_root) {
+                        unit_fd = open(unit_fifo, O_RDWR | O_CLOEXEC);
+                        if (unit_fd < 0)
+                                return 1;
+                }
                 if (pause_ms > 0)
                         (void) usleep((useconds_t) pause_ms * 1000);
                 t0 = bench_now_usec();
-                r = start_unit(bus, name, argv[1], path, argc == 5 ? argv[4] : NULL);
+                r = call_start(bus, m);
                 if (r < 0)
                         return 1;
-                n = read(fd, buf, sizeof(buf) - 1);
+                n = read(unit_fd >= 0 ? unit_fd : fd, buf, sizeof(buf) - 1);
                 if (n <= 0)
                         return 1;
                 buf[n] = 0;

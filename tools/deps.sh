@@ -1,8 +1,9 @@
 #!/bin/sh
 # Makes sure the Debian packages spark-deploy needs are installed:
-#   tools/deps.sh [build|test|package]
+#   tools/deps.sh [build|test|package|bench]
 # (package: what make deb and make rpm need besides the build: debhelper,
-# dpkg-dev, rpm and the linters lintian and rpmlint)
+# dpkg-dev, rpm and the linters lintian and rpmlint; bench: make bench's
+# rows against GNU parallel)
 # As root it installs what is missing with apt-get; otherwise it names the
 # one command that does and fails.
 set -eu
@@ -15,7 +16,9 @@ build) want="$build $run" ;;
 # the zookeeper recovery mode's tests run a real ensemble (Java)
 test) want="$build $run clang openssl jq python3 curl prometheus chromium zookeeper" ;;
 package) want="$build debhelper dpkg-dev rpm lintian rpmlint" ;;
-*) echo "usage: $0 [build|test|package]" >&2; exit 2 ;;
+# make bench: its rows against GNU parallel (bench/README.md)
+bench) want="$build $run parallel" ;;
+*) echo "usage: $0 [build|test|package|bench]" >&2; exit 2 ;;
 esac
 
 missing=

@@ -10,6 +10,7 @@
 
 #include "alloc-util.h"
 #include "command-task.h"
+#include "command-words.h"
 
 extern char **environ;
 
@@ -55,11 +56,13 @@ static int output_append(OutputBuf *o, const char *buf, size_t n) {
         return 0;
 }
 
-static int spawn_shell(const char *command, int out_fd, int err_fd, pid_t *ret) {
+/* Runs argv[0] (looked up in PATH when it has no '/'), or with words NULL,
+ * `sh -c command`. */
+static int spawn_command(const char *command, char **words, int out_fd, int err_fd, pid_t *ret) {
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
         sigset_t none, defaults;
-        char *argv[] = { (char *) "sh", (char *) "-c", (char *) command, NULL };
+        char *sh_argv[] = { (char *) "sh", (char *) "-c", (char *) command, NULL };
         int k;
 
         sigemptyset(&none);
@@ -87,7 +90,8 @@ static int spawn_shell(const char *command, int out_fd, int err_fd, pid_t *ret) 
         if (k == 0)
                 k = posix_spawnattr_setsigdefault(&attr, &defaults);
         if (k == 0)
-                k = posix_spawn(ret, COMMAND_SHELL, &fa, &attr, argv, environ);
+                k = words ? posix_spawnp(ret, words[0], &fa, &attr, words, environ)
+                          : posix_spawn(ret, COMMAND_SHELL, &fa, &attr, sh_argv, environ);
         posix_spawnattr_destroy(&attr);
         posix_spawn_file_actions_destroy(&fa);
         return -k;
@@ -95,6 +99,7 @@ static int spawn_shell(const char *command, int out_fd, int err_fd, pid_t *ret) 
 
 int command_run(const char *command, size_t max_output, const CommandHooks *hooks, CommandResult *ret) {
         _cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
+        _cleanup_(command_words_freep) char **words = NULL;
         OutputBuf out = {};
         struct pollfd pfd[2];
         siginfo_t si = {};
@@ -113,9 +118,19 @@ int command_run(const char *command, size_t max_output, const CommandHooks *hook
                 return negative_errno();
         err_r = p[0], err_w = p[1];
 
-        r = spawn_shell(command, out_w, err_w, &pid);
+        /* A line the shell would only split into words runs without it
+         * (command-words.h).  If that program cannot be run, the shell
+         * runs the line after all, and says why in its own words and exit
+         * status (127, 126), as it always did. */
+        r = command_words(command, &words);
         if (r < 0)
                 return r;
+        if (r == 0 || spawn_command(command, words, out_w, err_w, &pid) < 0) {
+                r = spawn_command(command, NULL, out_w, err_w, &pid);
+                if (r < 0)
+                        return r;
+        }
+        words = command_words_free(words);
         out_w = close_fd(out_w);
         err_w = close_fd(err_w);
 

@@ -1,4 +1,5 @@
-/* Command tasks: `/bin/sh -c COMMAND` in its own process group, stdin from
+/* Command tasks: `/bin/sh -c COMMAND` (or, for a line of plain words, the
+ * program itself: command-words.h) in its own process group, stdin from
  * /dev/null, stdout captured up to a limit, the last COMMAND_STDERR_TAIL
  * bytes of stderr kept. */
 #pragma once

@@ -230,9 +230,6 @@ static void executor_stop(Executor *e) {
 int executor_run(Executor *e) {
         int r;
 
-        r = task_runner_new((unsigned) e->args.cores, executor_run_task, executor_notify_results, e, &e->runner);
-        if (r < 0)
-                return log_error_errno(r, "Failed to start %d task threads: %m", e->args.cores), EXIT_FAILURE;
         r = executor_load_credentials(e);
         if (r < 0)
                 return EXIT_FAILURE;
@@ -245,6 +242,11 @@ int executor_run(Executor *e) {
         r = executor_send_register(e);
         if (r < 0)
                 return log_error_errno(r, "Failed to send the registration: %m"), EXIT_FAILURE;
+        /* The task threads start while the registration is on its way: no
+         * task can come before its reply, which the loop below handles. */
+        r = task_runner_new((unsigned) e->args.cores, executor_run_task, executor_notify_results, e, &e->runner);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start %d task threads: %m", e->args.cores), EXIT_FAILURE;
 
         r = sd_event_loop(e->event);
         if (r < 0 && e->state != EXECUTOR_STOPPING)

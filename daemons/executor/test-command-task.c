@@ -4,7 +4,11 @@
 #include <check.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check-run.h"
 #include "command-task.h"
@@ -58,6 +62,68 @@ START_TEST(test_exit_codes_and_stdout) {
         run("true", 1024, &r);
         ck_assert_int_eq(r.exit_code, 0);
         ck_assert_uint_eq(r.output_len, 0);
+        command_result_done(&r);
+}
+END_TEST
+
+/* Lines of plain words run without the shell (command-words.h); what they
+ * do, and how a program that cannot run fails, must not change. */
+START_TEST(test_without_the_shell) {
+        CommandResult r;
+        TaskOutcome o = {};
+
+        /* quoting as sparkctl does it, and a word sh would expand if it
+         * were not quoted */
+        run("/bin/echo a 'b  c' 'it'\\''s' '$HOME'", 1024, &r);
+        ck_assert_int_eq(r.exit_code, 0);
+        ck_assert_str_eq(r.output, "a b  c it's $HOME\n");
+        command_result_done(&r);
+
+        /* found in PATH, its exit status kept */
+        run("sh -c 'exit 7'", 1024, &r);
+        ck_assert_int_eq(r.exit_code, 7);
+        command_result_done(&r);
+
+        /* not found: the shell says so, as without this path */
+        run("no-such-command-xyz a b", 1024, &r);
+        ck_assert_int_eq(r.exit_code, 127);
+        ck_assert_ptr_nonnull(strstr(r.stderr_tail, "no-such-command-xyz"));
+        ck_assert_ptr_nonnull(strstr(r.stderr_tail, "not found"));
+        command_result_to_outcome(&r, 1024, &o);
+        ck_assert_int_eq(o.status, SPARK__TASK_STATUS__TASK_FAILED);
+        ck_assert_int_eq(o.exit_code, 127);
+        command_result_done(&r);
+        task_outcome_done(&o);
+
+        /* not executable: 126, from the shell; a script without "#!": run
+         * by the shell, as sh does (its output is the proof) */
+        {
+                char path[] = "/tmp/test-command-task.XXXXXX", cmd[64];
+                int fd = mkstemp(path);
+
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(write(fd, "echo from the script\n", 21), 21);
+                close(fd);
+                snprintf(cmd, sizeof(cmd), "%s x", path);
+                run(cmd, 1024, &r);
+                ck_assert_int_eq(r.exit_code, 126);
+                command_result_done(&r);
+                ck_assert_int_eq(chmod(path, 0700), 0);
+                run(cmd, 1024, &r);
+                ck_assert_int_eq(r.exit_code, 0);
+                ck_assert_str_eq(r.output, "from the script\n");
+                command_result_done(&r);
+                unlink(path);
+        }
+
+        /* its own process group, stdin from /dev/null */
+        run("/bin/sh -c 'ps -o pgid= -p $$; cat; echo $$'", 1024, &r);
+        ck_assert_int_eq(r.exit_code, 0);
+        {
+                long pgid = 0, pid = -1;
+                ck_assert_int_eq(sscanf(r.output, " %ld %ld", &pgid, &pid), 2);
+                ck_assert_int_eq(pgid, pid);
+        }
         command_result_done(&r);
 }
 END_TEST
@@ -254,6 +320,7 @@ int main(void) {
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_exit_codes_and_stdout);
+        tcase_add_test(tc, test_without_the_shell);
         tcase_add_test(tc, test_stdin_is_dev_null);
         tcase_add_test(tc, test_bounded_output);
         tcase_add_test(tc, test_stderr_tail);
