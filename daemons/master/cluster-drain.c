@@ -36,7 +36,7 @@ static void worker_updated_executors(Cluster *c, Worker *w) {
 
         if (!fx->executor_updated)
                 return;
-        for (Executor *e = w->executors; e; e = e->worker_next)
+        for (ClusterExecutor *e = w->executors; e; e = e->worker_next)
                 fx->executor_updated(c, e, userdata);
 }
 
@@ -109,7 +109,7 @@ void cluster_check_drains(Cluster *c, usec_t now, usec_t *next) {
                 log_struct(LOG_WARNING, LOG_FIELDS(.worker_id = w->id),
                            "Worker %s: drain timeout, stopping its %zu executors; their running tasks go elsewhere",
                            w->id, w->n_executors);
-                for (Executor *e = w->executors; e && fx->kill_executor; e = e->worker_next)
+                for (ClusterExecutor *e = w->executors; e && fx->kill_executor; e = e->worker_next)
                         fx->kill_executor(c, w, e, "drain timeout", userdata);
         }
 }

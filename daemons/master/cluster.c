@@ -80,7 +80,7 @@ int cluster_new(const ClusterConfig *cfg, const ClusterEffects *fx, void *userda
         return 0;
 }
 
-static void executor_free(Executor *e) {
+static void executor_free(ClusterExecutor *e) {
         if (!e)
                 return;
         free(e->reason);
@@ -173,7 +173,7 @@ size_t cluster_n_executors(Cluster *c) {
         return c->n_executors;
 }
 
-Executor *cluster_executor(Cluster *c, const char *app_id, int executor_id) {
+ClusterExecutor *cluster_executor(Cluster *c, const char *app_id, int executor_id) {
         App *a = cluster_app(c, app_id);
 
         if (!a || executor_id < 0 || (size_t) executor_id >= a->n_executors_allocated)
@@ -190,7 +190,7 @@ static int set_string(char **p, const char *s) {
         return 0;
 }
 
-static void worker_unlink_executor(Worker *w, Executor *e) {
+static void worker_unlink_executor(Worker *w, ClusterExecutor *e) {
         if (e->worker_prev)
                 e->worker_prev->worker_next = e->worker_next;
         else
@@ -203,7 +203,7 @@ static void worker_unlink_executor(Worker *w, Executor *e) {
         w->memory_used_mb -= e->memory_mb;
 }
 
-static void worker_link_executor(Worker *w, Executor *e) {
+static void worker_link_executor(Worker *w, ClusterExecutor *e) {
         e->worker = w;
         e->worker_prev = NULL;
         e->worker_next = w->executors;
@@ -216,7 +216,7 @@ static void worker_link_executor(Worker *w, Executor *e) {
 }
 
 /* The one place an executor changes state. */
-static void executor_set_state(Cluster *c, Executor *e, ExecutorState state, const char *reason, int exit_code) {
+static void executor_set_state(Cluster *c, ClusterExecutor *e, ExecutorState state, const char *reason, int exit_code) {
         App *a = e->app;
         bool was_terminal = executor_state_is_terminal(e->state);
 
@@ -273,8 +273,8 @@ static void executor_set_state(Cluster *c, Executor *e, ExecutorState state, con
         }
 }
 
-static Executor *app_new_executor(Cluster *c, App *a, Worker *w) {
-        Executor *e;
+static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
+        ClusterExecutor *e;
         int id = a->next_executor_id;
 
         if (GREEDY_REALLOC0(a->executors, a->n_executors_allocated, (size_t) id + 1) < 0)
@@ -369,7 +369,7 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
          * move here), the rest are killed; executors we placed here that it
          * no longer holds died while it was away. */
         for (size_t i = 0; i < n_reported; i++) {
-                Executor *e = cluster_executor(c, reported[i].app_id, reported[i].executor_id);
+                ClusterExecutor *e = cluster_executor(c, reported[i].app_id, reported[i].executor_id);
 
                 ret_kill[i] = !e || executor_state_is_terminal(e->state);
                 if (ret_kill[i])
@@ -381,7 +381,7 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                 }
         }
         if (restarted) {
-                for (Executor *e = w->executors, *next; e; e = next) {
+                for (ClusterExecutor *e = w->executors, *next; e; e = next) {
                         bool held = false;
                         next = e->worker_next;
                         for (size_t i = 0; i < n_reported && !held; i++)
@@ -598,7 +598,7 @@ int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const cha
         a->state = state;
         (void) set_string(&a->reason, reason);
         for (size_t i = 0; i < a->n_executors_allocated; i++) {
-                Executor *e = a->executors[i];
+                ClusterExecutor *e = a->executors[i];
                 Worker *w;
 
                 if (!e || executor_state_is_terminal(e->state))
@@ -643,7 +643,7 @@ int cluster_request_executors(Cluster *c, const char *app_id, int total) {
  * the unit (no exit status), or systemd failed before exec (its own
  * statuses 200-255: CHDIR, EXEC, USER, ...).  That is the worker's trouble;
  * an executor that ran and crashed says nothing about its worker. */
-static bool executor_start_failed(const Executor *e, ExecutorState state, int exit_code) {
+static bool executor_start_failed(const ClusterExecutor *e, ExecutorState state, int exit_code) {
         return state == SPARK__EXECUTOR_STATE__EXECUTOR_FAILED &&
                e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING &&
                (exit_code == 0 || (exit_code >= 200 && exit_code <= 255));
@@ -661,7 +661,7 @@ static void worker_start_failed(Worker *w, usec_t now) {
 
 int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char *app_id, int executor_id,
                                    ExecutorState state, const char *reason, int exit_code, usec_t now) {
-        Executor *e = cluster_executor(c, app_id, executor_id);
+        ClusterExecutor *e = cluster_executor(c, app_id, executor_id);
 
         if (!e)
                 return -ENOENT;
@@ -702,7 +702,7 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
 }
 
 int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const char *reason) {
-        Executor *e = cluster_executor(c, app_id, executor_id);
+        ClusterExecutor *e = cluster_executor(c, app_id, executor_id);
 
         if (!e)
                 return -ENOENT;
@@ -716,7 +716,7 @@ int cluster_kill_executor(Cluster *c, const char *app_id, int executor_id, const
 
 void cluster_executor_usage(Cluster *c, const char *app_id, int executor_id, uint64_t cpu_usage_ns,
                             uint64_t memory_peak_bytes) {
-        Executor *e = cluster_executor(c, app_id, executor_id);
+        ClusterExecutor *e = cluster_executor(c, app_id, executor_id);
 
         if (!e || !executor_state_is_terminal(e->state) || e->usage_counted ||
             (cpu_usage_ns == 0 && memory_peak_bytes == 0))
@@ -791,7 +791,7 @@ int cluster_restore_app(Cluster *c, const AppRegistration *reg, AppState state, 
 int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, int cores, int64_t memory_mb,
                              ExecutorState state, usec_t now) {
         Worker *w = cluster_worker(c, worker_id);
-        Executor *e;
+        ClusterExecutor *e;
 
         if (!w || id < 1 || id >= a->next_executor_id || cores < 1 || memory_mb < 1 ||
             (state != SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING && state != SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING))
@@ -871,7 +871,7 @@ static int schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
         for (size_t i = 0; i < n_workers; i++)
                 for (int k = 0; k < c->pw_result[i]; k++) {
                         Worker *w = c->pw_workers[i];
-                        Executor *e = app_new_executor(c, a, w);
+                        ClusterExecutor *e = app_new_executor(c, a, w);
                         if (!e)
                                 return launched;
                         launched++;

@@ -18,7 +18,7 @@
 typedef struct Cluster Cluster;
 typedef struct Worker Worker;
 typedef struct App App;
-typedef struct Executor Executor;
+typedef struct ClusterExecutor ClusterExecutor;
 
 typedef Spark__ExecutorState ExecutorState;
 typedef Spark__WorkerState WorkerState;
@@ -39,7 +39,7 @@ typedef Spark__AppState AppState;
 #define LAUNCH_BACKOFF_MIN_USEC (1 * USEC_PER_SEC)
 #define LAUNCH_BACKOFF_MAX_USEC (10 * USEC_PER_SEC)
 
-struct Executor {
+struct ClusterExecutor {
         App *app;
         int id;
         Worker *worker;          /* NULL once it ended */
@@ -52,7 +52,7 @@ struct Executor {
         bool ended_early;        /* exited 0 before it ran long: counts as a failed start */
         usec_t launch_sent;      /* the I/O layer's: when its launch went out, 0: not timed */
         bool usage_counted;      /* its CPU time and peak memory are in its app's totals */
-        Executor *worker_prev, *worker_next;  /* the worker's executor list */
+        ClusterExecutor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
 struct Worker {
@@ -67,7 +67,7 @@ struct Worker {
         usec_t last_heartbeat;
         int start_failures;      /* executors in a row it could not start */
         usec_t launch_backoff_until; /* no launch here before this; 0: none */
-        Executor *executors;     /* live executors placed here */
+        ClusterExecutor *executors;     /* live executors placed here */
         size_t n_executors;
         /* DRAINING: when its executors' running tasks are given up (they
          * are killed; drivers re-queue the tasks); 0: no timeout */
@@ -101,7 +101,7 @@ struct App {
         int executor_limit;      /* RequestExecutors; INT32_MAX: no limit */
         int retry_count;         /* failed executors since one ran EXECUTOR_STABLE_USEC */
         int next_executor_id;
-        Executor **executors;    /* indexed by executor id */
+        ClusterExecutor **executors;    /* indexed by executor id */
         size_t n_executors_allocated;
         size_t n_live_executors;
         usec_t registered_at;
@@ -124,11 +124,11 @@ typedef struct ClusterConfig {
 } ClusterConfig;
 
 typedef struct ClusterEffects {
-        void (*launch_executor)(Cluster *c, Worker *w, Executor *e, void *userdata);
-        void (*kill_executor)(Cluster *c, Worker *w, Executor *e, const char *reason, void *userdata);
+        void (*launch_executor)(Cluster *c, Worker *w, ClusterExecutor *e, void *userdata);
+        void (*kill_executor)(Cluster *c, Worker *w, ClusterExecutor *e, const char *reason, void *userdata);
         /* events for subscribers (drivers) */
-        void (*executor_added)(Cluster *c, Executor *e, void *userdata);
-        void (*executor_updated)(Cluster *c, Executor *e, void *userdata);
+        void (*executor_added)(Cluster *c, ClusterExecutor *e, void *userdata);
+        void (*executor_updated)(Cluster *c, ClusterExecutor *e, void *userdata);
         void (*worker_lost)(Cluster *c, Worker *w, const char *reason, void *userdata);
         void (*app_removed)(Cluster *c, App *a, void *userdata);
         /* a worker is gone from the table: drop what link points at */
@@ -234,7 +234,7 @@ int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, 
 
 Worker *cluster_worker(Cluster *c, const char *id);
 App *cluster_app(Cluster *c, const char *id);
-Executor *cluster_executor(Cluster *c, const char *app_id, int executor_id);
+ClusterExecutor *cluster_executor(Cluster *c, const char *app_id, int executor_id);
 Hashmap *cluster_workers(Cluster *c);
 App *cluster_apps(Cluster *c);   /* head of the FIFO list of live apps */
 size_t cluster_n_executors(Cluster *c);

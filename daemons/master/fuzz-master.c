@@ -27,12 +27,12 @@ static EventPub *events;
 static ClusterEffects fuzz_effects;
 static unsigned n_launches, n_kills;
 
-static void fx_launch(Cluster *c, Worker *w, Executor *e, void *userdata) {
+static void fx_launch(Cluster *c, Worker *w, ClusterExecutor *e, void *userdata) {
         (void) c, (void) w, (void) e, (void) userdata;
         n_launches++;
 }
 
-static void fx_kill(Cluster *c, Worker *w, Executor *e, const char *reason, void *userdata) {
+static void fx_kill(Cluster *c, Worker *w, ClusterExecutor *e, const char *reason, void *userdata) {
         (void) c, (void) w, (void) e, (void) reason, (void) userdata;
         n_kills++;
 }
@@ -59,7 +59,7 @@ static char *state_digest(Cluster *c) {
                         a->cores_per_executor, a->executor_memory_mb, a->n_env, a->executor_limit,
                         strempty(a->reason), a->retry_count, a->next_executor_id, a->n_live_executors);
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {
-                        Executor *e = a->executors[k];
+                        ClusterExecutor *e = a->executors[k];
                         if (e)
                                 fprintf(f, "  E %d %s %d %" PRIi64 " %d %s %d\n", e->id,
                                         e->worker ? e->worker->id : "-", e->cores, e->memory_mb, e->state,
@@ -80,7 +80,7 @@ static void check_bookkeeping(Cluster *c) {
                 int64_t cores = 0, memory = 0;
                 size_t n = 0;
 
-                for (Executor *e = w->executors; e; e = e->worker_next) {
+                for (ClusterExecutor *e = w->executors; e; e = e->worker_next) {
                         FUZZ_ASSERT(e->worker == w);
                         FUZZ_ASSERT(!executor_state_is_terminal(e->state));
                         cores += e->cores;
@@ -98,7 +98,7 @@ static void check_bookkeeping(Cluster *c) {
                 size_t live = 0;
 
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {
-                        Executor *e = a->executors[k];
+                        ClusterExecutor *e = a->executors[k];
                         if (!e || executor_state_is_terminal(e->state))
                                 continue;
                         FUZZ_ASSERT(e->app == a && e->id == (int) k);

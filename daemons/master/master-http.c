@@ -54,7 +54,7 @@ static void write_metrics(Master *m, FILE *f) {
                 if (a->state > 0 && a->state < N_APP_STATES)
                         apps[a->state]++;
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {
-                        Executor *e = a->executors[k];
+                        ClusterExecutor *e = a->executors[k];
                         if (e && e->state > 0 && e->state < N_EXECUTOR_STATES)
                                 executors[e->state]++;
                 }

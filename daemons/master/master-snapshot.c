@@ -2,7 +2,7 @@
 #include "log.h"
 #include "master.h"
 
-void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size) {
+void executor_info_fill(const ClusterExecutor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size) {
         spark__executor_info__init(info);
         info->app_id = (char *) e->app->id;
         info->executor_id = e->id;
@@ -117,7 +117,7 @@ int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapsho
                 s.app_ptrs[s.state.n_apps++] = ai;
 
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {
-                        Executor *e = a->executors[k];
+                        ClusterExecutor *e = a->executors[k];
                         if (!e || executor_state_is_terminal(e->state) || s.state.n_executors >= ne)
                                 continue;
                         executor_info_fill(e, &s.executors[s.state.n_executors], s.units[s.state.n_executors],

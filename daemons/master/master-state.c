@@ -289,7 +289,7 @@ static int write_executors(Master *m, Writer *w, size_t *ret_n) {
 
         for (App *a = cluster_apps(m->cluster); a; a = a->next)
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {
-                        Executor *e = a->executors[k];
+                        ClusterExecutor *e = a->executors[k];
                         Spark__ExecutorInfo info;
                         _cleanup_free_ uint8_t *big = NULL;
                         uint8_t *p = small;

@@ -63,7 +63,7 @@ static RpcClient *worker_link(Master *m, Worker *w) {
 static void on_worker_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
         WorkerCall *call = userdata;
         Master *m = call->master;
-        Executor *e;
+        ClusterExecutor *e;
         (void) c;
 
         if (error == 0 && reply->body_case == SPARK__ENVELOPE__BODY_ERROR)
@@ -108,7 +108,7 @@ static void on_worker_reply(RpcClient *c, int error, const Envelope *reply, void
 static int worker_call_send(WorkerCall *call) {
         Master *m = call->master;
         Worker *w = cluster_worker(m->cluster, call->worker_id);
-        Executor *e = cluster_executor(m->cluster, call->app_id, call->executor_id);
+        ClusterExecutor *e = cluster_executor(m->cluster, call->app_id, call->executor_id);
         Envelope env = ENVELOPE_INIT;
         Spark__LaunchExecutor launch = SPARK__LAUNCH_EXECUTOR__INIT;
         Spark__KillExecutor kill = SPARK__KILL_EXECUTOR__INIT;
@@ -173,7 +173,7 @@ done:
         return r;
 }
 
-static void worker_call_start(Master *m, Worker *w, Executor *e, bool kill, const char *reason) {
+static void worker_call_start(Master *m, Worker *w, ClusterExecutor *e, bool kill, const char *reason) {
         WorkerCall *call = calloc(1, sizeof(*call));
         int r;
 
@@ -197,7 +197,7 @@ static void worker_call_start(Master *m, Worker *w, Executor *e, bool kill, cons
         }
 }
 
-static void on_launch(Cluster *c, Worker *w, Executor *e, void *userdata) {
+static void on_launch(Cluster *c, Worker *w, ClusterExecutor *e, void *userdata) {
         Master *m = userdata;
         (void) c;
         m->metrics.launches++;
@@ -206,7 +206,7 @@ static void on_launch(Cluster *c, Worker *w, Executor *e, void *userdata) {
         worker_call_start(userdata, w, e, false, NULL);
 }
 
-static void on_kill(Cluster *c, Worker *w, Executor *e, const char *reason, void *userdata) {
+static void on_kill(Cluster *c, Worker *w, ClusterExecutor *e, const char *reason, void *userdata) {
         (void) c;
         master_state_changed(userdata);
         worker_call_start(userdata, w, e, true, reason);
@@ -218,7 +218,7 @@ static void publish(Master *m, Envelope *env) {
                 log_warning_errno(r, "Failed to publish %s event, ignoring: %m", envelope_body_name(env));
 }
 
-static void publish_executor(Master *m, Executor *e, bool added) {
+static void publish_executor(Master *m, ClusterExecutor *e, bool added) {
         Spark__ExecutorInfo info = SPARK__EXECUTOR_INFO__INIT;
         Spark__ExecutorAdded ea = SPARK__EXECUTOR_ADDED__INIT;
         Spark__ExecutorUpdated eu = SPARK__EXECUTOR_UPDATED__INIT;
@@ -236,12 +236,12 @@ static void publish_executor(Master *m, Executor *e, bool added) {
         publish(m, &env);
 }
 
-static void on_executor_added(Cluster *c, Executor *e, void *userdata) {
+static void on_executor_added(Cluster *c, ClusterExecutor *e, void *userdata) {
         (void) c;
         publish_executor(userdata, e, true);
 }
 
-static void on_executor_updated(Cluster *c, Executor *e, void *userdata) {
+static void on_executor_updated(Cluster *c, ClusterExecutor *e, void *userdata) {
         Master *m = userdata;
         (void) c;
         if (e->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING && e->launch_sent > 0) {
@@ -304,7 +304,7 @@ static bool placement_must_wait(Master *m) {
         return true;
 }
 
-static bool launch_under_way(const Executor *e) {
+static bool launch_under_way(const ClusterExecutor *e) {
         return e && e->worker && e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING;
 }
 
@@ -315,7 +315,7 @@ static bool resume_some(Master *m, unsigned max, unsigned *ret_sent) {
 
         while (m->next_resumed < m->n_resumed && sent < max) {
                 const ResumedLaunch *l = &m->resumed[m->next_resumed++];
-                Executor *e = cluster_executor(m->cluster, l->app_id, l->executor_id);
+                ClusterExecutor *e = cluster_executor(m->cluster, l->app_id, l->executor_id);
 
                 if (launch_under_way(e)) {
                         worker_call_start(m, e->worker, e, false, NULL);

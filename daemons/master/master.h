@@ -88,7 +88,7 @@ void master_audit(Master *m, RpcRequest *req, const Envelope *env);
 
 /* master-snapshot.c: ClusterState and the executor records of events.
  * unit_buf may be NULL: no unit name. */
-void executor_info_fill(const Executor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size);
+void executor_info_fill(const ClusterExecutor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size);
 /* Strings point into a. */
 void app_info_fill(const App *a, Spark__AppInfo *ai);
 /* all: the history too (master-history.h). */

@@ -16,22 +16,22 @@ typedef struct Recorder {
         char last_removed_reason[512];
 } Recorder;
 
-static void on_launch(Cluster *c, Worker *w, Executor *e, void *ud) {
+static void on_launch(Cluster *c, Worker *w, ClusterExecutor *e, void *ud) {
         Recorder *r = ud;
         (void) c, (void) e;
         r->launches++;
         snprintf(r->last_launch_worker, sizeof(r->last_launch_worker), "%s", w->id);
         r->per_worker[strstr(w->id, "host1") ? 0 : 1]++;
 }
-static void on_kill(Cluster *c, Worker *w, Executor *e, const char *reason, void *ud) {
+static void on_kill(Cluster *c, Worker *w, ClusterExecutor *e, const char *reason, void *ud) {
         (void) c, (void) w, (void) e, (void) reason;
         ((Recorder *) ud)->kills++;
 }
-static void on_added(Cluster *c, Executor *e, void *ud) {
+static void on_added(Cluster *c, ClusterExecutor *e, void *ud) {
         (void) c, (void) e;
         ((Recorder *) ud)->added++;
 }
-static void on_updated(Cluster *c, Executor *e, void *ud) {
+static void on_updated(Cluster *c, ClusterExecutor *e, void *ud) {
         (void) c, (void) e;
         ((Recorder *) ud)->updated++;
 }
@@ -167,7 +167,7 @@ END_TEST
 START_TEST(test_start_failure_backs_off) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
-        Executor *on_w1 = NULL;
+        ClusterExecutor *on_w1 = NULL;
         App *a;
         int launches, id;
 
@@ -175,7 +175,7 @@ START_TEST(test_start_failure_backs_off) {
         add_worker(c, W2, "tcp://h2:7081", 4, 0);
         a = add_app(c, 4);
         for (id = 1; id <= 4; id++) {
-                Executor *e = cluster_executor(c, a->id, id);
+                ClusterExecutor *e = cluster_executor(c, a->id, id);
                 cluster_executor_state_changed(c, e->worker->id, a->id, id, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING,
                                                "", 0, 0);
                 if (streq(e->worker->id, W1))
@@ -575,7 +575,7 @@ START_TEST(test_drain_worker) {
         ck_assert_int_eq(cluster_heartbeat(c, W1, 2 * USEC_PER_SEC), 0);
 
         /* the driver releases it: the kill goes out, the end comes back */
-        Executor *e = w1->executors;
+        ClusterExecutor *e = w1->executors;
         ck_assert_ptr_nonnull(e);
         ck_assert_int_eq(cluster_kill_executor(c, a->id, e->id, "drained: idle"), 0);
         ck_assert_int_eq(rec.kills, 1);
