@@ -4,9 +4,9 @@
  *
  * CPU and memory come from systemd (CPUUsageNSec, MemoryCurrent of the
  * unit; the sandbox turns CPUAccounting and MemoryAccounting on), read
- * asynchronously every USAGE_INTERVAL on the loop, so a scrape answers from
- * the last figures and never waits for the bus.  A unit that is gone has no
- * properties any more: its executor leaves /metrics with it. */
+ * asynchronously once a second on the loop by worker-usage.c, so a scrape
+ * answers from the last figures and never waits for the bus.  A unit that is
+ * gone has no properties any more: its executor leaves /metrics with it. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -17,73 +17,6 @@
 #include "state-json.h"
 #include "wire-names.h"
 #include "worker.h"
-
-#define USAGE_INTERVAL (5 * USEC_PER_SEC)
-
-typedef struct UsageQuery {
-        WorkerManager *worker;
-        char key[APP_ID_MAX + 16];
-        bool cpu;
-} UsageQuery;
-
-static int on_usage_reply(sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        UsageQuery *q = userdata;
-        LocalExecutor *e = hashmap_get(q->worker->executors, q->key);
-        uint64_t v;
-        (void) error;
-
-        if (!e || sd_bus_message_is_method_error(reply, NULL))
-                return 0;
-        if (sd_bus_message_read(reply, "v", "t", &v) < 0)
-                return 0;
-        if (q->cpu)
-                e->cpu_nsec = v;
-        else
-                e->memory_bytes = v;
-        return 0;
-}
-
-static void query(WorkerManager *w, sd_bus *bus, const char *path, const LocalExecutor *e, bool cpu) {
-        _cleanup_free_ UsageQuery *q = calloc(1, sizeof(*q));
-        sd_bus_slot *slot = NULL;
-
-        if (!q)
-                return;
-        q->worker = w;
-        q->cpu = cpu;
-        snprintf(q->key, sizeof(q->key), "%s", e->key);
-        if (sd_bus_call_method_async(bus, &slot, "org.freedesktop.systemd1", path, "org.freedesktop.DBus.Properties",
-                                     "Get", on_usage_reply, q, "ss", "org.freedesktop.systemd1.Service",
-                                     cpu ? "CPUUsageNSec" : "MemoryCurrent") < 0)
-                return;
-        /* the slot frees q when the call ends, or with the bus */
-        (void) sd_bus_slot_set_destroy_callback(slot, free);
-        (void) sd_bus_slot_set_floating(slot, 1);
-        sd_bus_slot_unref(slot);
-        TAKE_PTR(q);
-}
-
-static int on_usage_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        WorkerManager *w = userdata;
-        sd_bus *bus = unit_manager_bus(w->units);
-        size_t i = 0;
-        void *v;
-
-        while (bus && hashmap_iterate(w->executors, &i, &v, NULL)) {
-                LocalExecutor *e = v;
-                _cleanup_free_ char *path = NULL;
-                char unit[UNIT_NAME_MAX];
-
-                if (e->state != SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING ||
-                    executor_unit_name(unit, sizeof(unit), e->app_id, e->executor_id) < 0 ||
-                    sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path) < 0)
-                        continue;
-                query(w, bus, path, e, true);
-                query(w, bus, path, e, false);
-        }
-        (void) sd_event_source_set_time(s, usec + USAGE_INTERVAL);
-        return 0;
-}
 
 static void write_metrics(WorkerManager *w, FILE *f) {
         uint64_t states[8] = {};
@@ -211,14 +144,10 @@ int worker_http_start(WorkerManager *w) {
         w->ui_url = http_server_url(w->http, w->host);
         if (!w->ui_url)
                 return log_oom();
-        r = sd_event_add_time_relative(w->event, &w->usage_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_usage_timer, w);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the usage timer: %m");
-        return sd_event_source_set_enabled(w->usage_timer, SD_EVENT_ON);
+        return 0;
 }
 
 void worker_http_done(WorkerManager *w) {
-        w->usage_timer = sd_event_source_disable_unref(w->usage_timer);
         w->http = http_server_free(w->http);
         free(w->ui_url);
         w->ui_url = NULL;

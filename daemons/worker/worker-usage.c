@@ -1,7 +1,8 @@
 /* What each executor uses, for its application's chargeback (spark-master(8),
- * "History"): once a second the worker reads CPUUsageNSec and MemoryCurrent
- * of every running executor's unit and keeps the CPU time and the highest
- * memory seen; they go to the master with the executor's end.  Sampled,
+ * "History") and for /metrics (worker-http.c): once a second the worker
+ * reads CPUUsageNSec and MemoryCurrent of every running executor's unit and
+ * keeps the last figures, the CPU time and the highest memory seen; the
+ * latter go to the master with the executor's end.  Sampled,
  * because systemd 252 keeps no peak (MemoryPeak= came later) and a unit's
  * counters are gone once it is collected at its end: the CPU time is that of
  * the last sample (up to a second short), the peak the highest sample.
@@ -35,11 +36,19 @@ static int on_property(sd_bus_message *reply, void *userdata, sd_bus_error *ret_
                 return 0;  /* gone */
         }
         r = sd_bus_message_read(reply, "v", "t", &v);
-        if (r < 0 || v == UINT64_MAX)
-                return 0;  /* no accounting: nothing learnt */
+        if (r < 0)
+                return 0;
         e = hashmap_get(call->w->executors, call->key);
         if (!e || e->state != SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING)
                 return 0;
+        /* the unit's own figure, UINT64_MAX without accounting: /metrics
+         * leaves such an executor out rather than show a guess */
+        if (call->memory)
+                e->memory_bytes = v;
+        else
+                e->cpu_nsec = v;
+        if (v == UINT64_MAX)
+                return 0;  /* no accounting: nothing learnt */
         if (call->memory)
                 e->memory_peak_bytes = MAX(e->memory_peak_bytes, v);
         else

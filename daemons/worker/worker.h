@@ -53,7 +53,6 @@ typedef struct WorkerManager {
         char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
         HttpServer *http;               /* NULL: http_listen is "" or its ports were taken */
         char *ui_url;                   /* http's address, registered with the master */
-        sd_event_source *usage_timer;   /* reads executor units' CPU and memory */
 } WorkerManager;
 
 /* worker-requests.c: a command of a leader older than one we have heard
@@ -72,12 +71,15 @@ struct LocalExecutor {
         int64_t pid;
         bool report_pending;     /* master has not acknowledged state */
         bool report_in_flight;
-        /* From the unit's CPUUsageNSec and MemoryCurrent, read every few
-         * seconds while an HTTP server runs (worker-http.c); UINT64_MAX: not known. */
+        /* Sampled once a second by worker-usage.c: the unit's CPUUsageNSec
+         * and MemoryCurrent at the last sample (UINT64_MAX: not known, or no
+         * accounting), for /metrics; and for the chargeback, the CPU time
+         * (from the unit, or its processes without accounting) and the
+         * highest memory seen. */
         uint64_t cpu_nsec;
         uint64_t memory_bytes;
-        uint64_t cpu_usage_ns;   /* its unit's, at the last sample (worker-usage.c) */
-        uint64_t memory_peak_bytes; /* the highest sample */
+        uint64_t cpu_usage_ns;
+        uint64_t memory_peak_bytes;
 };
 
 int worker_new(const char *config_path, WorkerManager **ret);
