@@ -238,6 +238,14 @@ logged() {
                 END { print count + 0 }' "$(daemon_log "$daemon")"
 }
 
+# executor_registered [DAEMON] N: the driver (DAEMON, "driver" by default)
+# has logged that executor N registered.
+executor_registered() {
+        local daemon=driver
+        [ $# -lt 2 ] || { daemon=$1; shift; }
+        [ "$(logged EXECUTOR_REGISTERED "$daemon" executor="$1")" -ge 1 ]
+}
+
 daemon_alive() {
         local pid=${_daemon_pid[$1]:-}
         [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null

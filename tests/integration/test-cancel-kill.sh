@@ -95,8 +95,7 @@ for i in 1 2; do
 done
 start_daemon driver env SPARK_LOG_LEVEL=debug "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
 check "the driver registers its application" wait_for app_registered
-registered2() { [ "$(logged EXECUTOR_REGISTERED driver executor=2)" -ge 1 ]; }
-check "both executors register" wait_until 30 registered2
+check "both executors register" wait_until 30 executor_registered 2
 for i in 1 2; do
         pid[$i]=$(executor_pid "$i")
         unit[$i]=$(executor_unit "$i")

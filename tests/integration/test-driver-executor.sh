@@ -42,7 +42,7 @@ start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
 start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
 start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
 check "four executor units start" wait_until 30 units_running 4
-check "every executor registers with the driver" wait_until 30 driver_log_has 'Executor 4 registered'
+check "every executor registers with the driver" wait_until 30 executor_registered 4
 
 # --- a plain job: 2,000 tasks, 2,000 correct results in order -------------
 seq 0 1999 >"$tmp/numbers"

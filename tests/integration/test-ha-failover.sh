@@ -65,7 +65,8 @@ t1=$(date +%s%N)
 echo "# failover: m1 SIGKILL -> m2 leads in $(((t1 - t0) / 1000000)) ms"
 check "m2 restored the app from ZooKeeper" grep -q 'Restored 1 applications' "$(daemon_log m2)"
 check "the worker follows m2" wait_for grep -q "Registered with master .* at $M2" "$(daemon_log w1)"
-check "status --json: m1 unreachable" wait_for test "$(role "$M1")" = unreachable
+role_is() { [ "$(role "$1")" = "$2" ]; }
+check "status --json: m1 unreachable" wait_for role_is "$M1" unreachable
 check_eq "status --json: m2 leads" "leader" "$(role "$M2")"
 check "the app's 2 executors are running under m2" wait_for app_executors_are "$app" running 2
 pids_after=$(for u in $(app_units "$app"); do unit_prop "$u" MainPID; done | sort | tr '\n' ' ')
@@ -77,7 +78,8 @@ echo "# failover: m1 SIGKILL -> worker back with its executors in $(((t2 - t0) /
 newest() { app_executor_ids "$app" running | tr ' ' '\n' | sort -n | tail -n 1; }
 first=$(app_units "$app" | head -n 1)
 systemctl --user kill -s KILL "$first" >/dev/null 2>&1
-check "m2 places a new executor (id 3) for the killed one" wait_for test "$(newest)" = 3
+newest_is() { [ "$(newest)" = "$1" ]; }
+check "m2 places a new executor (id 3) for the killed one" wait_for newest_is 3
 check "and 2 run again" wait_for app_executors_are "$app" running 2
 
 # The old leader comes back as a standby.

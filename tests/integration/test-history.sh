@@ -58,7 +58,7 @@ done
 start_daemon driver "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
 check "the driver registers its application" wait_for app_registered
 app=$(app_id)
-check "both executors register" wait_until 30 grep -q "Executor 2 registered" "$(daemon_log driver)"
+check "both executors register" wait_until 30 executor_registered 2
 # work that uses CPU for a while (the worker samples every second)
 check "a job that burns CPU succeeds" quietly "$SPARKCTL" submit \
         --command 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo {#}' --count 4

@@ -62,7 +62,7 @@ start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
 start_daemon worker "$SPARK_BUILD/spark-worker" --config "$tmp/worker.conf"
 start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
 check "two executor units start" wait_until 30 units_running 2
-check "both executors register with the driver" wait_until 30 driver_log_has 'Executor 2 registered'
+check "both executors register with the driver" wait_until 30 executor_registered 2
 
 printf '1\n2\n3\n' >"$tmp/numbers"
 rc=0

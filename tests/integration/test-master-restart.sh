@@ -87,8 +87,7 @@ restart_during_job restart TERM
 check_eq "the state file is private (it holds executor keys)" 600 "$(stat -c %a "$tmp/state/state.pb")"
 victim=$(units | head -n 1)
 systemctl --user kill -s KILL "$victim"
-registered5() { [ "$(logged EXECUTOR_REGISTERED driver executor=5)" -ge 1 ]; }
-check "an executor the restarted master launches registers with the driver" wait_until 30 registered5
+check "an executor the restarted master launches registers with the driver" wait_until 30 executor_registered 5
 
 # ids are never handed out twice: the next app continues the count
 rc=0

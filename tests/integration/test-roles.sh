@@ -96,7 +96,7 @@ log_has() { grep -Eq -- "$2" "$(daemon_log "$1")"; }
 start_daemon worker "$SPARK_BUILD/spark-worker" --config "$tmp/worker.conf"
 check "a worker with a worker certificate registers" wait_for workers_are 1
 start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/driver.conf"
-check "a driver with a driver certificate registers its app" wait_until 30 log_has driver 'Executor 2 registered'
+check "a driver with a driver certificate registers its app" wait_until 30 executor_registered 2
 app=$(as alice status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["apps"][0]["app_id"])')
 [ -n "$app" ] || die "no application id"
 

@@ -117,7 +117,7 @@ start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
 start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
 check "two workers register over TLS" wait_for workers_are 2
 start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
-check "the executors register with the driver over TLS" wait_until 30 log_has driver 'Executor 4 registered'
+check "the executors register with the driver over TLS" wait_until 30 executor_registered 4
 check "... dialling executor_listen" log_has driver "executors dial $(sed 's/[.+]/\\&/g' <<<"$exec_url")"
 
 # --- executors hold no key of a cluster member -------------------------------
@@ -216,7 +216,7 @@ check_match "... naming what to give" "needs the cluster CA: give --tls-ca FILE"
 check "members still get answers" sparkctl status
 
 stop_daemon driver TERM
-check "the driver unregistered over TLS" grep -q "unregistered" "$(daemon_log driver)"
+check_eq "the driver unregistered over TLS" 1 "$(logged APP_REMOVED driver app="$app")"
 
 # The master's HTTP server follows its TLS settings: HTTPS with its own
 # certificate (docs/observability.md), which the cluster CA verifies.
