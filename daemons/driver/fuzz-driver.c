@@ -16,7 +16,7 @@
  * is not refused carried the secret of the executor it names. */
 #include <inttypes.h>
 
-#include "driver.h"
+#include "driver-executors.h"
 #include "fuzz-messages.h"
 #include "fuzz-rpc.h"
 #include "fuzz-util.h"

@@ -17,7 +17,8 @@ expected() {
                 /usr/lib/tmpfiles.d/spark.conf /usr/share/man/man1/sparkctl.1.gz \
                 /usr/bin/spark-tls /usr/share/man/man1/spark-tls.1.gz /usr/share/man/man5/spark.conf.5.gz \
                 /usr/include/spark/task.h /usr/share/man/man3/spark-task.3.gz \
-                /usr/share/bash-completion/completions/sparkctl ;;
+                /usr/share/bash-completion/completions/sparkctl /usr/share/man/man7/spark-observability.7.gz \
+                /usr/share/spark/grafana/spark-dashboard.json /usr/share/spark/prometheus/spark-alerts.yml ;;
         spark-master) printf '%s\n' /etc/spark/master.conf /usr/sbin/spark-master "$unitdir/spark-master.service" \
                 /usr/share/man/man8/spark-master.8.gz ;;
         spark-worker) printf '%s\n' /etc/spark/worker.conf /usr/sbin/spark-worker /usr/lib/spark/spark-executor \
