@@ -83,9 +83,16 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 return rpc_request_reply_error(req, -EINVAL, "executor_key has %zu bytes, not %u",
                                                le->executor_key.len, EXECUTOR_KEY_SIZE);
 
-        /* A resent launch finds its executor. */
-        if (worker_executor(w, le->app_id, le->executor_id))
+        /* A resent launch finds its executor.  Its state is reported again:
+         * the sender may have it as launching while it runs (a new leader,
+         * or a master restarted from a state saved before it ran), and a
+         * running unit sends no new state of its own. */
+        e = worker_executor(w, le->app_id, le->executor_id);
+        if (e) {
+                e->report_pending = true;
+                worker_report(w, e);
                 return rpc_request_reply_ack(req);
+        }
 
         env = calloc(le->n_env + 1, sizeof(char *));
         if (!env)
