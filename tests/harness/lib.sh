@@ -238,6 +238,21 @@ logged() {
                 END { print count + 0 }' "$(daemon_log "$daemon")"
 }
 
+# real_worker_confs HEARTBEAT_MS: $T/worker1.conf and worker2.conf, two
+# workers of 2 cores and 1 GiB on ipc sockets in $T that include
+# $T/spark.conf and start the real spark-executor on the user manager.
+real_worker_confs() {
+        local i
+        for i in 1 2; do
+                cat >"$T/worker$i.conf" <<CONF
+@include "spark.conf"
+worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock";
+          cores = 2; memory_mb = 1024; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = $1;
+          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+CONF
+        done
+}
+
 # executor_registered [DAEMON] N: the driver (DAEMON, "driver" by default)
 # has logged that executor N registered.
 executor_registered() {

@@ -79,14 +79,7 @@ driver: { app_name = "cancel-kill-test"; listen = "$SPARK_DRIVER_URL"; events_li
           max_cores = 4; cores_per_executor = 2; executor_memory_mb = 512;
           executor_heartbeat_timeout_ms = 30000; locality_wait_ms = 0; };
 CONF
-for i in 1 2; do
-        cat >"$T/worker$i.conf" <<CONF
-@include "spark.conf"
-worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock";
-          cores = 2; memory_mb = 1024; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = 500;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
-CONF
-done
+real_worker_confs 500
 stop_user_units_on_exit 'spark-executor-*'
 start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
 check "the master answers" wait_for quietly "$SPARKCTL" status

@@ -33,14 +33,7 @@ driver: { app_name = "drain-test"; listen = "$SPARK_DRIVER_URL"; events_listen =
           max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1;
           locality_wait_ms = 0; };
 CONF
-for i in 1 2; do
-        cat >"$T/worker$i.conf" <<CONF
-@include "spark.conf"
-worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock";
-          cores = 2; memory_mb = 1024; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = 300;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
-CONF
-done
+real_worker_confs 300
 
 status_json() {
         "$SPARKCTL" status --json 2>/dev/null
