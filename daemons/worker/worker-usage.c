@@ -8,12 +8,12 @@
  * the last sample (up to a second short), the peak the highest sample.
  * CPU time comes from the unit (CPUUsageNSec) or, where the unit has no CPU
  * accounting, from its main process and the children it waited for. */
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "worker.h"
 
@@ -85,24 +85,17 @@ static void read_property(WorkerManager *w, sd_bus *bus, const char *path, const
  * /proc/PID/stat: it needs no CPU accounting, which a cgroup v1 host gives
  * a user manager's units none of.  0: not known. */
 static uint64_t process_cpu_ns(int64_t pid) {
-        char path[64], buf[1024], *p;
+        _cleanup_free_ char *buf = NULL;
+        char path[64], *p;
         unsigned long long utime, stime;
         long long cutime, cstime;
         long ticks = sysconf(_SC_CLK_TCK);
-        ssize_t n;
-        int fd;
 
         if (pid <= 0 || ticks <= 0)
                 return 0;
         snprintf(path, sizeof(path), "/proc/%" PRIi64 "/stat", pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (read_full_file(path, 0, 4096, &buf, NULL) < 0)
                 return 0;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        buf[n] = 0;
         /* the command name may hold anything: the fields start after its ')' */
         p = strrchr(buf, ')');
         if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &utime, &stime,
