@@ -169,8 +169,7 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
                             rpc_client_url(w->master), rr->master_epoch, w->master_epoch);
                 return;
         }
-        if (rr->master_epoch > w->master_epoch)
-                w->master_epoch = rr->master_epoch;
+        worker_raise_master_epoch(w, rr->master_epoch);
         snprintf(w->master_id, sizeof(w->master_id), "%s", rr->master_id);
         w->registered = true;
         log_struct(LOG_INFO, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_REGISTERED),

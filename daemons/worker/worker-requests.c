@@ -50,10 +50,7 @@ int worker_check_master_epoch(WorkerManager *w, RpcRequest *req, uint64_t epoch)
                                         epoch, w->master_epoch);
                 return -ESTALE;
         }
-        if (epoch > w->master_epoch)
-                log_struct(LOG_INFO, LOG_FIELDS(.worker_id = w->id), "Master epoch %" PRIu64 " (was %" PRIu64 ")",
-                           epoch, w->master_epoch);
-        w->master_epoch = epoch;
+        worker_raise_master_epoch(w, epoch);
         return 0;
 }
 

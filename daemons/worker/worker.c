@@ -87,6 +87,7 @@ static int worker_detect_resources(WorkerManager *w) {
 
 int worker_new(const char *config_path, WorkerManager **ret) {
         _cleanup_(worker_freep) WorkerManager *w = NULL;
+        _cleanup_free_ char *epoch_path = NULL;
         int r;
 
         w = calloc(1, sizeof(*w));
@@ -116,6 +117,12 @@ int worker_new(const char *config_path, WorkerManager **ret) {
         r = worker_load_id(w);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the worker id in %s: %m", w->config.worker.work_dir);
+        if (asprintf(&epoch_path, "%s/worker-%u.epoch", w->config.worker.work_dir,
+                     worker_id_port(w->config.worker.listen)) < 0)
+                return log_oom();
+        r = worker_load_master_epoch(w, epoch_path);  /* logs */
+        if (r < 0)
+                return r;
 
         r = hashmap_new(&w->executors);
         if (r < 0)
@@ -152,6 +159,7 @@ WorkerManager *worker_free(WorkerManager *w) {
         sd_event_unref(w->event);
         config_done(&w->config);
         free(w->endpoint);
+        free(w->epoch_path);
         free(w->events_endpoint);
         free(w->config_path);
         free(w);

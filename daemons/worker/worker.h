@@ -50,6 +50,7 @@ typedef struct WorkerManager {
         sd_event_source *work_dir_timer; /* worker-work-dirs.c */
         char master_id[64];
         uint64_t master_epoch;   /* the newest leader's epoch seen (docs/ha.md); 0: none */
+        char *epoch_path;        /* where master_epoch is kept across restarts (worker-epoch.c) */
         char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
         HttpServer *http;               /* NULL: http_listen is "" or its ports were taken */
         char *ui_url;                   /* http's address, registered with the master */
@@ -58,6 +59,11 @@ typedef struct WorkerManager {
 /* worker-requests.c: a command of a leader older than one we have heard
  * from changes nothing (fencing, docs/ha.md): -ESTALE, answered. */
 int worker_check_master_epoch(WorkerManager *w, RpcRequest *req, uint64_t epoch);
+
+/* worker-epoch.c: master_epoch, read at start from path (a file that is
+ * not an epoch file: -EINVAL, logged) and saved there whenever it grows. */
+int worker_load_master_epoch(WorkerManager *w, const char *path);
+void worker_raise_master_epoch(WorkerManager *w, uint64_t epoch);
 
 struct LocalExecutor {
         char key[APP_ID_MAX + 16];

@@ -64,7 +64,7 @@ static int usage(void) {
                 "       fake-driver --master URL unregister APP [REASON]\n"
                 "       fake-driver --master URL request-executors APP TOTAL\n"
                 "       fake-driver --master WORKER-URL launch --app-id ID --worker-id ID [--executor-id N]\n"
-                "                   [--cores N] [--memory MB] [--driver-url URL] [--env KEY=VALUE]...\n"
+                "                   [--cores N] [--memory MB] [--driver-url URL] [--env KEY=VALUE]... [--epoch N]\n"
                 "       register and launch: [--key HEX]\n"
                 "       fake-driver subscribe URL [--timeout SEC]\n");
         return 2;
@@ -104,7 +104,7 @@ static int call(const char *url, Envelope *req, int expected_body, Envelope **re
 
 typedef struct Options {
         const char *name, *driver_url, *driver_events, *app_id, *worker_id;
-        long max_cores, cores, memory_mb, executor_id;
+        long max_cores, cores, memory_mb, executor_id, epoch;
         Spark__KeyValue *env[MAX_ENV];
         size_t n_env;
         uint8_t key[256];
@@ -153,8 +153,9 @@ static int parse_options(int argc, char **argv, Options *o) {
                 }
                 else if (strcmp(opt, "--max-cores") == 0 || strcmp(opt, "--cores-per-executor") == 0 ||
                          strcmp(opt, "--cores") == 0 || strcmp(opt, "--memory") == 0 ||
-                         strcmp(opt, "--executor-id") == 0) {
+                         strcmp(opt, "--executor-id") == 0 || strcmp(opt, "--epoch") == 0) {
                         long *p = strcmp(opt, "--max-cores") == 0     ? &o->max_cores
+                                  : strcmp(opt, "--epoch") == 0       ? &o->epoch
                                   : strcmp(opt, "--memory") == 0      ? &o->memory_mb
                                   : strcmp(opt, "--executor-id") == 0 ? &o->executor_id
                                                                       : &o->cores;
@@ -241,6 +242,7 @@ static int cmd_launch(const char *worker, int argc, char **argv) {
         le.env = o.env;
         le.n_env = o.n_env;
         le.executor_key = (ProtobufCBinaryData) { .len = o.key_len, .data = o.key };
+        le.master_epoch = (uint64_t) o.epoch;  /* a leader's, to test fencing */
 
         ENVELOPE_SET(&env, LAUNCH_EXECUTOR, launch_executor, &le);
         r = call(worker, &env, SPARK__ENVELOPE__BODY_ACK, &reply);

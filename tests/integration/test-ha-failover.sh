@@ -4,7 +4,9 @@
 # both follow the leader; the leader is SIGKILLed mid-run and the standby
 # takes over with the state it kept in ZooKeeper: the executors run on, no
 # unit is stopped or started again, and the new leader places a replacement
-# when one ends.  The old leader, started again, is a standby.
+# when one ends.  The worker keeps the new leader's epoch in its work dir:
+# restarted where no master can tell it the epoch again, it still refuses a
+# launch of the old leader's.  The old leader, started again, is a standby.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/cluster.sh"
 
@@ -44,6 +46,8 @@ check "the negotiated session timeout is logged" \
         grep -q 'session timeout [0-9]* ms (asked for 2000 ms)' "$(daemon_log m1)"
 check_eq "status --json: m1 leads" "leader" "$(role "$M1")"
 check_eq "status --json: m2 is a standby" "standby" "$(role "$M2")"
+epoch_of() { "$SPARKCTL" --master "$1" status --json 2>/dev/null | jq -r '.master_epoch'; }
+epoch1=$(epoch_of "$M1")
 
 # The worker is given both masters, the standby first: it must find the leader.
 M="$M2,$M1" ME="$ME2,$ME1"
@@ -73,6 +77,33 @@ pids_after=$(for u in $(app_units "$app"); do unit_prop "$u" MainPID; done | sor
 check_eq "no executor unit was stopped or started again" "$pids_before" "$pids_after"
 t2=$(date +%s%N)
 echo "# failover: m1 SIGKILL -> worker back with its executors in $(((t2 - t0) / 1000000)) ms"
+
+# Fencing outlives a worker restart.  The worker saved m2's epoch...
+epoch2=$(epoch_of "$M2")
+check "m2's epoch ($epoch2) is newer than m1's ($epoch1)" test "$epoch2" -gt "$epoch1"
+epoch_file_is() { [ "$(cat "${WORKER_DIR[w1]}"/worker-*.epoch 2>/dev/null)" = "spark-epoch $1" ]; }
+check "the worker saved m2's epoch in its work dir" wait_for epoch_file_is "$epoch2"
+# ...and restarted with masters that do not exist (no registration tells it
+# the epoch again), it refuses a launch that carries m1's.
+stop_daemon w1
+unset "_daemon_pid[w1]"
+p1=$(free_port) && p2=$(free_port) || die "no free port"
+sed "1s|.*|cluster: { master = \"tcp://127.0.0.1:$p1\"; master_events = \"tcp://127.0.0.1:$p2\"; };|" \
+        "$T/w1.conf" >"$T/w1-alone.conf"
+start_daemon w1-alone "$SPARK_BUILD/spark-worker" --config "$T/w1-alone.conf"
+check "the restarted worker read the epoch from its work dir" wait_for \
+        grep -q "Refusing commands of leaders older than epoch $epoch2" "$(daemon_log w1-alone)"
+stale_launch_refused() {
+        "$FAKE_DRIVER" --master "${WORKER_LISTEN[w1]}" launch --app-id "$app" --worker-id "${WORKER_ID[w1]}" \
+                --executor-id 50 --epoch "$epoch1" 2>&1 | grep -q "master epoch $epoch1 is older than the leader's, $epoch2"
+}
+check "it refuses a launch of the deposed leader's epoch" wait_for stale_launch_refused
+check_eq "and started no unit for it" "" "$(app_units "$app" | grep -- '-50\.' || true)"
+stop_daemon w1-alone
+unset "_daemon_pid[w1-alone]"
+start_worker w1 w1b
+check "the worker registers with m2 again" wait_for grep -q "Registered with master .* at $M2" "$(daemon_log w1b)"
+check "the app's 2 executors still run" wait_for app_executors_are "$app" running 2
 
 # The new leader places: an executor that ends is replaced.
 newest() { app_executor_ids "$app" running | tr ' ' '\n' | sort -n | tail -n 1; }
