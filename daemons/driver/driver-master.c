@@ -7,6 +7,7 @@
 #include "daemon.h"
 #include "driver-executors.h"
 #include "driver-master.h"
+#include "epoch-file.h"
 #include "log.h"
 
 /* After an answer (or none) from the master: a standby names the leader, a
@@ -63,6 +64,12 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
                 log_warning_errno(error, "Registration with the master at %s failed, retrying: %m",
                                   rpc_client_url(d->master));
                 return;
+        }
+        if (!leader_epoch_accept(&d->master_epoch, reply->register_application_reply->master_epoch)) {
+                log_warning("Master at %s has epoch %" PRIu64 ", older than the leader's (%" PRIu64 "), ignoring it",
+                            rpc_client_url(d->master), reply->register_application_reply->master_epoch,
+                            d->master_epoch);
+                return;  /* the register timer asks again; a snapshot does not follow a deposed leader */
         }
         snprintf(d->app_id, sizeof(d->app_id), "%s", reply->register_application_reply->app_id);
         d->registered = true;
@@ -136,6 +143,11 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                 return;  /* the next gap or event retries */
         }
         cs = reply->cluster_state;
+        if (!leader_epoch_accept(&d->master_epoch, cs->master_epoch)) {
+                log_warning("Ignoring the snapshot of a deposed master at %s (epoch %" PRIu64 ", the leader's is %" PRIu64 ")",
+                            rpc_client_url(d->master), cs->master_epoch, d->master_epoch);
+                return;
+        }
         if (d->master_events)
                 event_sub_set_position(d->master_events, reply->epoch, reply->seq);
 
@@ -201,10 +213,36 @@ static bool executor_state_is_end(Spark__ExecutorState s) {
                s == SPARK__EXECUTOR_STATE__EXECUTOR_KILLED || s == SPARK__EXECUTOR_STATE__EXECUTOR_LOST;
 }
 
+/* The leader epoch an event of the master carries; 0: none (not one of
+ * the master's commands, or a single master). */
+static uint64_t master_event_epoch(const Envelope *env) {
+        switch (env->body_case) {
+        case SPARK__ENVELOPE__BODY_EXECUTOR_ADDED:
+                return env->executor_added->master_epoch;
+        case SPARK__ENVELOPE__BODY_EXECUTOR_UPDATED:
+                return env->executor_updated->master_epoch;
+        case SPARK__ENVELOPE__BODY_WORKER_LOST:
+                return env->worker_lost->master_epoch;
+        case SPARK__ENVELOPE__BODY_APPLICATION_REMOVED:
+                return env->application_removed->master_epoch;
+        default:
+                return 0;
+        }
+}
+
 static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
         Driver *d = userdata;
         const Spark__ExecutorInfo *info = NULL;
-        (void) s;
+        uint64_t epoch = master_event_epoch(env);
+
+        /* A deposed leader that still publishes (cut off from ZooKeeper,
+         * not from us) neither adds, drains nor removes anything here. */
+        if (!leader_epoch_accept(&d->master_epoch, epoch)) {
+                log_struct(LOG_WARNING, LOG_FIELDS(.app_id = d->app_id),
+                           "Ignoring %s of a deposed master at %s (epoch %" PRIu64 ", the leader's is %" PRIu64 ")",
+                           envelope_body_name(env), event_sub_url(s), epoch, d->master_epoch);
+                return;
+        }
 
         switch (env->body_case) {
         case SPARK__ENVELOPE__BODY_EXECUTOR_ADDED:

@@ -61,6 +61,10 @@ typedef struct Driver {
         uint8_t executor_key[EXECUTOR_KEY_SIZE];
         bool registered;
         bool registering;
+        /* The newest leader's epoch heard (registration reply, snapshot,
+         * events): events and snapshots of an older, deposed leader are
+         * ignored (docs/ha.md).  0: none, or a single master. */
+        uint64_t master_epoch;
 
         Scheduler *scheduler;
         RpcServer *server;

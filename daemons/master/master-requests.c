@@ -221,6 +221,7 @@ done:
 reply:
         set_ui_url(&a->ui_url, ra->ui_url);
         reply.app_id = a->id;
+        reply.master_epoch = master_ha_epoch(m->ha);
         ENVELOPE_SET(&env, REGISTER_APPLICATION_REPLY, register_application_reply, &reply);
         return rpc_request_reply_envelope(req, &env);
 }

@@ -228,9 +228,11 @@ static void publish_executor(Master *m, ClusterExecutor *e, bool added) {
         executor_info_fill(e, &info, unit, sizeof(unit));
         if (added) {
                 ea.executor = &info;
+                ea.master_epoch = master_ha_epoch(m->ha);
                 ENVELOPE_SET(&env, EXECUTOR_ADDED, executor_added, &ea);
         } else {
                 eu.executor = &info;
+                eu.master_epoch = master_ha_epoch(m->ha);
                 ENVELOPE_SET(&env, EXECUTOR_UPDATED, executor_updated, &eu);
         }
         publish(m, &env);
@@ -263,6 +265,7 @@ static void on_worker_lost(Cluster *c, Worker *w, const char *reason, void *user
         ((Master *) userdata)->metrics.workers_lost++;
         wl.worker_id = w->id;
         wl.reason = (char *) reason;
+        wl.master_epoch = master_ha_epoch(((Master *) userdata)->ha);
         ENVELOPE_SET(&env, WORKER_LOST, worker_lost, &wl);
         publish(userdata, &env);
         master_account_worker_lost(userdata, w, reason);
@@ -278,6 +281,7 @@ static void on_app_removed(Cluster *c, App *a, void *userdata) {
         ar.app_id = a->id;
         ar.reason = a->reason ? a->reason : (char *) "";
         ar.state = a->state;
+        ar.master_epoch = master_ha_epoch(((Master *) userdata)->ha);
         ENVELOPE_SET(&env, APPLICATION_REMOVED, application_removed, &ar);
         publish(userdata, &env);
         master_account_app_removed(userdata, a);
