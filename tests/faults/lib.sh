@@ -101,8 +101,10 @@ free_port() {
 
 PROBLEMS=()
 declare -A W_NETNS=() W_TMPFS=()
-# HA=1 (set by a scenario's setup): two masters in zookeeper recovery mode
-HA=0
+# HA=1 (set by a scenario's setup): two masters in zookeeper recovery mode;
+# with M_NETNS=1 the leader (master) runs in the network namespace, and the
+# workers listen on $HOST_IP so that it reaches them
+HA=0 M_NETNS=0
 
 # problem WHAT: the scenario fails because of WHAT (said at once, and again
 # in the summary).
@@ -240,6 +242,31 @@ netns_link() {
         ip -n "$NETNS" link set "$VETH_NS" "$1"
 }
 
+# netns_partition: every IP packet between the namespace and the host is
+# dropped by tc filters on the namespace's end of the pair, both ways; the
+# link stays up.  This kernel has the u32 classifier and the mirred action
+# but not the gact or police actions (no "action drop"), and no dummy
+# links: the filters redirect to one end of a second veth pair inside the
+# namespace, whose other end discards frames addressed to another MAC.
+netns_partition() {
+        local sink=sfk$$ peer=sfp$$
+        if ! ip -n "$NETNS" link show "$sink" >/dev/null 2>&1; then
+                ip -n "$NETNS" link add "$sink" type veth peer name "$peer" &&
+                        ip -n "$NETNS" link set "$sink" up && ip -n "$NETNS" link set "$peer" up || return 1
+        fi
+        tc -n "$NETNS" qdisc add dev "$VETH_NS" clsact &&
+                tc -n "$NETNS" filter add dev "$VETH_NS" egress protocol ip prio 1 \
+                        u32 match ip dst "$HOST_IP/32" action mirred egress redirect dev "$sink" &&
+                tc -n "$NETNS" filter add dev "$VETH_NS" ingress protocol ip prio 1 \
+                        u32 match ip src "$HOST_IP/32" action mirred egress redirect dev "$sink"
+}
+
+# netns_heal: the partition's filters removed (none: nothing to do).
+netns_heal() {
+        [ -n "$NETNS" ] || return 0
+        tc -n "$NETNS" qdisc del dev "$VETH_NS" clsact 2>/dev/null || true
+}
+
 # --- a tmpfs work_dir ----------------------------------------------------------------
 #
 # Mounted before the user manager starts: the manager lives in a mount
@@ -292,7 +319,7 @@ sparkctl() {
 # $S/wN.conf.  Knobs (set by the scenario before): W_NETNS[wN]=1 runs wN in
 # the namespace; W_TMPFS[wN]=1 makes its work_dir a tiny tmpfs.
 cluster_config() {
-        local mp mep dp dep w port eport host mp2 mep2 n l e cluster_line master_section
+        local mp mep dp dep w port eport host mp2 mep2 n l e cluster_line master_section m1host
         mp=$(free_port) && mep=$(free_port) && dp=$(free_port) && dep=$(free_port) || return 1
         MASTER_URL=tcp://$HOST_IP:$mp
         DRIVER_URL=tcp://$HOST_IP:$dp
@@ -304,12 +331,14 @@ cluster_config() {
                 # two masters on the suite's ensemble (docs/ha.md): master
                 # leads (started first), master2 stands by
                 mp2=$(free_port) && mep2=$(free_port) || return 1
-                MASTER1_URL=$MASTER_URL MASTER2_URL=tcp://$HOST_IP:$mp2
+                m1host=$HOST_IP
+                [ "$M_NETNS" = 1 ] && m1host=$NS_IP
+                MASTER1_URL=tcp://$m1host:$mp MASTER2_URL=tcp://$HOST_IP:$mp2
                 MASTER_URL="$MASTER1_URL,$MASTER2_URL"
-                cluster_line="cluster: { master = \"$MASTER_URL\"; master_events = \"tcp://$HOST_IP:$mep,tcp://$HOST_IP:$mep2\"; insecure = true; };"
+                cluster_line="cluster: { master = \"$MASTER_URL\"; master_events = \"tcp://$m1host:$mep,tcp://$HOST_IP:$mep2\"; insecure = true; };"
                 master_section=''
                 for n in master master2; do
-                        if [ $n = master ]; then l=$MASTER1_URL e=tcp://$HOST_IP:$mep; else l=$MASTER2_URL e=tcp://$HOST_IP:$mep2; fi
+                        if [ $n = master ]; then l=$MASTER1_URL e=tcp://$m1host:$mep; else l=$MASTER2_URL e=tcp://$HOST_IP:$mep2; fi
                         cat >"$S/$n.conf" <<EOF
 @include "cluster.conf"
 master: { listen = "$l"; events_listen = "$e"; state_dir = "$S/$n-state";
@@ -335,6 +364,9 @@ EOF
                 if [ "${W_NETNS[$w]:-0}" = 1 ]; then
                         host=$NS_IP
                         WNETNS[$w]=$NETNS
+                elif [ "$M_NETNS" = 1 ]; then
+                        host=$HOST_IP
+                        WNETNS[$w]=''
                 else
                         host=127.0.0.1
                         WNETNS[$w]=''
@@ -388,7 +420,9 @@ worker_id_of() {
 # master_start [master2]: with HA=1 either master of the pair.
 master_start() {
         local n=${1:-master}
-        if [ "$HA" = 1 ]; then
+        if [ "$HA" = 1 ] && [ "$M_NETNS" = 1 ] && [ "$n" = master ]; then
+                daemon_start "$n" --netns "$NETNS" "$SPARK_BUILD/spark-master" --config "$S/$n.conf"
+        elif [ "$HA" = 1 ]; then
                 daemon_start "$n" "$SPARK_BUILD/spark-master" --config "$S/$n.conf"
         else
                 daemon_start master "$SPARK_BUILD/spark-master" --config "$S/cluster.conf"

@@ -3,7 +3,8 @@
 # scenario (tests/faults/scenarios.sh: SIGKILL and SIGSTOP of an executor,
 # of a worker, of a worker with its executors, SIGKILL of the master and of
 # the driver, a byte flipped in the master's journal, MemoryMax, a full work_dir, a worker cut off by its network
-# namespace), a fresh cluster — a master, two workers (systemd_bus = "user")
+# namespace; with ZooKeeper: the leader killed, one or two of its nodes
+# down, a rolling restart, the leader partitioned), a fresh cluster — a master, two workers (systemd_bus = "user")
 # and a driver on a private systemd user manager (tests/harness/usermgr.sh)
 # — runs 5,000 tasks (2,500 command tasks and 2,500 function tasks, as two
 # jobs at once) while one fault is injected.  Then: every result arrived
@@ -114,13 +115,17 @@ trap teardown EXIT
 trap 'echo "interrupted"; exit 130' INT
 trap 'echo "terminated"; exit 143' TERM
 
-# The HA scenarios' ZooKeeper ensemble: one for the whole run.
+netns_setup || fatal "cannot set up the network namespace"
+
+# The HA scenarios' ZooKeeper ensemble: one for the whole run, on the veth
+# pair's host side, so that a master in the namespace reaches it too
+# (ha-partition).
 ZK_DIR=''
 ZK_SESSION_TIMEOUT_MS=2000
 case " ${SELECTED[*]} " in
 *" ha-"*)
         ZK_DIR=$T/zk
-        tests/harness/zk.sh start "$ZK_DIR" || fatal "the ZooKeeper ensemble did not start"
+        ZK_CLIENT_HOST=$HOST_IP tests/harness/zk.sh start "$ZK_DIR" || fatal "the ZooKeeper ensemble did not start"
         # shellcheck disable=SC1091
         . "$ZK_DIR/env"
         ;;
@@ -130,7 +135,6 @@ tmpfs_setup || fatal "cannot mount a tmpfs on $T/tmpfs"
 tests/harness/usermgr.sh start "$HARNESS" || fatal "the systemd user manager did not start"
 # shellcheck disable=SC1091
 . "$HARNESS/env"
-netns_setup || fatal "cannot set up the network namespace"
 
 # --- one scenario ---------------------------------------------------------------------
 
@@ -196,7 +200,7 @@ run_scenario() {
         S=$T/$name
         mkdir -p "$S"
         PROBLEMS=()
-        DETECT_MS=- DETECT_WHAT='-' EXPECT_FAILURE=0 HOG_TASKS='' HA=0
+        DETECT_MS=- DETECT_WHAT='-' EXPECT_FAILURE=0 HOG_TASKS='' HA=0 M_NETNS=0
         LOST=- DUPS=- RETRIED=- LEAKS=0
         W_NETNS=() W_TMPFS=() WID=() APP=''
         t_start=$(date +%s)
@@ -240,6 +244,7 @@ run_scenario() {
         fi
         tmpfs_clear
         ip -n "$NETNS" link set "$VETH_NS" up 2>/dev/null || true
+        netns_heal
 
         local verdict=PASS
         if [ ${#PROBLEMS[@]} -gt 0 ]; then

@@ -9,7 +9,8 @@
 # stamp of the daemon's log line that shows it noticed.
 
 SCENARIOS=(executor-kill executor-stop worker-kill worker-stop host-freeze master-kill journal-bitflip memory-max
-           work-dir-full netns-cut driver-kill ha-leader-kill ha-zk-one-down ha-zk-quorum-loss ha-rolling-restart)
+           work-dir-full netns-cut driver-kill ha-leader-kill ha-zk-one-down ha-zk-quorum-loss ha-rolling-restart
+           ha-partition)
 # Run only when named.
 EXTRA_SCENARIOS=()
 
@@ -515,5 +516,60 @@ inject_ha-rolling-restart() {
         wait_until 10 grep -q 'Standing for election' "$S/master.log" || problem "master did not stand again"
         wait_until 15 worker_registered w1 && wait_until 15 worker_registered w2 ||
                 problem "the workers did not register with master2"
+        no_executor_lost_since "$t0"
+}
+
+setup_ha-partition() { HA=1; M_NETNS=1; }
+
+# launches NAME T0: the executors NAME launched from T0 on, as APP/N.
+launches() {
+        awk -v t0="$2" '$1 + 0 >= t0 + 0 && / Launching executor / {
+                for (i = 1; i < NF; i++) if ($i == "executor") { sub(/:$/, "", $(i + 1)); print $(i + 1); break } }' \
+                "$S/$1.log" | sort -u
+}
+
+# The leader cut off from ZooKeeper, the workers, the driver and master2 by
+# a network partition (tc filters on its namespace's link, which stays up).
+# It is suspended at once and places nothing; once the ensemble expires its
+# session master2 leads, the workers and the driver follow it with their
+# executors, and the jobs finish.  Healed, the old leader finds its session
+# expired and exits with a failure, to start again as a standby.  Two
+# masters launching the same executor fails the scenario.
+inject_ha-partition() {
+        local t0 line both st=0
+        t0=$(now_us)
+        netns_partition || { problem "cannot install the partition's tc filters"; return; }
+        log "the leader's namespace cut off by tc filters on $VETH_NS"
+        wait_line 10 master "$t0" "Lost the ZooKeeper connection" >/dev/null ||
+                problem "the cut-off leader did not notice it lost ZooKeeper"
+        if line=$(wait_line 30 master2 "$t0" "Elected leader"); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="master2 elected leader (cut-off leader's session expired)"
+        else
+                DETECT_WHAT="master2 never led"
+                problem "master2 was not elected while the leader was cut off"
+                netns_heal
+                return
+        fi
+        wait_until 20 worker_registered w1 && wait_until 20 worker_registered w2 ||
+                problem "the workers did not register with master2"
+        wait_until 20 running_executors_are "$APP_CORES" || problem "master2 does not list the running executors"
+        netns_heal
+        log "partition healed"
+        if wait_line 20 master "$t0" "No longer the leader: its ZooKeeper session expired" >/dev/null; then
+                wait_until 10 eval '! daemon_alive master'
+                daemon_reap master || st=$?
+                [ "$st" -ne 0 ] || problem "the deposed leader exited with status 0, not a failure"
+                log "the old leader stepped down (status $st); started again as a standby"
+                master_start master
+                wait_until 15 grep -q 'Standing for election' "$S/master.log" ||
+                        problem "the old leader did not stand again"
+        else
+                problem "the old leader did not step down once healed"
+        fi
+        [ -z "$(launches master "$t0")" ] ||
+                problem "the cut-off leader launched $(launches master "$t0" | tr '\n' ' ') after the partition"
+        both=$(comm -12 <(launches master "$t0") <(launches master2 "$t0") | tr '\n' ' ')
+        [ -z "$both" ] || problem "both masters launched $both"
         no_executor_lost_since "$t0"
 }

@@ -18,11 +18,14 @@
 # three JVMs share two cores with the tests.
 #
 # Environment: ZK_BASE_PORT (default: chosen free) the first of 30 ports;
-# ZK_TIMEOUT seconds to wait for a quorum (default 60).
+# ZK_TIMEOUT seconds to wait for a quorum (default 60); ZK_CLIENT_HOST the
+# address the client ports listen on (default 127.0.0.1; the fault suite
+# gives its veth pair's host side, which its network namespace reaches).
 set -euo pipefail
 
 ZK_CLASSPATH="/etc/zookeeper/conf:/usr/share/java/*"
 TIMEOUT=${ZK_TIMEOUT:-60}
+CLIENT_HOST=${ZK_CLIENT_HOST:-127.0.0.1}
 
 die() { echo "zk.sh: $*" >&2; exit 1; }
 
@@ -46,7 +49,7 @@ choose_base() {
 # four-letter word $2 to the node on client port $1
 zk_ask() {
         local out
-        out=$( (exec 3<>"/dev/tcp/127.0.0.1/$1" && echo "$2" >&3 && timeout 2 cat <&3) 2>/dev/null) || true
+        out=$( (exec 3<>"/dev/tcp/$CLIENT_HOST/$1" && echo "$2" >&3 && timeout 2 cat <&3) 2>/dev/null) || true
         printf '%s' "$out"
 }
 
@@ -82,7 +85,7 @@ initLimit=20
 syncLimit=10
 dataDir=$dir/zk$n/data
 clientPort=$((base + n))
-clientPortAddress=127.0.0.1
+clientPortAddress=$CLIENT_HOST
 admin.enableServer=false
 4lw.commands.whitelist=ruok,stat,srvr,mntr
 maxClientCnxns=200
@@ -95,8 +98,9 @@ CFG
         cat >"$dir/env" <<ENV
 ZK_DIR=$dir
 ZK_BASE_PORT=$base
-ZK_CONNECT=127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2)),127.0.0.1:$((base + 3))
-export ZK_DIR ZK_BASE_PORT ZK_CONNECT
+ZK_CLIENT_HOST=$CLIENT_HOST
+ZK_CONNECT=$CLIENT_HOST:$((base + 1)),$CLIENT_HOST:$((base + 2)),$CLIENT_HOST:$((base + 3))
+export ZK_DIR ZK_BASE_PORT ZK_CLIENT_HOST ZK_CONNECT
 ENV
         deadline=$((SECONDS + TIMEOUT))
         for n in 1 2 3; do
@@ -137,6 +141,7 @@ cmd_wait() {
         local dir=$1 n=${2:-} base deadline
         # shellcheck disable=SC1091
         base=$(. "$dir/env" && echo "$ZK_BASE_PORT")
+        CLIENT_HOST=$(. "$dir/env" && echo "${ZK_CLIENT_HOST:-127.0.0.1}")
         deadline=$((SECONDS + TIMEOUT))
         while :; do
                 if [ -n "$n" ]; then
