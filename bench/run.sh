@@ -13,7 +13,8 @@
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
 #   BENCH_SKIP         space-separated phases to leave out: baselines
-#                      throughput latency tools loss freeze drain worker scale dask
+#                      throughput latency tools loss freeze drain worker scale failover dask
+#   BENCH_FAILOVER_TRIALS  leader SIGKILLs of the failover row (5)
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
 #                      the rows against xargs and GNU parallel: `true`
 #                      tasks (10000), gzip'd 64 KiB files (2000), rounds (2)
@@ -97,6 +98,7 @@ cleanup() {
         done
         for name in "${!DAEMON_PID[@]}"; do stop_daemon "$name"; done
         for pid in "${ALL_PIDS[@]}"; do stop_pid "$pid" KILL; done
+        [ -z "${ZK_STARTED:-}" ] || tests/harness/zk.sh stop "$tmp/zk" >/dev/null 2>&1 || true
         if [ -n "$um_started" ]; then
                 systemctl --user stop 'spark-executor-*' 2>/dev/null || true
                 tests/harness/usermgr.sh stop "$tmp/um" >/dev/null 2>&1 || true
@@ -777,6 +779,9 @@ EOF
             "${R[scale_small_place_us_p99]:-n/a} µs, RSS ${R[scale_master_small_hwm_kB]:-${R[scale_master_apps_hwm_kB]:-n/a}} kB"
 }
 
+# shellcheck source=bench/failover.sh
+. bench/failover.sh
+
 # The peer's figures from peers/README.md, when it is not run here.
 dask_from_readme() {
         R[dask_tput]=619 R[dask_lat_p50]=10728 R[dask_lat_p99]=16673 R[dask_loss]=14.1 R[dask_start]=1176
@@ -824,6 +829,11 @@ if ! skip cluster; then
 fi
 stop_driver || true
 skip scale || run_scale || note "the master scale phase failed"
+if [ "$TLS" = 1 ]; then
+        skip failover || note "BENCH_TLS=1: the master failover row is measured in the plain run only"
+else
+        skip failover || run_failover || note "the master failover phase failed"
+fi
 skip dask || run_dask || note "the Dask phase failed"
 if [ "$TLS" = 1 ]; then
         # the loss rows' baseline is the peer's detection time

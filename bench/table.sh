@@ -142,6 +142,16 @@ build_table() {
                         "$(verdict "$r" le 1)"
         fi
 
+        # --- master failover (bench/failover.sh)
+        if [ -n "${R[failover_max]:-}" ]; then
+                local goal=$(( ${R[failover_session_ms]:-2000} + 2000 ))
+                r=$(ratio "${R[failover_max]:-}" "$goal")
+                row "Master failover: leader SIGKILL (and one executor's) → the standby leads and has placed a replacement executor; worst of ${#FAILOVER_MS[@]} (median $(fmt "${R[failover_p50]:-}") ms)" \
+                        "$(fmt "${R[failover_max]:-}") ms" \
+                        "ZooKeeper session timeout granted ($(fmt "${R[failover_session_ms]:-}") ms) + 2 s: $(fmt "$goal") ms" \
+                        "$r" "≤ 1×" "$(verdict "$r" le 1)"
+        fi
+
         # --- master scale (master-load speaks plain tcp: not over TLS)
         if [ "$TLS" = 1 ]; then
                 row "Master scale rows (RegisterWorker, placement, heartbeats, fds and RSS with $(fmt "$WORKERS") simulated workers)" \

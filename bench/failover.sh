@@ -1,0 +1,103 @@
+# shellcheck shell=bash
+# The master failover row of bench/run.sh (docs/ha.md), sourced by it.
+#
+# Two masters in recovery mode zookeeper on a 3-node ensemble of our own
+# (tests/harness/zk.sh, tickTime 200 ms), a worker and a driver with 2
+# executors.  Each trial SIGKILLs the leader and, at the same moment, one
+# executor: the standby must lead, take the worker over and place a
+# replacement.  The figure is the SIGKILL → the new leader's "Launching
+# executor" line; the goal is the session timeout the ensemble granted + 2 s
+# (the ensemble expires the dead leader's session after that long; then the
+# standby is elected, reads the state and places).  The killed master is
+# started again as the next standby.
+
+FAILOVER_TRIALS=${BENCH_FAILOVER_TRIALS:-5}
+FAILOVER_MS=()
+ZK_STARTED=
+
+# active_executor_units: the names of the active executor units.
+active_executor_units() {
+        systemctl --user list-units --no-legend --plain 'spark-executor-*' 2>/dev/null | awk '$3 == "active" { print $1 }'
+}
+
+failover_confs() {
+        local fbase=$1 n listen events
+        local m1 e1 m2 e2
+        m1=$(tcp_url "$fbase") e1=$(tcp_url $((fbase + 1))) m2=$(tcp_url $((fbase + 2))) e2=$(tcp_url $((fbase + 3)))
+        cat >"$tmp/fo-cluster.conf" <<EOF
+cluster: { master = "$m1,$m2"; master_events = "$e1,$e2"; };
+driver: { app_name = "bench-failover"; listen = "$(tcp_url $((fbase + 6)))"; events_listen = "$(tcp_url $((fbase + 7)))";
+          max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1000;
+          locality_wait_ms = 0; http_listen = "127.0.0.1:$((fbase + 8))"; };
+worker: { listen = "$(tcp_url $((fbase + 4)))"; events_listen = "$(tcp_url $((fbase + 5)))"; cores = 4;
+          memory_mb = 4096; systemd_bus = "user"; work_dir = "$tmp/fo-work"; heartbeat_ms = 200;
+          executor_binary = "$B/spark-executor"; executor_slice = "spark-bench.slice";
+          http_listen = "127.0.0.1:$((fbase + 9))"; };
+EOF
+        for n in 1 2; do
+                if [ "$n" = 1 ]; then listen=$m1 events=$e1; else listen=$m2 events=$e2; fi
+                cat >"$tmp/fo-m$n.conf" <<EOF
+@include "fo-cluster.conf"
+master: { listen = "$listen"; events_listen = "$events"; state_dir = "$tmp/fo-m$n-state";
+          worker_timeout_ms = 5000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((fbase + 10 + n))";
+          recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "/spark-bench";
+          zookeeper_session_timeout_ms = 2000; };
+EOF
+        done
+}
+
+run_failover() {
+        local fbase lead stand t0 unit trial granted t
+        command -v java >/dev/null && [ -e /usr/share/java/zookeeper.jar ] ||
+                { note "no ZooKeeper server here (apt-get install zookeeper): the failover row is not measured"; return 0; }
+        say "master failover: 2 masters on a 3-node ZooKeeper ensemble, $FAILOVER_TRIALS leader SIGKILLs"
+        ZK_STARTED=1
+        run_fg tests/harness/zk.sh start "$tmp/zk" >"$tmp/zk.log" 2>&1 || { say "the ZooKeeper ensemble did not start"; return 1; }
+        # shellcheck disable=SC1091
+        . "$tmp/zk/env"
+        fbase=$(pick_port_base) || { say "no free block of ports"; return 1; }
+        failover_confs "$fbase"
+        start_daemon fo-m1 "$B/spark-master" --config "$tmp/fo-m1.conf"
+        wait_log "$tmp/fo-m1.log" "Elected leader" 0 20 || { say "  fo-m1 was not elected"; return 1; }
+        start_daemon fo-m2 "$B/spark-master" --config "$tmp/fo-m2.conf"
+        wait_log "$tmp/fo-m2.log" "Standing for election" 0 20 || { say "  fo-m2 did not stand"; return 1; }
+        start_daemon fo-worker "$B/spark-worker" --config "$tmp/fo-cluster.conf"
+        wait_log "$tmp/fo-m1.log" "Worker .* registered" 0 20 || { say "  the worker did not register"; return 1; }
+        start_daemon fo-driver "$B/spark-driver" --config "$tmp/fo-cluster.conf"
+        for _ in $(seq 600); do
+                [ "$(log_count "$tmp/fo-driver.log" "Executor [0-9]+ registered")" -ge 2 ] && break
+                sleep 0.05
+        done
+        [ "$(log_count "$tmp/fo-driver.log" "Executor [0-9]+ registered")" -ge 2 ] ||
+                { say "  the failover app's executors did not register"; return 1; }
+        granted=$(sed -n 's/.*session timeout \([0-9]*\) ms (asked for.*/\1/p' "$tmp/fo-m1.log" | head -n 1)
+        R[failover_session_ms]=${granted:-2000}
+        lead=fo-m1 stand=fo-m2
+        for ((trial = 1; trial <= FAILOVER_TRIALS; trial++)); do
+                unit=$(active_executor_units | head -n 1)
+                [ -n "$unit" ] || { say "  no running executor to kill"; return 1; }
+                t0=$("$BT/bench-tool" kill 9 "${DAEMON_PID[$lead]}") || return 1
+                systemctl --user kill -s KILL "$unit" >/dev/null 2>&1
+                wait "${DAEMON_PID[$lead]}" 2>/dev/null || true
+                unset "DAEMON_PID[$lead]"
+                wait_log "$tmp/$stand.log" "Launching executor " "$t0" 30 ||
+                        { say "  $stand placed no replacement within 30 s"; return 1; }
+                FAILOVER_MS+=("$(awk -v a="$t0" -v b="$FOUND" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
+                # the old leader comes back as the next standby, and the app
+                # has its 2 executors again, before the next trial
+                start_daemon "$lead" "$B/spark-master" --config "$tmp/$lead.conf"
+                wait_log "$tmp/$lead.log" "Standing for election" "$t0" 20 || { say "  $lead did not stand again"; return 1; }
+                for _ in $(seq 400); do
+                        [ "$(active_executor_units | grep -c .)" -ge 2 ] && break
+                        sleep 0.05
+                done
+                t=$lead lead=$stand stand=$t
+        done
+        R[failover_p50]=$(printf '%s\n' "${FAILOVER_MS[@]}" | median)
+        R[failover_max]=$(printf '%s\n' "${FAILOVER_MS[@]}" | percentile 100)
+        say "  leader SIGKILL → replacement placed by the new leader: ${FAILOVER_MS[*]} ms (session timeout ${R[failover_session_ms]} ms)"
+        stop_daemon fo-driver
+        for t in fo-worker fo-m1 fo-m2; do stop_daemon "$t"; done
+        tests/harness/zk.sh stop "$tmp/zk" >/dev/null 2>&1 || true
+        ZK_STARTED=
+}
