@@ -212,6 +212,7 @@ done:
                 a->submitted_by = strdup(rpc_request_peer_describe(req, who, sizeof(who)));
                 a->start_time_ms = (int64_t) (now_real_usec() / USEC_PER_MSEC);
         }
+        set_ui_url(&a->ui_url, ra->ui_url);  /* recorded with it */
         /* written before anyone hears of it, on disk before it is answered
          * (a restart places its executors); its first launches go out in
          * between */

@@ -60,7 +60,7 @@ static int usage(void) {
         fprintf(stderr,
                 "usage: fake-driver --master URL register [--name N] [--driver-url URL] [--driver-events URL]\n"
                 "                   [--max-cores N] [--cores-per-executor N] [--memory MB] [--app-id ID]\n"
-                "                   [--env KEY=VALUE]... [--env-pair KEY VALUE]...\n"
+                "                   [--env KEY=VALUE]... [--env-pair KEY VALUE]... [--ui-url URL]\n"
                 "       fake-driver --master URL unregister APP [REASON]\n"
                 "       fake-driver --master URL request-executors APP TOTAL\n"
                 "       fake-driver --master WORKER-URL launch --app-id ID --worker-id ID [--executor-id N]\n"
@@ -103,7 +103,7 @@ static int call(const char *url, Envelope *req, int expected_body, Envelope **re
 }
 
 typedef struct Options {
-        const char *name, *driver_url, *driver_events, *app_id, *worker_id;
+        const char *name, *driver_url, *driver_events, *app_id, *worker_id, *ui_url;
         long max_cores, cores, memory_mb, executor_id, epoch;
         Spark__KeyValue *env[MAX_ENV];
         size_t n_env;
@@ -145,6 +145,8 @@ static int parse_options(int argc, char **argv, Options *o) {
                         o->driver_events = val;
                 else if (strcmp(opt, "--app-id") == 0)
                         o->app_id = val;
+                else if (strcmp(opt, "--ui-url") == 0)
+                        o->ui_url = val;
                 else if (strcmp(opt, "--worker-id") == 0)
                         o->worker_id = val;
                 else if (strcmp(opt, "--key") == 0) {
@@ -202,6 +204,7 @@ static int cmd_register(const char *master, int argc, char **argv) {
         ra.driver_url = (char *) o.driver_url;
         ra.driver_events = (char *) o.driver_events;
         ra.app_id = (char *) o.app_id;
+        ra.ui_url = (char *) (o.ui_url ? o.ui_url : "");
         ra.max_cores = (int32_t) o.max_cores;
         ra.cores_per_executor = (int32_t) o.cores;
         ra.executor_memory_mb = o.memory_mb;

@@ -223,6 +223,19 @@ done
 check_eq "cycles: every application is listed once" "$(printf '%s\n' "${handed_out[@]}" | grep -vx "$d2" | sort -u)" \
         "$(known_apps)"
 
+# The driver's web UI address is kept with its application: in its journal
+# entry (a crash before any snapshot holds it), then in the snapshot.
+ui_of() { sparkctl status --json | jq -r --arg a "$1" '.apps[] | select(.app_id == $a) | .ui_url'; }
+block_snapshots
+g1=$("$fake_driver" --master "ipc://$tmp/master.sock" register --name with-ui --driver-url "ipc://$tmp/nobody.sock" \
+        --max-cores 1 --memory 64 --ui-url http://127.0.0.1:4047) || die "with-ui: registration failed"
+handed_out+=("$g1")
+restart_master KILL
+check_eq "the driver's UI address survives a crash (journal entry)" "http://127.0.0.1:4047" "$(ui_of "$g1")"
+check "the journal is emptied again" wait_for journal_empty
+restart_master KILL
+check_eq "the driver's UI address survives a crash (snapshot)" "http://127.0.0.1:4047" "$(ui_of "$g1")"
+
 # The host goes down: the last entry was written (its id may have reached a
 # worker) but never reached the disk.  The next start is in another boot;
 # the numbers reserved on disk keep that id from coming again.
