@@ -1,5 +1,7 @@
 # shellcheck shell=bash
-# The master failover row of bench/run.sh (docs/ha.md), sourced by it.
+# The rows of bench/run.sh for standby masters (docs/ha.md), sourced by it:
+# master failover, and the master scale rows in recovery mode zookeeper.
+# Both phases share one ensemble, stopped by run.sh.
 #
 # Two masters in recovery mode zookeeper on a 3-node ensemble of our own
 # (tests/harness/zk.sh, tickTime 200 ms), a worker and a driver with 2
@@ -98,6 +100,56 @@ run_failover() {
         say "  leader SIGKILL → replacement placed by the new leader: ${FAILOVER_MS[*]} ms (session timeout ${R[failover_session_ms]} ms)"
         stop_daemon fo-driver
         for t in fo-worker fo-m1 fo-m2; do stop_daemon "$t"; done
-        tests/harness/zk.sh stop "$tmp/zk" >/dev/null 2>&1 || true
-        ZK_STARTED=
+}
+
+# The master scale run again with recovery_mode = "zookeeper" (the state in
+# znodes, saved in zoo_multi batches; a new application saved in full before
+# it is answered), on the same ensemble and at the same sizes as the
+# filesystem run of run_scale, for the RegisterWorker and one-executor
+# placement rows beside it.  ZK_SCALE_* size it apart (default: the same).
+run_scale_zk() {
+        local sbase master_url events_url rc=0 workers apps execs small
+        workers=${BENCH_ZK_WORKERS:-$WORKERS} apps=${BENCH_ZK_APPS:-$APPS}
+        execs=${BENCH_ZK_APP_EXECUTORS:-$APP_EXECUTORS} small=${BENCH_ZK_SMALL_APPS:-$SMALL_APPS}
+        command -v java >/dev/null && [ -e /usr/share/java/zookeeper.jar ] ||
+                { note "no ZooKeeper server here: the zookeeper-mode scale rows are not measured"; return 0; }
+        say "master scale, recovery_mode zookeeper: $workers workers, $apps apps × $execs executors, then $small apps × 1"
+        if [ -z "$ZK_STARTED" ]; then
+                ZK_STARTED=1
+                run_fg tests/harness/zk.sh start "$tmp/zk" >"$tmp/zk.log" 2>&1 || { say "the ZooKeeper ensemble did not start"; return 1; }
+        fi
+        # shellcheck disable=SC1091
+        . "$tmp/zk/env"
+        sbase=$(pick_port_base) || { say "no free block of ports"; return 1; }
+        master_url=$(tcp_url "$sbase")
+        events_url=$(tcp_url $((sbase + 1)))
+        cat >"$tmp/scale-zk.conf" <<CONF
+cluster: { master = "$master_url"; master_events = "$events_url"; };
+master: { listen = "$master_url"; events_listen = "$events_url"; state_dir = "$tmp/scale-zk-state";
+          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))";
+          recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "/spark-bench-scale";
+          zookeeper_session_timeout_ms = 4000; };
+CONF
+        ulimit -Hn 65536 2>/dev/null || true
+        ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+        "$B/spark-master" --config "$tmp/scale-zk.conf" >"$tmp/scale-zk-master.log" 2>&1 &
+        DAEMON_PID[scale-zk-master]=$!
+        ALL_PIDS+=("$!")
+        for _ in $(seq 200); do
+                grep -q "Elected leader" "$tmp/scale-zk-master.log" 2>/dev/null && break
+                sleep 0.05
+        done
+        grep -q "Elected leader" "$tmp/scale-zk-master.log" || { say "  the zookeeper-mode master did not lead"; return 1; }
+        timeout 300 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
+                "${DAEMON_PID[scale-zk-master]}" "$workers" "$WORKER_CORES" "$apps" "$execs" "$small" \
+                >"$tmp/scale-zk.out" 2>"$tmp/scale-zk.log" &
+        LOAD_PID=$!
+        wait "$LOAD_PID" || rc=$?
+        LOAD_PID=
+        [ $rc = 0 ] || note "master-load (zookeeper mode) exited with $rc: $(tail -n 3 "$tmp/scale-zk.log" | tr '\n' ' ')"
+        stop_daemon scale-zk-master
+        while read -r k v; do R[zkscale_$k]=$v; done <"$tmp/scale-zk.out"
+        R[zkscale_workers_asked]=$workers
+        say "  zookeeper mode: register p99 ${R[zkscale_register_us_p99]:-n/a} µs, one-executor app placed p99" \
+            "${R[zkscale_small_place_us_p99]:-n/a} µs"
 }

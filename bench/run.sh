@@ -13,7 +13,8 @@
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
 #   BENCH_SKIP         space-separated phases to leave out: baselines
-#                      throughput latency tools loss freeze drain worker scale failover dask
+#                      throughput latency tools loss freeze drain worker scale failover
+#                      scale-zk dask
 #   BENCH_FAILOVER_TRIALS  leader SIGKILLs of the failover row (5)
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
 #                      the rows against xargs and GNU parallel: `true`
@@ -833,6 +834,11 @@ if [ "$TLS" = 1 ]; then
         skip failover || note "BENCH_TLS=1: the master failover row is measured in the plain run only"
 else
         skip failover || run_failover || note "the master failover phase failed"
+        skip scale-zk || run_scale_zk || note "the zookeeper-mode master scale phase failed"
+fi
+if [ -n "$ZK_STARTED" ]; then
+        tests/harness/zk.sh stop "$tmp/zk" >/dev/null 2>&1 || true
+        ZK_STARTED=
 fi
 skip dask || run_dask || note "the Dask phase failed"
 if [ "$TLS" = 1 ]; then

@@ -164,6 +164,14 @@ build_table() {
                 "$(ratio "${R[scale_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" "≤ 5× and ≤ 1 ms p99" \
                 "$(both "$(verdict "$(ratio "${R[scale_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" le 5)" \
                         "$(verdict "${R[scale_register_us_p99]:-}" le 1000)")"
+        if [ -n "${R[zkscale_register_us_p99]:-}" ]; then
+                row "… RegisterWorker round trip, p99, with recovery_mode = zookeeper ($(fmt "${R[zkscale_workers]:-${R[zkscale_workers_asked]:-}}") workers; p50 $(fmt "${R[zkscale_register_us_p50]:-}") µs), beside filesystem mode in the same run" \
+                        "$(fmt "${R[zkscale_register_us_p99]:-}") µs" "filesystem mode p99: $(fmt "${R[scale_register_us_p99]:-}") µs" \
+                        "$(ratio "${R[zkscale_register_us_p99]:-}" "${R[scale_register_us_p99]:-}")" "—" "info"
+                row "… one-executor app registered → its LaunchExecutor, p99, with recovery_mode = zookeeper ($(fmt "${R[zkscale_executors_launched]:-0}") executors; p50 $(fmt "${R[zkscale_small_place_us_p50]:-}") µs), beside filesystem mode in the same run" \
+                        "$(fmt "${R[zkscale_small_place_us_p99]:-}") µs" "filesystem mode p99: $(fmt "${R[scale_small_place_us_p99]:-}") µs" \
+                        "$(ratio "${R[zkscale_small_place_us_p99]:-}" "${R[scale_small_place_us_p99]:-}")" "—" "info"
+        fi
         row "Master: /metrics scrape, p99 ($(fmt "${R[scale_scrapes]:-0}") scrapes 100 ms apart of the loaded master: $(fmt "$nw") workers, $(fmt "${ne:-0}") executors; $(fmt "${R[scale_scrape_bytes]:-}") bytes; p50 $(fmt "${R[scale_scrape_ms_p50]:-}" 1) ms)" \
                 "$(fmt "${R[scale_scrape_ms_p99]:-}" 1) ms" "—" "—" "≤ 50 ms" \
                 "$(verdict "${R[scale_scrape_ms_p99]:-}" le 50)"
