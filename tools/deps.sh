@@ -14,7 +14,7 @@ run="systemd dbus dbus-user-session util-linux iproute2 procps"
 case "${1:-build}" in
 build) want="$build $run" ;;
 # the zookeeper recovery mode's tests run a real ensemble (Java)
-test) want="$build $run clang openssl jq python3 curl prometheus chromium zookeeper" ;;
+test) want="$build $run clang openssl jq python3 curl prometheus chromium chromium-driver zookeeper" ;;
 package) want="$build debhelper dpkg-dev rpm lintian rpmlint" ;;
 # make bench: its rows against GNU parallel (bench/README.md)
 bench) want="$build $run parallel" ;;
