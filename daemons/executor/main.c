@@ -2,6 +2,7 @@
 #include "executor-args.h"
 #include "daemon.h"
 #include "executor.h"
+#include "executor-usage.h"
 #include "log.h"
 
 int main(int argc, char **argv) {
@@ -32,6 +33,13 @@ int main(int argc, char **argv) {
         if (r < 0)
                 return EXIT_FAILURE;
         r = executor_run(e);
+        /* for its application's totals (executor-usage.h); the worker reads
+         * it once the unit has ended */
+        {
+                int k = executor_write_usage(".");
+                if (k < 0)
+                        log_debug_errno(k, "Failed to write " EXECUTOR_USAGE_FILE " in the working directory: %m");
+        }
         daemon_exit_guard(r);
         return r;
 }

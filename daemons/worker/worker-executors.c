@@ -105,6 +105,7 @@ void worker_executor_set_state(WorkerManager *w, LocalExecutor *e, Spark__Execut
 
         /* systemd copied it into the unit when it started */
         if (state_is_terminal(state)) {
+                worker_read_exit_usage(w, e);
                 worker_secret_remove(w, e->app_id, e->executor_id);
                 worker_work_dir_touch(w, e->app_id);
         }

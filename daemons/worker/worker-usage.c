@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 
+#include "executor-usage.h"
 #include "fileio.h"
 #include "log.h"
 #include "worker.h"
@@ -126,4 +127,30 @@ void worker_sample_usage(WorkerManager *w) {
                 read_property(w, bus, path, e, false);
                 read_property(w, bus, path, e, true);
         }
+}
+
+/* At the executor's end: what it wrote from its own getrusage()
+ * (executor-usage.h), which covers the last second the samples missed.
+ * The file is in a directory the executor (any code of its application)
+ * can write: not followed if it is a link, read up to a few bytes, and it
+ * can only raise the figures, never lower what was sampled. */
+void worker_read_exit_usage(WorkerManager *w, LocalExecutor *e) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        uint64_t cpu_ns, peak_bytes;
+        int r;
+
+        if (asprintf(&path, "%s/%s/%d/" EXECUTOR_USAGE_FILE, w->config.worker.work_dir, e->app_id,
+                     e->executor_id) < 0)
+                return;
+        r = read_full_file(path, READ_FILE_NOFOLLOW | READ_FILE_REGULAR, EXECUTOR_USAGE_MAX, &text, NULL);
+        if (r < 0)
+                return;  /* killed before it could write it, or an older executor */
+        if (executor_usage_parse(text, &cpu_ns, &peak_bytes) < 0) {
+                log_struct(LOG_WARNING, LOG_FIELDS(.app_id = e->app_id, .executor_id = e->executor_id),
+                           "%s is not an executor's usage line, ignoring it", path);
+                return;
+        }
+        e->cpu_usage_ns = MAX(e->cpu_usage_ns, cpu_ns);
+        e->memory_peak_bytes = MAX(e->memory_peak_bytes, peak_bytes);
+        (void) unlink(path);
 }

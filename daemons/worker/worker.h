@@ -111,6 +111,8 @@ void worker_on_unit_state(UnitManager *m, const char *app_id, int executor_id, c
 
 /* worker-usage.c: samples the running executors' units (every second) */
 void worker_sample_usage(WorkerManager *w);
+/* worker-usage.c: at an executor's end, what it wrote from getrusage() */
+void worker_read_exit_usage(WorkerManager *w, LocalExecutor *e);
 
 /* worker-master.c: registration, heartbeats, state reports */
 void worker_register(WorkerManager *w);

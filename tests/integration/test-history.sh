@@ -2,7 +2,8 @@
 # The master's history: a finished application and a lost worker stay in
 # `sparkctl status --all` (not in plain status), with who submitted the
 # application, its times, final state and what its executors used (CPU time
-# and peak memory, sampled by the worker from the executors' units); the
+# and peak memory, sampled by the worker from the executors' units and
+# completed by the executors' own getrusage() at their end); the
 # chargeback line is logged; the history survives a restart of the master
 # and is bounded by master.retained_apps.
 # shellcheck source=tests/harness/lib.sh
@@ -53,8 +54,13 @@ check "the driver registers its application" wait_for app_registered
 app=$(app_id)
 check "both executors register" wait_until 30 executor_registered 2
 # work that uses CPU for a while (the worker samples every second)
-check "a job that burns CPU succeeds" quietly "$SPARKCTL" submit \
-        --command 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo {#}' --count 4
+# (each task prints the CPU time it used: `times`, the shell's and its
+# children's user and system time)
+check "a job that burns CPU succeeds" eval '"$SPARKCTL" submit \
+        --command '"'"'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; times'"'"' --count 4 >"$T/job.out"'
+# the tasks' own CPU time, in ns: "0m0.41s 0m0.01s" twice per task
+tasks_cpu=$(grep -Eo '[0-9]+m[0-9.]+s' "$T/job.out" |
+        awk -F'[ms]' '{ t += $1 * 60 + $2 } END { printf "%.0f", t * 1e9 }')
 stop_daemon driver
 check "the application leaves the live state" wait_for eval '[ -z "$(app_id)" ]'
 check "it is in the history as finished" wait_for app_in_history "$app" finished
@@ -67,6 +73,12 @@ check "the chargeback line is logged" wait_for grep -Eq \
         "$(daemon_log master)"
 cpu=$(history_app "$app" | jq -r .cpu_usage_ns)
 check "... with more than the idle executors' CPU time (> 0.1 s)" test "$cpu" -gt 100000000
+# The executors ended right after the job: their last second is in the
+# total only because each wrote its own getrusage() at its end.
+check "... with all of the tasks' own CPU time ($tasks_cpu ns, more than 0.1 s)" \
+        test "$cpu" -ge "$tasks_cpu" -a "$tasks_cpu" -gt 100000000
+check_eq "the workers read and removed the executors' usage files" "" \
+        "$(find "$T" -name .spark-usage 2>/dev/null)"
 check_eq "plain status does not list it" "" "$(status_json | jq -r --arg a "$app" '.apps[] | select(.app_id == $a) | .app_id')"
 
 # a lost worker
