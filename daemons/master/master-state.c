@@ -134,6 +134,7 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         ai->start_time_ms = a->start_time_ms;
         ai->cpu_usage_ns = a->cpu_usage_ns;
         ai->memory_peak_bytes = a->memory_peak_bytes;
+        ai->dynamic_allocation = a->dynamic_allocation;
         r->info = ai;
         r->driver_events = a->driver_events;
         r->next_executor_id = a->next_executor_id;
@@ -643,6 +644,7 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
                 a->start_time_ms = r->info->start_time_ms;
                 a->cpu_usage_ns = r->info->cpu_usage_ns;
                 a->memory_peak_bytes = r->info->memory_peak_bytes;
+                a->dynamic_allocation = r->info->dynamic_allocation;
         }
         for (size_t e = 0; e < r->n_env; e++)
                 free(env[e]);
