@@ -142,6 +142,8 @@ build_table() {
                         "$(verdict "$r" le 1)"
         fi
 
+        elastic_rows
+
         # --- master scale (master-load speaks plain tcp: not over TLS)
         if [ "$TLS" = 1 ]; then
                 row "Master scale rows (RegisterWorker, placement, heartbeats, fds and RSS with $(fmt "$WORKERS") simulated workers)" \
