@@ -192,7 +192,9 @@ int driver_elastic_start(Driver *d) {
         r = allocation_init(&d->allocation, &cfg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up elastic executors: %m");
-        r = sd_event_add_time(d->event, &d->elastic_timer, CLOCK_MONOTONIC, 0, 0, on_elastic_timer, d);
+        r = sd_event_add_time(d->event, &d->elastic_timer, CLOCK_MONOTONIC, 0,
+                              USEC_PER_MSEC /* not sd-event's default of 250 ms: the idle timeout is a figure */,
+                              on_elastic_timer, d);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the elastic executors' timer: %m");
         (void) sd_event_source_set_enabled(d->elastic_timer, SD_EVENT_OFF);
