@@ -10,8 +10,9 @@
 #  3. Idle, every executor is released: the master shows 0 live executors,
 #     wanted 0, and no executor unit is left.
 #  4. A second job brings an executor back and succeeds, every result once.
-#  5. Bad releases (an id the app never had, an unknown app, no ids) get a
-#     clear error and change nothing.
+#  5. Bad releases (an id the app never had, an unknown app, no ids, a
+#     hostile app id) and an elastic registration asking for -1 executors
+#     get a clear error and change nothing.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
 require_user_manager
@@ -110,7 +111,9 @@ check_eq "each task once" "$(seq 0 19 | awk '{ printf "%s %s\n", $1, $1 }')" \
         "$(jq -r '"\(.task) \(.output | rtrimstr("\n"))"' "$T/back.out")"
 check "a new executor registered for it" [ "$(registered_executors)" -gt "$before" ]
 
-# --- 5. bad releases change nothing
+# --- 5. bad releases change nothing (once the app is idle again, so that
+# nothing else changes its total meanwhile)
+check "the app is back at 0 executors" wait_until 30 live_is 0
 wanted=$(app_field executors_wanted)
 out=$("$HC" "$SPARK_MASTER_URL" send release_executors "app_id=$APP" executor_ids.0=999999 2>&1 || true)
 check_match "releasing an executor the app never had is refused" \
@@ -122,3 +125,11 @@ check_match "a release of no executor is refused" '^error -22 0 executor ids to 
 out=$("$HC" "$SPARK_MASTER_URL" send release_executors "app_id=../etc" executor_ids.0=1 2>&1 || true)
 check_match "a hostile app id is refused" '^error -22 invalid application id' "$out"
 check_eq "the wanted total is unchanged" "$wanted" "$(app_field executors_wanted)"
+check_eq "... and no executor came" 0 "$(app_field executors_live)"
+head -c 32 /dev/urandom >"$T/key32"
+out=$("$HC" "$SPARK_MASTER_URL" send register_application name=evil "driver_url=ipc://$T/evil.sock" \
+        cores_per_executor=1 executor_memory_mb=64 executor_key=@"$T/key32" dynamic_allocation=true \
+        initial_executors=-1 2>&1 || true)
+check_match "an elastic registration asking for -1 executors is refused" \
+        '^error -22 initial_executors -1 out of range' "$out"
+check_eq "... and registers nothing" 1 "$("$SPARKCTL" status --json 2>/dev/null | jq '.apps | length')"
