@@ -77,7 +77,7 @@ APP=$(app_field app_id)
 check_eq "the application is elastic" true "$(app_field dynamic_allocation)"
 check_eq "it wants no executor" 0 "$(app_field executors_wanted)"
 check_eq "it has none" 0 "$(app_field executors_live)"
-check_match "sparkctl status shows 0/0 executors" "^${APP} .* 0/0 elastic" "$("$SPARKCTL" status 2>&1)"
+check_match "sparkctl status shows 0/0 executors" "${APP} .* 0/0 elastic" "$("$SPARKCTL" status 2>&1)"
 
 # --- 2. a backlog grows it
 "$SPARKCTL" submit --name grow --json --command 'sleep 0.4; echo {#}' --count 12 >"$T/grow.out" 2>"$T/grow.err" &

@@ -86,8 +86,8 @@ static int print_apps(const Spark__ClusterState *cs, FILE *f) {
                         table_addf(t, "%d/%d", a->cores_granted, a->max_cores);
                 else
                         table_addf(t, "%d", a->cores_granted);
-                /* live/wanted, when the app (or an elastic driver) set a total */
-                if (a->executors_wanted >= 0)
+                /* live/wanted for an elastic app, whose driver moves the total */
+                if (a->dynamic_allocation)
                         table_addf(t, "%d/%d%s", a->executors_live, a->executors_wanted,
                                    a->dynamic_allocation ? " elastic" : "");
                 else
