@@ -70,6 +70,8 @@ declare -A R=()            # every raw figure, for the appendix
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+# shellcheck source=bench/elastic.sh
+. bench/elastic.sh
 
 skip() { [[ $SKIP == *" $1 "* ]]; }
 
@@ -715,6 +717,10 @@ run_cluster_phases() {
                 R[startup_step$k]=$(printf '%s\n' "${STARTUP_STEPS[@]}" | awk -v k="$k" 'NF { print $k }' | median)
         done
         say "  app registered → first executor: ${STARTUP_MS[*]} ms"
+        if ! skip elastic; then
+                measure_elastic || note "the elastic trials failed"
+                stop_driver
+        fi
         read -r _ R[rss_master_load] <<<"$(rss_of "${DAEMON_PID[master]}")"
         read -r _ R[rss_worker_load] <<<"$(rss_of "${DAEMON_PID[worker1]}")"
         skip worker || measure_worker_loss || note "the worker-loss trials failed"

@@ -151,6 +151,7 @@ build_table() {
                         "ZooKeeper session timeout granted ($(fmt "${R[failover_session_ms]:-}") ms) + 2 s: $(fmt "$goal") ms" \
                         "$r" "≤ 1×" "$(verdict "$r" le 1)"
         fi
+        elastic_rows
 
         # --- master scale (master-load speaks plain tcp: not over TLS)
         if [ "$TLS" = 1 ]; then

@@ -188,6 +188,16 @@ static const ConfigKey schema[] = {
         KEY_ENV(DRIVER, driver, executor_env, RELOAD,
                 "environment variables of new executors, NAME = \"value\""),
         KEY_DAEMON_TLS(DRIVER, driver),
+        KEY_BOOL(DRIVER, driver, dynamic_allocation, false, RESTART,
+                 "elastic executors: ask the master for executors by the backlog, release idle ones"),
+        KEY_INT(DRIVER, driver, min_executors, 0, 0, 1000000, RELOAD,
+                "with dynamic_allocation, the executors kept however idle the application is"),
+        KEY_INT(DRIVER, driver, max_executors, 0, 0, 1000000, RELOAD,
+                "with dynamic_allocation, the most executors asked for; 0: no cap"),
+        KEY_INT(DRIVER, driver, executor_idle_timeout_ms, 60000, 1, MS_MAX, RELOAD,
+                "with dynamic_allocation, an executor idle this long is released"),
+        KEY_INT(DRIVER, driver, backlog_timeout_ms, 1000, 1, MS_MAX, RELOAD,
+                "with dynamic_allocation, tasks waiting this long make the driver ask for more executors"),
 };
 
 static const char *const section_table[_CONFIG_SECTION_MAX] = {

@@ -83,6 +83,11 @@ typedef struct SparkDriverConfig {
         char **executor_env; /* NULL-terminated "NAME=value" strings, file order; NULL: none */
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
+        bool dynamic_allocation;        /* elastic executors (docs/elastic.md) */
+        int64_t min_executors;
+        int64_t max_executors;          /* 0: no cap */
+        int64_t executor_idle_timeout_ms;
+        int64_t backlog_timeout_ms;
 } SparkDriverConfig;
 
 typedef struct SparkConfig {

@@ -35,6 +35,10 @@
 #define SPARK_MESSAGE_MASTER_LEADER       "8ed35f825ca94f449fa951a76074df3c"
 /* the leader lost its ZooKeeper connection (suspended) or session (deposed) */
 #define SPARK_MESSAGE_MASTER_FENCED       "397984dd07a44c0baeb7a7f942c2519a"
+/* elastic executors: a driver gave executors back (driver and master log it) */
+#define SPARK_MESSAGE_EXECUTORS_RELEASED  "8f4f42f3cfb248c496886cc8a600ec72"
+/* elastic executors: a driver changed the number of executors it wants */
+#define SPARK_MESSAGE_EXECUTORS_WANTED    "38fbadc095ad449c860aa586ec08894b"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

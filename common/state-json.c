@@ -38,6 +38,9 @@ static void json_app(Json *j, const Spark__AppInfo *a) {
         json_int(j, "cpu_usage_ns", (int64_t) a->cpu_usage_ns);
         json_int(j, "memory_peak_bytes", (int64_t) a->memory_peak_bytes);
         json_string(j, "ui_url", a->ui_url);
+        json_bool(j, "dynamic_allocation", a->dynamic_allocation);
+        json_int(j, "executors_live", a->executors_live);
+        json_int(j, "executors_wanted", a->executors_wanted);  /* -1: no total set */
         json_object_end(j);
 }
 

@@ -178,6 +178,11 @@ static const struct {
         { "driver.executor_env", "{ }" },
         { "driver.tls_cert_file", "\"\"" },
         { "driver.tls_key_file", "\"\"" },
+        { "driver.dynamic_allocation", "false" },
+        { "driver.min_executors", "0" },
+        { "driver.max_executors", "0" },
+        { "driver.executor_idle_timeout_ms", "60000" },
+        { "driver.backlog_timeout_ms", "1000" },
 };
 
 static const char *const expected_reloadable[] = {
@@ -197,6 +202,10 @@ static const char *const expected_reloadable[] = {
         "driver.executor_heartbeat_timeout_ms",
         "driver.max_result_mb",
         "driver.executor_env",
+        "driver.min_executors",
+        "driver.max_executors",
+        "driver.executor_idle_timeout_ms",
+        "driver.backlog_timeout_ms",
 };
 
 START_TEST(test_defaults) {
@@ -472,7 +481,7 @@ START_TEST(test_ranges) {
                 }
                 checked++;
         }
-        ck_assert_int_eq(checked, 18);
+        ck_assert_int_eq(checked, 22);
 }
 END_TEST
 

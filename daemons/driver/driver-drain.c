@@ -55,7 +55,7 @@ void driver_executor_set_draining(Driver *d, int id, bool draining) {
         if (!ex || ex->lost || ex->draining == draining)
                 return;
         ex->draining = draining;
-        (void) scheduler_set_executor_draining(d->scheduler, id, draining);
+        (void) scheduler_set_executor_draining(d->scheduler, id, draining || ex->releasing);
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id),
                    "Executor %d: worker %s %s", ex->id, ex->worker_id,
                    draining ? "draining, no new tasks for it" : "no longer draining");

@@ -128,6 +128,8 @@ static int executor_answer(Driver *d, DriverExecutor *ex, RpcRequest *req, int f
                                     MAX_TASKS_PER_REPLY);
                 if (n < 0)
                         n = 0;
+                if (n > 0)
+                        ex->busy_at = now;
         }
         if (n == 0 && ex->n_kills == 0 && park) {
                 ex->parked = req;
@@ -305,11 +307,14 @@ void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, cons
                 hashmap_remove(d->pipes, ex->pipe_key);
         ex->pipe_key[0] = '\0';
 
-        log_struct(ex->draining ? LOG_INFO : LOG_WARNING,
+        log_struct(ex->draining || ex->releasing ? LOG_INFO : LOG_WARNING,
                    LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
                               .message_id = SPARK_MESSAGE_EXECUTOR_LOST),
                    "Executor %d on %s lost: %s; %d running tasks re-queued%s", ex->id, ex->host, reason,
-                   MAX(lost_tasks, 0), ex->draining ? " (drained: not counted as failures)" : "");
+                   MAX(lost_tasks, 0),
+                   ex->releasing  ? " (released idle)"
+                   : ex->draining ? " (drained: not counted as failures)"
+                                  : "");
 
         executor_unpark(d, ex);
         executor_clear_kills(ex);
@@ -397,7 +402,7 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
         ex->cores = re->cores;
         ex->pid = re->pid;
         ex->pipe_id = rpc_request_pipe_id(req);
-        ex->last_poll = now_mono_usec();
+        ex->last_poll = ex->busy_at = now_mono_usec();  /* idle from now on, until it gets a task */
         r = sd_event_add_time(d->event, &ex->park_timer, CLOCK_MONOTONIC, 0, 1000, on_park_timeout, ex);
         if (r < 0)
                 return r;
@@ -470,6 +475,7 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
                 driver_task_result(d, ex->id, poll->results[i], now);
         driver_drain_check(d, ex);
         if (had_results) {
+                ex->busy_at = now;
                 executor_note_results(ex, poll->n_results, now);
                 driver_drain_finished_jobs(d);
                 if (scheduler_n_pending(d->scheduler) > 0)

@@ -78,6 +78,9 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
                    "Application %s (%s) registered with the master at %s", d->app_id, d->config.driver.app_name,
                    rpc_client_url(d->master));
         snprintf(d->status, sizeof(d->status), "application %s", d->app_id);
+        /* a new registration starts at initial_executors: tell it ours */
+        d->elastic_synced = false;
+        driver_elastic_kick(d);
         /* Events about our executors may have come before we knew our id:
          * a snapshot subscribes to the workers that host them. */
         driver_request_snapshot(d);
@@ -122,6 +125,9 @@ void driver_register_app(Driver *d) {
         ra.n_executor_env = n;
         ra.executor_key = (ProtobufCBinaryData) { .len = sizeof(d->executor_key), .data = d->executor_key };
         ra.app_id = d->app_id;   /* "" the first time; ours again after a master restart */
+        /* Elastic: the executors come as the backlog asks (driver-elastic.c). */
+        ra.dynamic_allocation = d->config.driver.dynamic_allocation;
+        ra.initial_executors = ra.dynamic_allocation ? (int32_t) d->config.driver.min_executors : 0;
         ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
         if (rpc_client_call(d->master, &env, 5000, on_register_reply, d) >= 0)
                 d->registering = true;

@@ -17,9 +17,16 @@ static void scheduler_config_from(const SparkConfig *c, SchedulerConfig *ret) {
         ret->executor_prefetch = DRIVER_MAX_PREFETCH;
 }
 
+/* Tasks came: the parked polls take them, and an elastic app may want
+ * more executors (or its first one). */
+static void work_ready(Driver *d) {
+        driver_wake_parked(d);
+        driver_elastic_kick(d);
+}
+
 /* The lower parts' requests of the upper ones (DriverEffects in driver.h). */
 static const DriverEffects driver_effects = {
-        .work_ready = driver_wake_parked,
+        .work_ready = work_ready,
         .kill = driver_queue_kill,
         .kills_queued = driver_send_kills,
         .resync = driver_request_snapshot,
@@ -101,6 +108,7 @@ Driver *driver_free(Driver *d) {
         sd_event_source_disable_unref(d->heartbeat_timer);
         sd_event_source_disable_unref(d->register_timer);
         sd_event_source_disable_unref(d->status_timer);
+        driver_elastic_done(d);
         sd_event_unref(d->event);
         config_done(&d->config);
         explicit_bzero(d->executor_key, sizeof(d->executor_key));
@@ -123,6 +131,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
                 r = scheduler_set_config(d->scheduler, &sc);
                 if (r < 0)
                         log_warning_errno(r, "Reload: the scheduler refused the new settings, ignoring: %m");
+                driver_elastic_reload(d);
         }
         return 0;
 }
@@ -195,6 +204,9 @@ int driver_start(Driver *d) {
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to the master's events at %s: %m",
                                        d->config.cluster.master_events);
+        r = driver_elastic_start(d);
+        if (r < 0)
+                return r;
         r = driver_start_heartbeat_checks(d);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the executor heartbeat checks: %m");

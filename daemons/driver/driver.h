@@ -9,6 +9,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "driver-allocation.h"
 #include "event-sub.h"
 #include "executor-secret.h"
 #include "hashmap.h"
@@ -101,6 +102,14 @@ typedef struct Driver {
         HttpServer *http;             /* NULL: http_listen is "" or its ports were taken */
         char *ui_url;                 /* http's address, registered with the master */
         DriverMetrics metrics;
+
+        /* Elastic executors (driver-elastic.c, docs/elastic.md); unused
+         * unless driver.dynamic_allocation. */
+        Allocation allocation;
+        sd_event_source *elastic_timer;
+        unsigned elastic_sent;        /* the total last sent in RequestExecutors */
+        bool elastic_synced;          /* the master acknowledged elastic_sent */
+        bool elastic_in_flight;       /* a RequestExecutors is on its way */
 } Driver;
 
 /* How an executor was found lost; it decides whether its unit must be
@@ -135,6 +144,8 @@ struct DriverExecutor {
         bool unit_ended;              /* its unit is known to have stopped */
         bool draining;                /* its worker drains (driver-drain.c) */
         usec_t drain_released_at;     /* when we asked the master to stop it, idle; 0: not yet */
+        usec_t busy_at;               /* when it last got or returned tasks, or registered */
+        bool releasing;               /* idle, given back to the master (driver-elastic.c) */
         char lost_reason[256];
         Spark__TaskKill *kills;       /* to send with the next reply; job_id owned */
         size_t n_kills, n_kills_allocated;
@@ -182,6 +193,14 @@ int driver_handle_executor_request(RpcServer *s, RpcRequest *req, const Envelope
 /* driver-http.c: /metrics, /api/v1/ and the web UI (docs/observability.md). */
 int driver_http_start(Driver *d);
 void driver_http_done(Driver *d);
+
+/* driver-elastic.c: elastic executors (docs/elastic.md). */
+int driver_elastic_start(Driver *d);
+void driver_elastic_reload(Driver *d);
+/* Something the policy looks at changed (a job came, the app registered):
+ * decide again soon, on the loop. */
+void driver_elastic_kick(Driver *d);
+void driver_elastic_done(Driver *d);
 
 /* driver-announced.c */
 int driver_announce_executor(Driver *d, int id, const char *worker_id);

@@ -558,7 +558,10 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
         a->max_cores = reg->max_cores > 0 ? reg->max_cores : c->cfg.default_cores;
         a->cores_per_executor = reg->cores_per_executor;
         a->executor_memory_mb = reg->executor_memory_mb;
-        a->executor_limit = INT32_MAX;
+        /* An elastic app asks for what it needs itself (RequestExecutors);
+         * until then it gets what it registered with, maybe none. */
+        a->dynamic_allocation = reg->dynamic_allocation;
+        a->executor_limit = reg->dynamic_allocation ? MAX(reg->initial_executors, 0) : INT32_MAX;
         a->next_executor_id = 1;  /* 0 means "no executor" in logs and replies */
         a->state = SPARK__APP_STATE__APP_WAITING;
         a->registered_at = now;

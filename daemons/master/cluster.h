@@ -52,6 +52,7 @@ struct ClusterExecutor {
         bool ended_early;        /* exited 0 before it ran long: counts as a failed start */
         usec_t launch_sent;      /* the I/O layer's: when its launch went out, 0: not timed */
         bool usage_counted;      /* its CPU time and peak memory are in its app's totals */
+        bool released;           /* its driver gave it back (ReleaseExecutors): stopping */
         ClusterExecutor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
@@ -99,6 +100,7 @@ struct App {
         char *reason;
         int cores_granted;
         int executor_limit;      /* RequestExecutors; INT32_MAX: no limit */
+        bool dynamic_allocation; /* elastic executors: registered with a limit of its own */
         int retry_count;         /* failed executors since one ran EXECUTOR_STABLE_USEC */
         int next_executor_id;
         ClusterExecutor **executors;    /* indexed by executor id */
@@ -178,12 +180,22 @@ typedef struct AppRegistration {
         size_t n_env;
         const uint8_t *executor_key;  /* executor_key_len bytes, which must be EXECUTOR_KEY_SIZE */
         size_t executor_key_len;
+        bool dynamic_allocation;      /* then executor_limit starts at initial_executors */
+        int initial_executors;
 } AppRegistration;
 
 int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret);
 /* Kills its executors and removes it; state FINISHED or FAILED. */
 int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const char *reason);
 int cluster_request_executors(Cluster *c, const char *app_id, int total);
+/* cluster-release.c (docs/elastic.md): the app's driver gives back its
+ * executors ids[]: they are stopped (the worker stops their units
+ * gracefully) and not replaced: the app's executor limit drops to the live
+ * executors it keeps.  An id given back already, or ended, counts as done.
+ * -ENOENT (and nothing changes) if an id is not one of the app's executors,
+ * -EINVAL for a count beyond max_ids; *ret_bad: the id at fault. */
+int cluster_release_executors(Cluster *c, const char *app_id, const int32_t *ids, size_t n_ids, const char *reason,
+                              int *ret_bad);
 
 /* Drain (cluster-drain.c, docs/DESIGN.md "Drain"): nothing new is placed on
  * the worker; every executor there is updated with draining set, so that

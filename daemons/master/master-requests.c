@@ -5,12 +5,16 @@
 #include "log.h"
 #include "endpoint-list.h"
 #include "master.h"
+#include "utf8.h"
 
 #define MAX_REPORTED_EXECUTORS 65536
 /* A new app's first launches go out before its journal entry is synced to
  * disk and it is answered: a small app's executors do not wait for the
  * disk. */
 #define LAUNCHES_BEFORE_REPLY 16
+/* Executors one elastic app may ask for at registration, or give back in
+ * one request (driver.max_executors' range). */
+#define ELASTIC_EXECUTORS_MAX 1000000
 
 static bool endpoint_ok(const char *s, bool allow_empty) {
         if (isempty(s))
@@ -150,6 +154,9 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
         if (!endpoint_ok(ra->driver_url, false) || !endpoint_ok(ra->driver_events, true) ||
             !wire_name_is_valid(ra->name, true) || !ui_url_ok(ra->ui_url))
                 return rpc_request_reply_error(req, -EINVAL, "invalid driver endpoint or application name");
+        if (ra->initial_executors < 0 || ra->initial_executors > ELASTIC_EXECUTORS_MAX)
+                return rpc_request_reply_error(req, -EINVAL, "initial_executors %d out of range 0..%d",
+                                               ra->initial_executors, ELASTIC_EXECUTORS_MAX);
         if (ra->n_executor_env > 256)
                 return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
         if (!executor_key_is_valid(ra->executor_key.len))
@@ -189,6 +196,7 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 .cores_per_executor = ra->cores_per_executor, .executor_memory_mb = ra->executor_memory_mb,
                 .env = (const char *const *) env_strings, .n_env = ra->n_executor_env,
                 .executor_key = ra->executor_key.data, .executor_key_len = ra->executor_key.len,
+                .dynamic_allocation = ra->dynamic_allocation, .initial_executors = ra->initial_executors,
         };
         /* the id this app may get is on disk before anyone hears of it */
         if (isempty(ra->app_id) && master_state_reserve_app_number(m) < 0) {
@@ -250,6 +258,30 @@ static int handle_kill_executor(Master *m, RpcRequest *req, const Spark__KillExe
                                   isempty(ke->reason) ? "killed on request" : ke->reason);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "unknown executor %s/%d", ke->app_id, ke->executor_id);
+        return rpc_request_reply_ack(req);
+}
+
+static int handle_release_executors(Master *m, RpcRequest *req, const Spark__ReleaseExecutors *re) {
+        int bad = 0, r;
+
+        if (!app_id_is_valid(re->app_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid application id");
+        if (re->n_executor_ids == 0 || re->n_executor_ids > ELASTIC_EXECUTORS_MAX)
+                return rpc_request_reply_error(req, -EINVAL, "%zu executor ids to release, not 1..%d",
+                                               re->n_executor_ids, ELASTIC_EXECUTORS_MAX);
+        if (strlen(re->reason) > 200 || !utf8_text_is_valid(re->reason, false))
+                return rpc_request_reply_error(req, -EINVAL, "invalid release reason");
+        r = cluster_release_executors(m->cluster, re->app_id, re->executor_ids, re->n_executor_ids,
+                                      isempty(re->reason) ? "released by its driver" : re->reason, &bad);
+        if (r == -ENOENT && bad > 0)
+                return rpc_request_reply_error(req, r, "executor %d is not one of application %s's; nothing released",
+                                               bad, re->app_id);
+        if (r == -ENOENT)
+                return rpc_request_reply_error(req, r, "unknown application %s", re->app_id);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "cannot release executors of %s", re->app_id);
+        if (r > 0)
+                master_state_changed(m);
         return rpc_request_reply_ack(req);
 }
 
@@ -330,6 +362,9 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
                 r = master_check_app_driver(m, req, env->kill_executor->app_id);
                 break;
+        case SPARK__ENVELOPE__BODY_RELEASE_EXECUTORS:
+                r = master_check_app_driver(m, req, env->release_executors->app_id);
+                break;
         default:
                 r = 0;
         }
@@ -358,6 +393,8 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
                 return handle_kill_executor(m, req, env->kill_executor);
         case SPARK__ENVELOPE__BODY_REQUEST_EXECUTORS:
                 return handle_request_executors(m, req, env->request_executors);
+        case SPARK__ENVELOPE__BODY_RELEASE_EXECUTORS:
+                return handle_release_executors(m, req, env->release_executors);
         case SPARK__ENVELOPE__BODY_DRAIN_WORKER:
                 return handle_drain_worker(m, req, env->drain_worker);
         case SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST:

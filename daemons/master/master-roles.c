@@ -18,6 +18,7 @@ uint32_t master_required_roles(const Envelope *env, void *userdata) {
         case SPARK__ENVELOPE__BODY_REGISTER_APPLICATION:
         case SPARK__ENVELOPE__BODY_UNREGISTER_APPLICATION:
         case SPARK__ENVELOPE__BODY_REQUEST_EXECUTORS:
+        case SPARK__ENVELOPE__BODY_RELEASE_EXECUTORS:
                 return PEER_ROLE_BIT(PEER_ROLE_DRIVER);
         case SPARK__ENVELOPE__BODY_KILL_APPLICATION:
         case SPARK__ENVELOPE__BODY_DRAIN_WORKER:
@@ -87,6 +88,9 @@ void master_audit(Master *m, RpcRequest *req, const Envelope *env) {
                 break;
         case SPARK__ENVELOPE__BODY_KILL_EXECUTOR:
                 app_id = env->kill_executor->app_id;
+                break;
+        case SPARK__ENVELOPE__BODY_RELEASE_EXECUTORS:
+                app_id = env->release_executors->app_id;
                 break;
         default:
                 return; /* reads, and the heartbeats (one a second per worker) */

@@ -37,6 +37,9 @@ void app_info_fill(const App *a, Spark__AppInfo *ai) {
         ai->cpu_usage_ns = a->cpu_usage_ns;
         ai->memory_peak_bytes = a->memory_peak_bytes;
         ai->ui_url = a->ui_url ? a->ui_url : (char *) "";
+        ai->executors_wanted = a->executor_limit == INT32_MAX ? -1 : a->executor_limit;
+        ai->executors_live = (int32_t) a->n_live_executors;
+        ai->dynamic_allocation = a->dynamic_allocation;
 }
 
 void master_snapshot_done(MasterSnapshot *s) {

@@ -135,6 +135,7 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         ai->cpu_usage_ns = a->cpu_usage_ns;
         ai->memory_peak_bytes = a->memory_peak_bytes;
         ai->ui_url = a->ui_url ? a->ui_url : (char *) "";
+        ai->dynamic_allocation = a->dynamic_allocation;
         r->info = ai;
         r->driver_events = a->driver_events;
         r->next_executor_id = a->next_executor_id;
@@ -646,6 +647,7 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
                 a->memory_peak_bytes = r->info->memory_peak_bytes;
                 if (!isempty(r->info->ui_url))
                         a->ui_url = strdup(r->info->ui_url);  /* the driver's page until it registers again */
+                a->dynamic_allocation = r->info->dynamic_allocation;
         }
         for (size_t e = 0; e < r->n_env; e++)
                 free(env[e]);

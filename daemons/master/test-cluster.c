@@ -491,6 +491,65 @@ START_TEST(test_executor_limit) {
 }
 END_TEST
 
+/* Elastic executors: an app registered with dynamic allocation starts at
+ * its initial count (0 here: nothing placed), grows by RequestExecutors,
+ * and a release stops exactly the executors named, which are not replaced;
+ * a bad id or another app's executor refuses the whole request. */
+START_TEST(test_elastic_release) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        AppRegistration reg = { .name = "e", .driver_url = "tcp://d:7091", .cores_per_executor = 1,
+                                .executor_memory_mb = 1024, .executor_key = test_key,
+                                .executor_key_len = sizeof(test_key), .dynamic_allocation = true,
+                                .initial_executors = 0 };
+        const int32_t two[] = { 1, 3 }, bad[] = { 2, 99 }, other[] = { 1 }, again[] = { 3, 1 };
+        App *a = NULL, *b;
+        int at = -1;
+
+        add_worker(c, W1, "tcp://h1:7081", 8, 0);
+        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
+        ck_assert(a->dynamic_allocation);
+        ck_assert_int_eq(a->executor_limit, 0);
+        ck_assert_int_eq(rec.launches, 0);
+        ck_assert_int_eq(cluster_request_executors(c, a->id, 4), 0);
+        ck_assert_int_eq(rec.launches, 4);
+        b = add_app(c, 1);  /* a static app, with executor 1 of its own */
+        ck_assert_int_eq(rec.launches, 5);
+
+        /* an unknown id: nothing released, the id named */
+        ck_assert_int_eq(cluster_release_executors(c, a->id, bad, 2, "idle", &at), -ENOENT);
+        ck_assert_int_eq(at, 99);
+        ck_assert_int_eq(rec.kills, 0);
+        ck_assert_int_eq(a->executor_limit, 4);
+        ck_assert_int_eq(cluster_release_executors(c, "app-20261129172233-0099", two, 2, "idle", &at), -ENOENT);
+
+        ck_assert_int_eq(cluster_release_executors(c, a->id, two, 2, "idle", &at), 2);
+        ck_assert_int_eq(rec.kills, 2);
+        ck_assert_int_eq(a->executor_limit, 2);
+        /* resent: changes nothing */
+        ck_assert_int_eq(cluster_release_executors(c, a->id, again, 2, "idle", &at), 0);
+        ck_assert_int_eq(rec.kills, 2);
+        ck_assert_int_eq(a->executor_limit, 2);
+        /* the units end: none is placed in their stead */
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, a->id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_KILLED,
+                                                        "stopped", 0, 0), 0);
+        ck_assert_int_eq(cluster_executor_state_changed(c, W1, a->id, 3, SPARK__EXECUTOR_STATE__EXECUTOR_KILLED,
+                                                        "stopped", 0, 0), 0);
+        ck_assert_int_eq(rec.launches, 5);
+        ck_assert_int_eq((int) a->n_live_executors, 2);
+        /* the other app's executor 1 is its own: released only by it */
+        ck_assert_int_eq(cluster_release_executors(c, b->id, other, 1, "idle", &at), 1);
+        ck_assert_int_eq(b->executor_limit, 0);
+        ck_assert_int_eq(rec.kills, 3);
+        ck_assert_int_eq(cluster_executor(c, a->id, 2)->released, false);
+        /* growing again places new ones */
+        ck_assert_int_eq(cluster_request_executors(c, a->id, 3), 0);
+        ck_assert_int_eq(rec.launches, 6);
+        ck_assert_int_eq(cluster_request_executors(c, a->id, -1), -EINVAL);
+        cluster_free(c);
+}
+END_TEST
+
 /* With fx.schedule_needed the cluster places nothing by itself: it asks
  * once, and the caller places in slices of at most N launches, oldest app
  * first. */
@@ -647,6 +706,7 @@ int main(void) {
         tcase_add_test(tc, test_remove_app_kills_executors);
         tcase_add_test(tc, test_hostile_registrations);
         tcase_add_test(tc, test_executor_limit);
+        tcase_add_test(tc, test_elastic_release);
         tcase_add_test(tc, test_deferred_placement_in_slices);
         tcase_add_test(tc, test_drain_worker);
         suite_add_tcase(s, tc);

@@ -72,10 +72,10 @@ static int print_workers(const Spark__ClusterState *cs, FILE *f) {
 static int print_apps(const Spark__ClusterState *cs, FILE *f) {
         _cleanup_(table_freep) Table *t = NULL;
 
-        t = table_new("APPLICATION", "NAME", "STATE", "CORES", "DRIVER", "REASON", NULL);
+        t = table_new("APPLICATION", "NAME", "STATE", "CORES", "EXECUTORS", "DRIVER", "REASON", NULL);
         if (!t)
                 return -ENOMEM;
-        table_set_optional(t, 5);
+        table_set_optional(t, 6);
         for (size_t i = 0; i < cs->n_apps; i++) {
                 const Spark__AppInfo *a = cs->apps[i];
 
@@ -86,6 +86,12 @@ static int print_apps(const Spark__ClusterState *cs, FILE *f) {
                         table_addf(t, "%d/%d", a->cores_granted, a->max_cores);
                 else
                         table_addf(t, "%d", a->cores_granted);
+                /* live/wanted for an elastic app, whose driver moves the total */
+                if (a->dynamic_allocation)
+                        table_addf(t, "%d/%d%s", a->executors_live, a->executors_wanted,
+                                   a->dynamic_allocation ? " elastic" : "");
+                else
+                        table_addf(t, "%d", a->executors_live);
                 table_add(t, a->driver_url);
                 table_add(t, a->reason);
         }

@@ -221,7 +221,7 @@ START_TEST(test_status_views) {
         w2.worker_id = "worker-20261129172200-h1-7081", w2.host = "h1", w2.state = SPARK__WORKER_STATE__WORKER_ALIVE;
         w2.cores = 2, w2.cores_used = 1, w2.memory_mb = 4096, w2.memory_used_mb = 1024, w2.last_heartbeat_ms_ago = 300;
         a.app_id = "app-20261129172233-0001", a.name = "pi", a.state = SPARK__APP_STATE__APP_RUNNING;
-        a.cores_granted = 1, a.driver_url = "tcp://h1:7091";
+        a.cores_granted = 1, a.driver_url = "tcp://h1:7091", a.executors_live = 1, a.executors_wanted = -1;
         e.app_id = a.app_id, e.executor_id = 1, e.worker_id = w2.worker_id, e.host = "h1";
         e.state = SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, e.cores = 1, e.memory_mb = 1024;
         e.unit = "spark-executor-app-20261129172233-0001-1.service";
@@ -237,8 +237,8 @@ START_TEST(test_status_views) {
                          "h1-7081  h1    alive  1/2    1G/4G   300ms ago\n"
                          "h2-7081  h2    lost   0/4    0M/8G   12.0s ago\n"
                          "\n"
-                         "APPLICATION              NAME  STATE    CORES  DRIVER\n"
-                         "app-20261129172233-0001  pi    running  1      tcp://h1:7091\n"
+                         "APPLICATION              NAME  STATE    CORES  EXECUTORS  DRIVER\n"
+                         "app-20261129172233-0001  pi    running  1      1          tcp://h1:7091\n"
                          "\n"
                          "EXECUTOR                   WORKER   HOST  STATE    CORES  MEMORY  UNIT\n"
                          "app-20261129172233-0001/1  h1-7081  h1    running  1      1G      "
@@ -258,11 +258,35 @@ START_TEST(test_status_views) {
                          "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"pi\",\"state\":\"running\","
                          "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":1,\"max_cores\":0,"
                          "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\",\"submitted_by\":\"\","
-                         "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\"}],"
+                         "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\","
+                         "\"dynamic_allocation\":false,\"executors_live\":1,\"executors_wanted\":-1}],"
                          "\"executors\":[{\"app_id\":\"app-20261129172233-0001\",\"executor_id\":1,"
                          "\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"state\":\"running\",\"cores\":1,"
                          "\"memory_mb\":1024,\"reason\":\"\",\"exit_code\":0,"
                          "\"unit\":\"spark-executor-app-20261129172233-0001-1.service\",\"draining\":false}]}\n");
+        free(c.data);
+}
+END_TEST
+
+/* An elastic application shows its live/wanted executors. */
+START_TEST(test_status_elastic) {
+        Spark__AppInfo a = SPARK__APP_INFO__INIT;
+        Spark__AppInfo *apps[] = { &a };
+        Spark__ClusterState cs = SPARK__CLUSTER_STATE__INIT;
+        Capture c;
+
+        a.app_id = "app-20261129172233-0002", a.name = "etl", a.state = SPARK__APP_STATE__APP_RUNNING;
+        a.cores_granted = 2, a.driver_url = "tcp://h1:7091";
+        a.dynamic_allocation = true, a.executors_live = 2, a.executors_wanted = 4;
+        cs.master_id = "master-1", cs.n_apps = 1, cs.apps = apps;
+
+        capture_begin(&c);
+        ck_assert_int_eq(status_print_tables(&cs, c.f), 0);
+        ck_assert_str_eq(capture_end(&c),
+                         "Master master-1: 0 workers, 1 application, 0 executors\n"
+                         "\n"
+                         "APPLICATION              NAME  STATE    CORES  EXECUTORS    DRIVER\n"
+                         "app-20261129172233-0002  etl   running  2      2/4 elastic  tcp://h1:7091\n");
         free(c.data);
 }
 END_TEST
@@ -352,6 +376,7 @@ int main(void) {
         tcase_add_test(tc, test_sanitize);
         tcase_add_test(tc, test_formats);
         tcase_add_test(tc, test_status_views);
+        tcase_add_test(tc, test_status_elastic);
         tcase_add_test(tc, test_worker_id_short);
         tcase_add_test(tc, test_task_outcome_json);
         tcase_add_test(tc, test_progress_format);
