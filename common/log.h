@@ -35,6 +35,8 @@
 #define SPARK_MESSAGE_MASTER_LEADER       "8ed35f825ca94f449fa951a76074df3c"
 /* the leader lost its ZooKeeper connection (suspended) or session (deposed) */
 #define SPARK_MESSAGE_MASTER_FENCED       "397984dd07a44c0baeb7a7f942c2519a"
+/* fair share: an executor taken back from an application above its share */
+#define SPARK_MESSAGE_EXECUTOR_PREEMPTED  "6e81d6f446c34e68b50acd30eaa95a29"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

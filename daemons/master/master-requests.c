@@ -189,6 +189,7 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 .cores_per_executor = ra->cores_per_executor, .executor_memory_mb = ra->executor_memory_mb,
                 .env = (const char *const *) env_strings, .n_env = ra->n_executor_env,
                 .executor_key = ra->executor_key.data, .executor_key_len = ra->executor_key.len,
+                .weight = ra->weight,
         };
         /* the id this app may get is on disk before anyone hears of it */
         if (isempty(ra->app_id) && master_state_reserve_app_number(m) < 0) {

@@ -15,7 +15,8 @@ void executor_info_fill(const ClusterExecutor *e, Spark__ExecutorInfo *info, cha
                 info->worker_id = e->worker->id;
                 info->host = e->worker->host;
                 info->worker_events = e->worker->events_endpoint;
-                info->draining = worker_is_draining(e->worker);
+                /* taken back for another application: drained the same way */
+                info->draining = worker_is_draining(e->worker) || e->preempting;
         }
         if (unit_buf && executor_unit_name(unit_buf, unit_size, e->app->id, e->id) >= 0)
                 info->unit = unit_buf;
@@ -37,6 +38,13 @@ void app_info_fill(const App *a, Spark__AppInfo *ai) {
         ai->cpu_usage_ns = a->cpu_usage_ns;
         ai->memory_peak_bytes = a->memory_peak_bytes;
         ai->ui_url = a->ui_url ? a->ui_url : (char *) "";
+        ai->weight = a->weight;
+        ai->share = a->fair_dominant;
+        ai->fair_share = a->fair_share;
+        ai->executors = (int32_t) a->n_live_executors;
+        ai->executors_wanted = app_executors_wanted(a) == INT32_MAX ? -1 : app_executors_wanted(a);
+        ai->executors_target = a->fair_target;
+        ai->executors_preempting = a->n_preempting;
 }
 
 void master_snapshot_done(MasterSnapshot *s) {
