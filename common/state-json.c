@@ -38,6 +38,16 @@ static void json_app(Json *j, const Spark__AppInfo *a) {
         json_int(j, "cpu_usage_ns", (int64_t) a->cpu_usage_ns);
         json_int(j, "memory_peak_bytes", (int64_t) a->memory_peak_bytes);
         json_string(j, "ui_url", a->ui_url);
+        if (a->weight > 0) {
+                /* the fair share, from a master that has one */
+                json_int(j, "weight", a->weight);
+                json_double(j, "share", a->share);
+                json_double(j, "fair_share", a->fair_share);
+                json_int(j, "executors", a->executors);
+                json_int(j, "executors_wanted", a->executors_wanted);
+                json_int(j, "executors_target", a->executors_target);
+                json_int(j, "executors_preempting", a->executors_preempting);
+        }
         json_object_end(j);
 }
 

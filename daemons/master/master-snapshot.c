@@ -89,6 +89,7 @@ int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapsho
                 return -ENOMEM;
 
         s.state.master_id = (char *) cluster_id(m->cluster);
+        s.state.scheduling = m->config.master.scheduling;
         if (m->ha) {
                 s.state.master_role = (char *) master_role_to_string(master_ha_role(m->ha));
                 s.state.master_epoch = master_ha_epoch(m->ha);
