@@ -12,7 +12,8 @@
 #                      executors in all, the cluster's cores)
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
-#   BENCH_SKIP         space-separated phases to leave out: baselines
+#   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
+#                      master scale phase again with master.scheduling "fair"): baselines
 #                      throughput latency tools loss freeze drain worker scale dask
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
 #                      the rows against xargs and GNU parallel: `true`
@@ -735,22 +736,28 @@ measure_scrape() {
         say "  /metrics scrape p50 ${R[scale_scrape_ms_p50]} ms, p99 ${R[scale_scrape_ms_p99]} ms, ${R[scale_scrape_bytes]} bytes"
 }
 
+# run_scale [fair]: the master at scale; "fair": with master.scheduling
+# "fair", its figures under R[scale_fair_*], beside FIFO's R[scale_*].
 run_scale() {
-        local sbase master_url events_url rc=0
-        say "master scale: $WORKERS workers × $WORKER_CORES cores, $APPS apps × $APP_EXECUTORS executors, then $SMALL_APPS apps × 1"
+        local sbase master_url events_url rc=0 sched=fifo p=scale
+        if [ "${1:-}" = fair ]; then
+                sched=fair p=scale_fair
+        fi
+        say "master scale ($sched): $WORKERS workers × $WORKER_CORES cores, $APPS apps × $APP_EXECUTORS executors, then $SMALL_APPS apps × 1"
         sbase=$(pick_port_base) || { say "no free block of ports"; return 1; }
         master_url=$(url "$sbase")
         events_url=$(url $((sbase + 1)))
         cat >"$tmp/scale.conf" <<EOF
 cluster: { master = "$master_url"; master_events = "$events_url"; };
 master: { listen = "$master_url"; events_listen = "$events_url"; state_dir = "$tmp/scale-state";
-          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))"; };
+          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))";
+          scheduling = "$sched"; };
 EOF
         # the master holds an nng socket (and more: see the fds figure) per
         # worker: give it what units/spark-master.service gives it
         ulimit -Hn 65536 2>/dev/null || true
         ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-        R[scale_fd_limit]=$(ulimit -n)
+        R[${p}_fd_limit]=$(ulimit -n)
         "$B/spark-master" --config "$tmp/scale.conf" >"$tmp/scale-master.log" 2>&1 &
         DAEMON_PID[scale-master]=$!
         ALL_PIDS+=("$!")
@@ -763,18 +770,18 @@ EOF
         wait "$LOAD_PID" || rc=$?
         LOAD_PID=
         [ $rc = 0 ] || note "master-load exited with $rc: $(tail -n 3 "$tmp/scale.log" | tr '\n' ' ')"
-        R[scale_threads]=$(awk '/^Threads:/ { print $2 }' "/proc/${DAEMON_PID[scale-master]}/status" 2>/dev/null || true)
-        measure_scrape "http://127.0.0.1:$((sbase + 2))/metrics"
+        R[${p}_threads]=$(awk '/^Threads:/ { print $2 }' "/proc/${DAEMON_PID[scale-master]}/status" 2>/dev/null || true)
+        [ $sched = fair ] || measure_scrape "http://127.0.0.1:$((sbase + 2))/metrics"
         stop_daemon scale-master
-        while read -r k v; do R[scale_$k]=$v; done <"$tmp/scale.out"
-        R[scale_master_warnings]=$(grep -c ': warning: ' "$tmp/scale-master.log" || true)
-        [ "${R[scale_launches_missing]:-0}" = 0 ] ||
-                note "master scale: ${R[scale_launches_missing]} LaunchExecutor calls never reached their worker (the master had ${R[scale_master_apps_fds]:-?} fds open, limit ${R[scale_fd_limit]}); the master said: $(grep -m 1 ': warning: ' "$tmp/scale-master.log" | cut -c1-160)"
-        local placed=$(( ${R[scale_apps]:-0} * APP_EXECUTORS ))
-        [ "${R[scale_executor_added_seen]:-0}" -ge "$placed" ] ||
-                note "master scale: a subscriber to the master's events learnt of ${R[scale_executor_added_seen]:-0} of $placed executors placed (${R[scale_executor_added_by_resync]:-0} of them by resync), even with its snapshots"
-        say "  register p99 ${R[scale_register_us_p99]:-n/a} µs, one-executor app placed p99" \
-            "${R[scale_small_place_us_p99]:-n/a} µs, RSS ${R[scale_master_small_hwm_kB]:-${R[scale_master_apps_hwm_kB]:-n/a}} kB"
+        while read -r k v; do R[${p}_$k]=$v; done <"$tmp/scale.out"
+        R[${p}_master_warnings]=$(grep -c ': warning: ' "$tmp/scale-master.log" || true)
+        [ "${R[${p}_launches_missing]:-0}" = 0 ] ||
+                note "master scale: ${R[${p}_launches_missing]} LaunchExecutor calls never reached their worker (the master had ${R[${p}_master_apps_fds]:-?} fds open, limit ${R[${p}_fd_limit]}); the master said: $(grep -m 1 ': warning: ' "$tmp/scale-master.log" | cut -c1-160)"
+        local placed=$(( ${R[${p}_apps]:-0} * APP_EXECUTORS ))
+        [ "${R[${p}_executor_added_seen]:-0}" -ge "$placed" ] ||
+                note "master scale: a subscriber to the master's events learnt of ${R[${p}_executor_added_seen]:-0} of $placed executors placed (${R[${p}_executor_added_by_resync]:-0} of them by resync), even with its snapshots"
+        say "  register p99 ${R[${p}_register_us_p99]:-n/a} µs, one-executor app placed p99" \
+            "${R[${p}_small_place_us_p99]:-n/a} µs, RSS ${R[${p}_master_small_hwm_kB]:-${R[${p}_master_apps_hwm_kB]:-n/a}} kB"
 }
 
 # The peer's figures from peers/README.md, when it is not run here.
@@ -824,6 +831,7 @@ if ! skip cluster; then
 fi
 stop_driver || true
 skip scale || run_scale || note "the master scale phase failed"
+skip scale-fair || run_scale fair || note "the master scale phase with fair share failed"
 skip dask || run_dask || note "the Dask phase failed"
 if [ "$TLS" = 1 ]; then
         # the loss rows' baseline is the peer's detection time

@@ -86,6 +86,20 @@ static bool fits(const FairApp *a, const int64_t left[_FAIR_RESOURCES]) {
         return true;
 }
 
+static bool demands_fit(const FairApp *apps, size_t n, const int64_t capacity[_FAIR_RESOURCES]) {
+        for (int r = 0; r < _FAIR_RESOURCES; r++) {
+                u128 sum = 0;
+                for (size_t i = 0; i < n; i++) {
+                        if (apps[i].wanted == FAIR_EXECUTORS_MAX)
+                                return false;
+                        sum += (u128) apps[i].wanted * (u128) apps[i].per_executor[r];
+                }
+                if (sum > (u128) capacity[r])
+                        return false;
+        }
+        return true;
+}
+
 typedef struct Filling {
         const FairApp *apps;
         const int64_t *capacity;
@@ -132,6 +146,14 @@ int fair_targets(const FairApp *apps, size_t n, const int64_t capacity[_FAIR_RES
         heap = calloc(n, sizeof(*heap));
         if (!heap)
                 return -ENOMEM;
+
+        /* Everyone's whole demand fits: that is the allocation, found in
+         * O(n) (progressive filling would give each its demand too). */
+        if (demands_fit(apps, n, capacity)) {
+                for (size_t i = 0; i < n; i++)
+                        targets[i] = apps[i].wanted;
+                return 0;
+        }
 
         memcpy(left, capacity, sizeof(left));
         f = (Filling) { .apps = apps, .capacity = capacity, .count = targets, .heap = heap };
