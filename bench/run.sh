@@ -13,7 +13,8 @@
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
 #   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
-#                      master scale phase again with master.scheduling "fair"): baselines
+#                      master scale phase again with master.scheduling "fair";
+#                      fair: a second application's share by preemption): baselines
 #                      throughput latency tools loss freeze drain worker scale dask
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
 #                      the rows against xargs and GNU parallel: `true`
@@ -719,6 +720,81 @@ run_cluster_phases() {
         for n in worker1 worker2 master; do stop_daemon "$n"; done
 }
 
+# Fair share: a master with scheduling "fair" and preemption_timeout_ms
+# FAIR_TIMEOUT_MS, two workers of 4 cores (plain tcp, ports of their own);
+# application A (no cap) takes all 8 executors and runs tasks of 50 ms;
+# then B (no cap, same weight) registers.  The time from the master's
+# "Application … (bench-fair-b) registered" to B's 4th executor registered
+# with its driver: its DRF share, 4 of 8, reached through preemption.
+FAIR_TIMEOUT_MS=${BENCH_FAIR_TIMEOUT_MS:-1000}
+measure_fair() {
+        local fb x dp t_app t_share submit rc=0
+        fb=$(pick_port_base) || { say "no free block of ports"; return 1; }
+        say "fair share: 2 workers × 4 cores, preemption_timeout_ms $FAIR_TIMEOUT_MS; a second application's share"
+        cat >"$tmp/fair.conf" <<EOF
+cluster: { master = "tcp://127.0.0.1:$fb"; master_events = "tcp://127.0.0.1:$((fb + 1))"; };
+master: { listen = "tcp://127.0.0.1:$fb"; events_listen = "tcp://127.0.0.1:$((fb + 1))"; http_listen = "";
+          state_dir = "$tmp/fair-state"; scheduling = "fair"; preemption_timeout_ms = $FAIR_TIMEOUT_MS; };
+EOF
+        for x in 1 2; do
+                cat >"$tmp/fair-worker$x.conf" <<EOF
+@include "fair.conf"
+worker: { listen = "tcp://127.0.0.1:$((fb + 2 * x + 2))"; events_listen = "tcp://127.0.0.1:$((fb + 2 * x + 3))";
+          http_listen = ""; cores = 4; memory_mb = 4096; systemd_bus = "user"; work_dir = "$tmp/fair-work$x";
+          heartbeat_ms = 500; executor_binary = "$B/spark-executor"; executor_slice = "spark-bench.slice"; };
+EOF
+        done
+        for x in a b; do
+                dp=$((fb + 10))
+                [ $x = b ] && dp=$((fb + 12))
+                cat >"$tmp/fair-$x.conf" <<EOF
+@include "fair.conf"
+driver: { app_name = "bench-fair-$x"; listen = "tcp://127.0.0.1:$dp"; events_listen = "tcp://127.0.0.1:$((dp + 1))";
+          http_listen = ""; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0; };
+EOF
+        done
+        start_daemon fair-master "$B/spark-master" --config "$tmp/fair.conf"
+        start_daemon fair-worker1 "$B/spark-worker" --config "$tmp/fair-worker1.conf"
+        start_daemon fair-worker2 "$B/spark-worker" --config "$tmp/fair-worker2.conf"
+        for _ in $(seq 400); do
+                [ "$(log_count "$tmp/fair-master.log" "Worker .* registered")" -ge 2 ] && break
+                sleep 0.05
+        done
+        start_daemon fair-a "$B/spark-driver" --config "$tmp/fair-a.conf"
+        for _ in $(seq 600); do
+                [ "$(log_count "$tmp/fair-a.log" "Executor [0-9]+ registered")" -ge 8 ] && break
+                sleep 0.05
+        done
+        "$B/sparkctl" --driver "tcp://127.0.0.1:$((fb + 10))" submit --name long --function "$TASKS_LIB:sleep_ms" \
+                --count 200000 --arg 50 >/dev/null 2>>"$tmp/fair-job.log" &
+        submit=$!
+        sleep 0.5
+        start_daemon fair-b "$B/spark-driver" --config "$tmp/fair-b.conf"
+        if wait_log "$tmp/fair-master.log" "Application .* \\(bench-fair-b\\) registered" 0 20; then
+                t_app=$FOUND
+                for _ in $(seq 600); do
+                        [ "$(log_count "$tmp/fair-b.log" "Executor [0-9]+ registered")" -ge 4 ] && break
+                        sleep 0.05
+                done
+                t_share=$(awk '$0 ~ /Executor [0-9]+ registered/ { if (++n == 4) { print $1; exit } }' "$tmp/fair-b.log")
+                if [ -n "$t_share" ]; then
+                        R[fair_share_ms]=$(awk -v a="$t_app" -v b="$t_share" 'BEGIN { printf("%.0f", (b - a) / 1000) }')
+                        R[fair_preempted]=$(log_count "$tmp/fair-master.log" "taken back for")
+                        say "  second application at its share (4 of 8) after ${R[fair_share_ms]} ms; ${R[fair_preempted]} executors taken back"
+                else
+                        say "  the second application never reached 4 executors"
+                        rc=1
+                fi
+        else
+                say "  the second application did not register"
+                rc=1
+        fi
+        kill -TERM "$submit" 2>/dev/null
+        wait "$submit" 2>/dev/null
+        for x in fair-b fair-a fair-worker1 fair-worker2 fair-master; do stop_daemon "$x"; done
+        return $rc
+}
+
 # measure_scrape URL: Prometheus's view of the loaded master, one scrape
 # every 100 ms (SCRAPES of them): the time of each whole response, and its size.
 measure_scrape() {
@@ -832,6 +908,7 @@ fi
 stop_driver || true
 skip scale || run_scale || note "the master scale phase failed"
 skip scale-fair || run_scale fair || note "the master scale phase with fair share failed"
+skip fair || [ "$TLS" = 1 ] || measure_fair || note "the fair-share phase failed"
 skip dask || run_dask || note "the Dask phase failed"
 if [ "$TLS" = 1 ]; then
         # the loss rows' baseline is the peer's detection time

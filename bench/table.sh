@@ -142,6 +142,14 @@ build_table() {
                         "$(verdict "$r" le 1)"
         fi
 
+        # --- fair share: a second application's share through preemption
+        if [ -n "${R[fair_share_ms]:-}" ]; then
+                r=$(ratio "${R[fair_share_ms]:-}" "$FAIR_TIMEOUT_MS")
+                row "Fair share: a second application registered → its share (4 of 8 executors, taken back from the first, which runs tasks of 50 ms) registered with its driver; $(fmt "${R[fair_preempted]:-}") executors taken back" \
+                        "$(fmt "${R[fair_share_ms]:-}") ms" "master.preemption_timeout_ms: $(fmt "$FAIR_TIMEOUT_MS") ms" "$r" \
+                        "≤ timeout + 1 s" "$(verdict "${R[fair_share_ms]:-}" le "$((FAIR_TIMEOUT_MS + 1000))")"
+        fi
+
         # --- master scale (master-load speaks plain tcp: not over TLS)
         if [ "$TLS" = 1 ]; then
                 row "Master scale rows (RegisterWorker, placement, heartbeats, fds and RSS with $(fmt "$WORKERS") simulated workers)" \
