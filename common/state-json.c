@@ -1,4 +1,5 @@
 /* See state-json.h. */
+#include "macro.h"
 #include "state-json.h"
 #include "wire-names.h"
 
@@ -70,6 +71,8 @@ static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
 void cluster_state_json_parts(Json *j, const Spark__ClusterState *cs, unsigned parts) {
         json_object_begin(j, NULL);
         json_string(j, "master_id", cs->master_id);
+        if (!isempty(cs->scheduling))
+                json_string(j, "scheduling", cs->scheduling);  /* as sparkctl status --json */
         cluster_state_json_members(j, cs, parts);
         json_object_end(j);
 }
