@@ -12,9 +12,11 @@
 #                      executors in all, the cluster's cores)
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
-#   BENCH_SKIP         space-separated phases to leave out: baselines
-#                      throughput latency tools loss freeze drain worker scale failover
-#                      scale-zk dask
+#   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
+#                      master scale phase again with master.scheduling "fair";
+#                      fair: a second application's share by preemption): baselines
+#                      throughput latency tools loss freeze drain worker elastic scale
+#                      scale-fair fair failover scale-zk dask
 #   BENCH_FAILOVER_TRIALS  leader SIGKILLs of the failover row (5)
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
 #                      the rows against xargs and GNU parallel: `true`
@@ -727,6 +729,81 @@ run_cluster_phases() {
         for n in worker1 worker2 master; do stop_daemon "$n"; done
 }
 
+# Fair share: a master with scheduling "fair" and preemption_timeout_ms
+# FAIR_TIMEOUT_MS, two workers of 4 cores (plain tcp, ports of their own);
+# application A (no cap) takes all 8 executors and runs tasks of 50 ms;
+# then B (no cap, same weight) registers.  The time from the master's
+# "Application … (bench-fair-b) registered" to B's 4th executor registered
+# with its driver: its DRF share, 4 of 8, reached through preemption.
+FAIR_TIMEOUT_MS=${BENCH_FAIR_TIMEOUT_MS:-1000}
+measure_fair() {
+        local fb x dp t_app t_share submit rc=0
+        fb=$(pick_port_base) || { say "no free block of ports"; return 1; }
+        say "fair share: 2 workers × 4 cores, preemption_timeout_ms $FAIR_TIMEOUT_MS; a second application's share"
+        cat >"$tmp/fair.conf" <<EOF
+cluster: { master = "tcp://127.0.0.1:$fb"; master_events = "tcp://127.0.0.1:$((fb + 1))"; };
+master: { listen = "tcp://127.0.0.1:$fb"; events_listen = "tcp://127.0.0.1:$((fb + 1))"; http_listen = "";
+          state_dir = "$tmp/fair-state"; scheduling = "fair"; preemption_timeout_ms = $FAIR_TIMEOUT_MS; };
+EOF
+        for x in 1 2; do
+                cat >"$tmp/fair-worker$x.conf" <<EOF
+@include "fair.conf"
+worker: { listen = "tcp://127.0.0.1:$((fb + 2 * x + 2))"; events_listen = "tcp://127.0.0.1:$((fb + 2 * x + 3))";
+          http_listen = ""; cores = 4; memory_mb = 4096; systemd_bus = "user"; work_dir = "$tmp/fair-work$x";
+          heartbeat_ms = 500; executor_binary = "$B/spark-executor"; executor_slice = "spark-bench.slice"; };
+EOF
+        done
+        for x in a b; do
+                dp=$((fb + 10))
+                [ $x = b ] && dp=$((fb + 12))
+                cat >"$tmp/fair-$x.conf" <<EOF
+@include "fair.conf"
+driver: { app_name = "bench-fair-$x"; listen = "tcp://127.0.0.1:$dp"; events_listen = "tcp://127.0.0.1:$((dp + 1))";
+          http_listen = ""; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0; };
+EOF
+        done
+        start_daemon fair-master "$B/spark-master" --config "$tmp/fair.conf"
+        start_daemon fair-worker1 "$B/spark-worker" --config "$tmp/fair-worker1.conf"
+        start_daemon fair-worker2 "$B/spark-worker" --config "$tmp/fair-worker2.conf"
+        for _ in $(seq 400); do
+                [ "$(log_count "$tmp/fair-master.log" "Worker .* registered")" -ge 2 ] && break
+                sleep 0.05
+        done
+        start_daemon fair-a "$B/spark-driver" --config "$tmp/fair-a.conf"
+        for _ in $(seq 600); do
+                [ "$(log_count "$tmp/fair-a.log" "Executor [0-9]+ registered")" -ge 8 ] && break
+                sleep 0.05
+        done
+        "$B/sparkctl" --driver "tcp://127.0.0.1:$((fb + 10))" submit --name long --function "$TASKS_LIB:sleep_ms" \
+                --count 200000 --arg 50 >/dev/null 2>>"$tmp/fair-job.log" &
+        submit=$!
+        sleep 0.5
+        start_daemon fair-b "$B/spark-driver" --config "$tmp/fair-b.conf"
+        if wait_log "$tmp/fair-master.log" "Application .* \\(bench-fair-b\\) registered" 0 20; then
+                t_app=$FOUND
+                for _ in $(seq 600); do
+                        [ "$(log_count "$tmp/fair-b.log" "Executor [0-9]+ registered")" -ge 4 ] && break
+                        sleep 0.05
+                done
+                t_share=$(awk '$0 ~ /Executor [0-9]+ registered/ { if (++n == 4) { print $1; exit } }' "$tmp/fair-b.log")
+                if [ -n "$t_share" ]; then
+                        R[fair_share_ms]=$(awk -v a="$t_app" -v b="$t_share" 'BEGIN { printf("%.0f", (b - a) / 1000) }')
+                        R[fair_preempted]=$(log_count "$tmp/fair-master.log" "taken back for")
+                        say "  second application at its share (4 of 8) after ${R[fair_share_ms]} ms; ${R[fair_preempted]} executors taken back"
+                else
+                        say "  the second application never reached 4 executors"
+                        rc=1
+                fi
+        else
+                say "  the second application did not register"
+                rc=1
+        fi
+        kill -TERM "$submit" 2>/dev/null
+        wait "$submit" 2>/dev/null
+        for x in fair-b fair-a fair-worker1 fair-worker2 fair-master; do stop_daemon "$x"; done
+        return $rc
+}
+
 # measure_scrape URL: Prometheus's view of the loaded master, one scrape
 # every 100 ms (SCRAPES of them): the time of each whole response, and its size.
 measure_scrape() {
@@ -744,22 +821,28 @@ measure_scrape() {
         say "  /metrics scrape p50 ${R[scale_scrape_ms_p50]} ms, p99 ${R[scale_scrape_ms_p99]} ms, ${R[scale_scrape_bytes]} bytes"
 }
 
+# run_scale [fair]: the master at scale; "fair": with master.scheduling
+# "fair", its figures under R[scale_fair_*], beside FIFO's R[scale_*].
 run_scale() {
-        local sbase master_url events_url rc=0
-        say "master scale: $WORKERS workers × $WORKER_CORES cores, $APPS apps × $APP_EXECUTORS executors, then $SMALL_APPS apps × 1"
+        local sbase master_url events_url rc=0 sched=fifo p=scale
+        if [ "${1:-}" = fair ]; then
+                sched=fair p=scale_fair
+        fi
+        say "master scale ($sched): $WORKERS workers × $WORKER_CORES cores, $APPS apps × $APP_EXECUTORS executors, then $SMALL_APPS apps × 1"
         sbase=$(pick_port_base) || { say "no free block of ports"; return 1; }
         master_url=$(url "$sbase")
         events_url=$(url $((sbase + 1)))
         cat >"$tmp/scale.conf" <<EOF
 cluster: { master = "$master_url"; master_events = "$events_url"; };
 master: { listen = "$master_url"; events_listen = "$events_url"; state_dir = "$tmp/scale-state";
-          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))"; };
+          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))";
+          scheduling = "$sched"; };
 EOF
         # the master holds an nng socket (and more: see the fds figure) per
         # worker: give it what units/spark-master.service gives it
         ulimit -Hn 65536 2>/dev/null || true
         ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-        R[scale_fd_limit]=$(ulimit -n)
+        R[${p}_fd_limit]=$(ulimit -n)
         "$B/spark-master" --config "$tmp/scale.conf" >"$tmp/scale-master.log" 2>&1 &
         DAEMON_PID[scale-master]=$!
         ALL_PIDS+=("$!")
@@ -772,18 +855,18 @@ EOF
         wait "$LOAD_PID" || rc=$?
         LOAD_PID=
         [ $rc = 0 ] || note "master-load exited with $rc: $(tail -n 3 "$tmp/scale.log" | tr '\n' ' ')"
-        R[scale_threads]=$(awk '/^Threads:/ { print $2 }' "/proc/${DAEMON_PID[scale-master]}/status" 2>/dev/null || true)
-        measure_scrape "http://127.0.0.1:$((sbase + 2))/metrics"
+        R[${p}_threads]=$(awk '/^Threads:/ { print $2 }' "/proc/${DAEMON_PID[scale-master]}/status" 2>/dev/null || true)
+        [ $sched = fair ] || measure_scrape "http://127.0.0.1:$((sbase + 2))/metrics"
         stop_daemon scale-master
-        while read -r k v; do R[scale_$k]=$v; done <"$tmp/scale.out"
-        R[scale_master_warnings]=$(grep -c ': warning: ' "$tmp/scale-master.log" || true)
-        [ "${R[scale_launches_missing]:-0}" = 0 ] ||
-                note "master scale: ${R[scale_launches_missing]} LaunchExecutor calls never reached their worker (the master had ${R[scale_master_apps_fds]:-?} fds open, limit ${R[scale_fd_limit]}); the master said: $(grep -m 1 ': warning: ' "$tmp/scale-master.log" | cut -c1-160)"
-        local placed=$(( ${R[scale_apps]:-0} * APP_EXECUTORS ))
-        [ "${R[scale_executor_added_seen]:-0}" -ge "$placed" ] ||
-                note "master scale: a subscriber to the master's events learnt of ${R[scale_executor_added_seen]:-0} of $placed executors placed (${R[scale_executor_added_by_resync]:-0} of them by resync), even with its snapshots"
-        say "  register p99 ${R[scale_register_us_p99]:-n/a} µs, one-executor app placed p99" \
-            "${R[scale_small_place_us_p99]:-n/a} µs, RSS ${R[scale_master_small_hwm_kB]:-${R[scale_master_apps_hwm_kB]:-n/a}} kB"
+        while read -r k v; do R[${p}_$k]=$v; done <"$tmp/scale.out"
+        R[${p}_master_warnings]=$(grep -c ': warning: ' "$tmp/scale-master.log" || true)
+        [ "${R[${p}_launches_missing]:-0}" = 0 ] ||
+                note "master scale: ${R[${p}_launches_missing]} LaunchExecutor calls never reached their worker (the master had ${R[${p}_master_apps_fds]:-?} fds open, limit ${R[${p}_fd_limit]}); the master said: $(grep -m 1 ': warning: ' "$tmp/scale-master.log" | cut -c1-160)"
+        local placed=$(( ${R[${p}_apps]:-0} * APP_EXECUTORS ))
+        [ "${R[${p}_executor_added_seen]:-0}" -ge "$placed" ] ||
+                note "master scale: a subscriber to the master's events learnt of ${R[${p}_executor_added_seen]:-0} of $placed executors placed (${R[${p}_executor_added_by_resync]:-0} of them by resync), even with its snapshots"
+        say "  register p99 ${R[${p}_register_us_p99]:-n/a} µs, one-executor app placed p99" \
+            "${R[${p}_small_place_us_p99]:-n/a} µs, RSS ${R[${p}_master_small_hwm_kB]:-${R[${p}_master_apps_hwm_kB]:-n/a}} kB"
 }
 
 # shellcheck source=bench/failover.sh
@@ -846,6 +929,8 @@ if [ -n "$ZK_STARTED" ]; then
         tests/harness/zk.sh stop "$tmp/zk" >/dev/null 2>&1 || true
         ZK_STARTED=
 fi
+skip scale-fair || run_scale fair || note "the master scale phase with fair share failed"
+skip fair || [ "$TLS" = 1 ] || measure_fair || note "the fair-share phase failed"
 skip dask || run_dask || note "the Dask phase failed"
 if [ "$TLS" = 1 ]; then
         # the loss rows' baseline is the peer's detection time

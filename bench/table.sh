@@ -152,6 +152,13 @@ build_table() {
                         "$r" "≤ 1×" "$(verdict "$r" le 1)"
         fi
         elastic_rows
+        # --- fair share: a second application's share through preemption
+        if [ -n "${R[fair_share_ms]:-}" ]; then
+                r=$(ratio "${R[fair_share_ms]:-}" "$FAIR_TIMEOUT_MS")
+                row "Fair share: a second application registered → its share (4 of 8 executors, taken back from the first, which runs tasks of 50 ms) registered with its driver; $(fmt "${R[fair_preempted]:-}") executors taken back" \
+                        "$(fmt "${R[fair_share_ms]:-}") ms" "master.preemption_timeout_ms: $(fmt "$FAIR_TIMEOUT_MS") ms" "$r" \
+                        "≤ timeout + 1 s" "$(verdict "${R[fair_share_ms]:-}" le "$((FAIR_TIMEOUT_MS + 1000))")"
+        fi
 
         # --- master scale (master-load speaks plain tcp: not over TLS)
         if [ "$TLS" = 1 ]; then
@@ -190,6 +197,20 @@ build_table() {
                 "$(ratio "$small_p99" "${R[nng_rtt_p50]:-}")" "≤ 5× and ≤ 1 ms p99" \
                 "$([ "$small_lost" = 0 ] && both "$(verdict "$(ratio "$small_p99" "${R[nng_rtt_p50]:-}")" le 5)" \
                         "$(verdict "$small_p99" le 1000)" || echo '**FAIL**')"
+        # the same with master.scheduling "fair" (weighted DRF targets at
+        # each placement), beside FIFO's of this run
+        if [ -n "${R[scale_fair_register_us_p99]:-}${R[scale_fair_small_place_us_p99]:-}" ]; then
+                row "Master, fair share: RegisterWorker round trip, p99 ($(fmt "${R[scale_fair_workers]:-$nw}") workers; FIFO: $(fmt "${R[scale_register_us_p99]:-}") µs)" \
+                        "$(fmt "${R[scale_fair_register_us_p99]:-}") µs" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
+                        "$(ratio "${R[scale_fair_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" "≤ 5× and ≤ 1 ms p99" \
+                        "$(both "$(verdict "$(ratio "${R[scale_fair_register_us_p99]:-}" "${R[nng_rtt_p50]:-}")" le 5)" \
+                                "$(verdict "${R[scale_fair_register_us_p99]:-}" le 1000)")"
+                row "Master, fair share: one-executor app registered → its LaunchExecutor at its worker, p99 ($(fmt "${R[scale_fair_small_apps]:-0}") apps on the loaded cluster, $(fmt "${R[scale_fair_executors_launched]:-}") executors; FIFO: $(fmt "${R[scale_small_place_us_p99]:-}") µs)" \
+                        "$(fmt "${R[scale_fair_small_place_us_p99]:-}") µs" "raw nng round trip p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
+                        "$(ratio "${R[scale_fair_small_place_us_p99]:-}" "${R[nng_rtt_p50]:-}")" "≤ 5× and ≤ 1 ms p99" \
+                        "$(both "$(verdict "$(ratio "${R[scale_fair_small_place_us_p99]:-}" "${R[nng_rtt_p50]:-}")" le 5)" \
+                                "$(verdict "${R[scale_fair_small_place_us_p99]:-}" le 1000)")"
+        fi
         local interval_us
         interval_us=$(awk -v n="${R[scale_launch_interval_ns_p50]:-}" 'BEGIN { if (n ~ /^[0-9]+$/) printf("%.1f\n", n / 1000) }')
         row "Master: its cost per executor in an app of $(fmt "$APP_EXECUTORS"): (last − first LaunchExecutor) / (executors − 1), median of ${R[scale_apps]:-0} apps (worst $(fmt "$(awk -v n="${R[scale_launch_interval_ns_max]:-}" 'BEGIN { if (n ~ /^[0-9]+$/) printf("%.1f\n", n / 1000) }')" 1) µs; gaps between consecutive launches p99 $(fmt "${R[scale_launch_gap_us_p99]:-}") µs)" \

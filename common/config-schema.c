@@ -67,6 +67,7 @@ static const char *check_host(const char *s);
 static const char *check_http_listen(const char *s);
 static const char *check_bus(const char *s);
 static const char *check_recovery_mode(const char *s);
+static const char *check_scheduling(const char *s);
 static const char *check_zookeeper_hosts(const char *s);
 static const char *check_znode_path(const char *s);
 static const char *check_slice(const char *s);
@@ -119,6 +120,12 @@ static const ConfigKey schema[] = {
                    "the znode under which the masters elect a leader and keep the state"),
         KEY_INT(MASTER, master, zookeeper_session_timeout_ms, 6000, 100, 600000, RESTART,
                 "the ZooKeeper session timeout asked for (the servers bound it to 2-20 ticks)"),
+        KEY_STRING(MASTER, master, scheduling, "fifo", check_scheduling, RELOAD,
+                   "how free cores are shared between applications: \"fifo\" (the oldest application "
+                   "first) or \"fair\" (weighted dominant resource fairness, with preemption)"),
+        KEY_INT(MASTER, master, preemption_timeout_ms, 30000, 100, MS_MAX, RELOAD,
+                "with scheduling \"fair\": an application below its share for this long gets executors "
+                "back from those above theirs"),
         KEY_DAEMON_TLS(MASTER, master),
 
         KEY_ENDPOINT(WORKER, worker, listen, "tcp://127.0.0.1:7081", RESTART,
@@ -187,6 +194,8 @@ static const ConfigKey schema[] = {
                 "most MiB of results one job may return"),
         KEY_ENV(DRIVER, driver, executor_env, RELOAD,
                 "environment variables of new executors, NAME = \"value\""),
+        KEY_INT(DRIVER, driver, weight, 1, 1, 1000, RESTART,
+                "the application's weight in the master's fair share (master.scheduling \"fair\")"),
         KEY_DAEMON_TLS(DRIVER, driver),
         KEY_BOOL(DRIVER, driver, dynamic_allocation, false, RESTART,
                  "elastic executors: ask the master for executors by the backlog, release idle ones"),
@@ -425,6 +434,12 @@ static const char *check_recovery_mode(const char *s) {
         if (streq(s, "filesystem") || streq(s, "zookeeper"))
                 return NULL;
         return "must be \"filesystem\" or \"zookeeper\"";
+}
+
+static const char *check_scheduling(const char *s) {
+        if (streq(s, "fifo") || streq(s, "fair"))
+                return NULL;
+        return "must be \"fifo\" or \"fair\"";
 }
 
 /* The connect string zookeeper_init() takes: HOST:PORT[,HOST:PORT...],

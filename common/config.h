@@ -42,6 +42,8 @@ typedef struct SparkMasterConfig {
         char *zookeeper;      /* HOST:PORT,... */
         char *zookeeper_dir;  /* the masters' znode */
         int64_t zookeeper_session_timeout_ms;
+        char *scheduling;     /* "fifo" or "fair" */
+        int64_t preemption_timeout_ms;
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
 } SparkMasterConfig;
@@ -81,6 +83,7 @@ typedef struct SparkDriverConfig {
         int64_t executor_heartbeat_timeout_ms;
         int64_t max_result_mb;
         char **executor_env; /* NULL-terminated "NAME=value" strings, file order; NULL: none */
+        int64_t weight;       /* in the master's fair share */
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
         bool dynamic_allocation;        /* elastic executors (docs/elastic.md) */

@@ -1,5 +1,6 @@
 /* See json-writer.h. */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "json-writer.h"
@@ -144,6 +145,11 @@ void json_string(Json *j, const char *key, const char *s) {
 void json_int(Json *j, const char *key, int64_t v) {
         json_member(j, key);
         fprintf(j->f, "%" PRIi64, v);
+}
+
+void json_double(Json *j, const char *key, double v) {
+        json_member(j, key);
+        fprintf(j->f, "%.6g", isfinite(v) ? v : 0.0);
 }
 
 void json_bool(Json *j, const char *key, bool v) {

@@ -37,4 +37,5 @@ void json_array_end(Json *j);
 void json_string(Json *j, const char *key, const char *s); /* NULL: "" */
 void json_bytes(Json *j, const char *key, const void *p, size_t n);
 void json_int(Json *j, const char *key, int64_t v);
+void json_double(Json *j, const char *key, double v); /* not finite: 0 */
 void json_bool(Json *j, const char *key, bool v);

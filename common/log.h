@@ -39,6 +39,8 @@
 #define SPARK_MESSAGE_EXECUTORS_RELEASED  "8f4f42f3cfb248c496886cc8a600ec72"
 /* elastic executors: a driver changed the number of executors it wants */
 #define SPARK_MESSAGE_EXECUTORS_WANTED    "38fbadc095ad449c860aa586ec08894b"
+/* fair share: an executor taken back from an application above its share */
+#define SPARK_MESSAGE_EXECUTOR_PREEMPTED  "6e81d6f446c34e68b50acd30eaa95a29"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

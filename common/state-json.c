@@ -1,4 +1,5 @@
 /* See state-json.h. */
+#include "macro.h"
 #include "state-json.h"
 #include "wire-names.h"
 
@@ -41,6 +42,15 @@ static void json_app(Json *j, const Spark__AppInfo *a) {
         json_bool(j, "dynamic_allocation", a->dynamic_allocation);
         json_int(j, "executors_live", a->executors_live);
         json_int(j, "executors_wanted", a->executors_wanted);  /* -1: no total set */
+        if (a->weight > 0) {
+                /* the fair share, from a master that has one */
+                json_int(j, "weight", a->weight);
+                json_double(j, "share", a->share);
+                json_double(j, "fair_share", a->fair_share);
+                json_int(j, "executors_demand", a->executors_demand);
+                json_int(j, "executors_target", a->executors_target);
+                json_int(j, "executors_preempting", a->executors_preempting);
+        }
         json_object_end(j);
 }
 
@@ -63,6 +73,8 @@ static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
 void cluster_state_json_parts(Json *j, const Spark__ClusterState *cs, unsigned parts) {
         json_object_begin(j, NULL);
         json_string(j, "master_id", cs->master_id);
+        if (!isempty(cs->scheduling))
+                json_string(j, "scheduling", cs->scheduling);  /* as sparkctl status --json */
         cluster_state_json_members(j, cs, parts);
         json_object_end(j);
 }

@@ -143,6 +143,8 @@ static const struct {
         { "master.zookeeper", "\"\"" },
         { "master.zookeeper_dir", "\"/spark\"" },
         { "master.zookeeper_session_timeout_ms", "6000" },
+        { "master.scheduling", "\"fifo\"" },
+        { "master.preemption_timeout_ms", "30000" },
         { "master.tls_cert_file", "\"\"" },
         { "master.tls_key_file", "\"\"" },
         { "worker.listen", "\"tcp://127.0.0.1:7081\"" },
@@ -176,6 +178,7 @@ static const struct {
         { "driver.executor_heartbeat_timeout_ms", "10000" },
         { "driver.max_result_mb", "1024" },
         { "driver.executor_env", "{ }" },
+        { "driver.weight", "1" },
         { "driver.tls_cert_file", "\"\"" },
         { "driver.tls_key_file", "\"\"" },
         { "driver.dynamic_allocation", "false" },
@@ -192,6 +195,8 @@ static const char *const expected_reloadable[] = {
         "master.max_executor_retries",
         "master.retained_apps",
         "master.retained_workers",
+        "master.scheduling",
+        "master.preemption_timeout_ms",
         "worker.heartbeat_ms",
         "worker.executor_slice",
         "worker.executor_binary",
@@ -481,7 +486,7 @@ START_TEST(test_ranges) {
                 }
                 checked++;
         }
-        ck_assert_int_eq(checked, 22);
+        ck_assert_int_eq(checked, 24);
 }
 END_TEST
 

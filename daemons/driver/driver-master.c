@@ -121,6 +121,7 @@ void driver_register_app(Driver *d) {
         ra.max_cores = (int32_t) d->config.driver.max_cores;
         ra.cores_per_executor = (int32_t) d->config.driver.cores_per_executor;
         ra.executor_memory_mb = d->config.driver.executor_memory_mb;
+        ra.weight = (int32_t) d->config.driver.weight;
         ra.executor_env = kvp;
         ra.n_executor_env = n;
         ra.executor_key = (ProtobufCBinaryData) { .len = sizeof(d->executor_key), .data = d->executor_key };

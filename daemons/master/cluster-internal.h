@@ -4,8 +4,19 @@
 #include "cluster.h"
 
 const ClusterEffects *cluster_effects(Cluster *c, void **ret_userdata);
+const ClusterConfig *cluster_config(Cluster *c);
 /* Placement is due: now, or through fx.schedule_needed. */
 void cluster_schedule_soon(Cluster *c);
+
+/* Places at most budget executors of a on the n_workers workers of the
+ * placement scratch; returns how many it placed. */
+int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget);
+
+/* cluster-fair.c (docs/DESIGN.md "Fair share"): placement by weighted DRF,
+ * as cluster_schedule_step() (true: stopped at budget); and the preemption
+ * check, which lowers *next to its next deadline. */
+bool cluster_fair_schedule(Cluster *c, size_t n_workers, int budget);
+void cluster_fair_check(Cluster *c, usec_t now, usec_t *next);
 
 /* cluster-drain.c: an executor left w (it ended, or moved away). */
 void cluster_drain_progress(Cluster *c, Worker *w);

@@ -43,6 +43,10 @@ const ClusterEffects *cluster_effects(Cluster *c, void **ret_userdata) {
         return &c->fx;
 }
 
+const ClusterConfig *cluster_config(Cluster *c) {
+        return &c->cfg;
+}
+
 void cluster_schedule_soon(Cluster *c) {
         schedule_soon(c);
 }
@@ -237,6 +241,8 @@ static void executor_set_state(Cluster *c, ClusterExecutor *e, ExecutorState sta
                         cluster_drain_progress(c, w);
                 a->cores_granted -= e->cores;
                 a->n_live_executors--;
+                if (e->preempting)
+                        a->n_preempting--;
                 c->n_executors--;
                 log_struct(state == SPARK__EXECUTOR_STATE__EXECUTOR_LOST ? LOG_WARNING : LOG_INFO,
                            LOG_FIELDS(.app_id = a->id, .executor_id = e->id,
@@ -449,6 +455,7 @@ int cluster_check_workers(Cluster *c, usec_t now, usec_t *ret_next) {
                 }
         } while (n_lost == ELEMENTSOF(lost));
         cluster_check_drains(c, now, &next);
+        cluster_fair_check(c, now, &next);
 
         if (ret_next)
                 *ret_next = next;
@@ -517,7 +524,8 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
 
         if (!driver_url_is_valid(reg->driver_url) || reg->cores_per_executor < 1 || reg->cores_per_executor > 4096 ||
             reg->max_cores < 0 || reg->executor_memory_mb < 1 || reg->executor_memory_mb > (INT64_C(1) << 32) ||
-            reg->n_env > 256 || !reg->executor_key || !executor_key_is_valid(reg->executor_key_len))
+            reg->n_env > 256 || !reg->executor_key || !executor_key_is_valid(reg->executor_key_len) ||
+            reg->weight < 0 || reg->weight > APP_WEIGHT_MAX)
                 return -EINVAL;
         for (size_t i = 0; i < reg->n_env; i++)
                 if (!env_entry_is_valid(reg->env[i]))
@@ -562,6 +570,7 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
          * until then it gets what it registered with, maybe none. */
         a->dynamic_allocation = reg->dynamic_allocation;
         a->executor_limit = reg->dynamic_allocation ? MAX(reg->initial_executors, 0) : INT32_MAX;
+        a->weight = reg->weight > 0 ? reg->weight : 1;  /* 0: a driver that does not send one */
         a->next_executor_id = 1;  /* 0 means "no executor" in logs and replies */
         a->state = SPARK__APP_STATE__APP_WAITING;
         a->registered_at = now;
@@ -843,8 +852,15 @@ static int ensure_scratch(Cluster *c, size_t n) {
         return 0;
 }
 
-/* Places at most budget executors of a; returns how many it placed. */
-static int schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
+int app_executors_wanted(const App *a) {
+        int64_t n = a->executor_limit;
+
+        if (a->max_cores > 0)
+                n = MIN(n, (int64_t) (a->max_cores / a->cores_per_executor));
+        return (int) MAX(n, (int64_t) 0);
+}
+
+int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
         int cores_left = a->max_cores > 0 ? a->max_cores - a->cores_granted : INT32_MAX;
         int allowed = a->executor_limit == INT32_MAX ? INT32_MAX : a->executor_limit - (int) a->n_live_executors;
         PlacementRequest req = {
@@ -904,10 +920,12 @@ bool cluster_schedule_step(Cluster *c, unsigned max_launches) {
         while (hashmap_iterate(c->workers, &i, &v, NULL))
                 c->pw_workers[n++] = v;
 
+        if (c->cfg.fair)
+                return cluster_fair_schedule(c, n, budget);
         for (App *a = c->apps_head; a; a = a->next) {
                 if (a->state != SPARK__APP_STATE__APP_WAITING && a->state != SPARK__APP_STATE__APP_RUNNING)
                         continue;
-                budget -= schedule_app(c, a, n, budget);
+                budget -= cluster_schedule_app(c, a, n, budget);
                 if (budget <= 0)
                         return true; /* maybe more: the caller comes back */
         }

@@ -39,6 +39,9 @@ typedef Spark__AppState AppState;
 #define LAUNCH_BACKOFF_MIN_USEC (1 * USEC_PER_SEC)
 #define LAUNCH_BACKOFF_MAX_USEC (10 * USEC_PER_SEC)
 
+/* driver.weight's range (spark.conf(5)) */
+#define APP_WEIGHT_MAX 1000
+
 struct ClusterExecutor {
         App *app;
         int id;
@@ -53,6 +56,9 @@ struct ClusterExecutor {
         usec_t launch_sent;      /* the I/O layer's: when its launch went out, 0: not timed */
         bool usage_counted;      /* its CPU time and peak memory are in its app's totals */
         bool released;           /* its driver gave it back (ReleaseExecutors): stopping */
+        bool preempting;         /* taken back for another app: drained like on a draining worker */
+        usec_t preempt_deadline; /* preempting: stopped then if its driver has not released it */
+        bool preempt_killed;     /* that stop went out */
         ClusterExecutor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
@@ -90,6 +96,7 @@ struct App {
         int max_cores;           /* after default_cores is applied; 0: no cap */
         int cores_per_executor;
         int64_t executor_memory_mb;
+        int weight;              /* in the fair share, 1..1000 */
         char **env;              /* "KEY=VALUE" */
         size_t n_env;
         /* The driver's key for its executors' secrets: only ever sent to
@@ -115,6 +122,16 @@ struct App {
         uint64_t cpu_usage_ns;
         uint64_t memory_peak_bytes;  /* the sum of its executors' peaks */
         int executors_stopping;  /* at its removal: executors killed, their use still to come */
+        /* Fair share (cluster-fair.c): what weighted DRF gives it at the
+         * last placement, since when it has wanted more and been below
+         * that (0: it is not), and until when it gets nothing beyond that
+         * because executors were taken back from it (0: no such pause). */
+        int fair_target;
+        double fair_share;
+        double fair_dominant;    /* its dominant share then */
+        usec_t starved_since;
+        usec_t regrow_after;
+        int n_preempting;        /* its live executors being taken back */
         App *prev, *next;        /* FIFO order for scheduling */
 };
 
@@ -123,6 +140,8 @@ typedef struct ClusterConfig {
         bool spread_out;
         int default_cores;       /* 0: no cap */
         int max_executor_retries;
+        bool fair;               /* weighted DRF placement and preemption, else FIFO */
+        usec_t preemption_timeout;
 } ClusterConfig;
 
 typedef struct ClusterEffects {
@@ -140,6 +159,9 @@ typedef struct ClusterEffects {
          * false.  Called once until then.  NULL: every change places at once,
          * within the call that made it. */
         void (*schedule_needed)(Cluster *c, void *userdata);
+        /* cluster_check_workers() is due by when (a fair-share deadline):
+         * the I/O layer's timer fires no later.  NULL: its next check. */
+        void (*check_at)(Cluster *c, usec_t when, void *userdata);
 } ClusterEffects;
 
 int cluster_new(const ClusterConfig *cfg, const ClusterEffects *fx, void *userdata, time_t start_time,
@@ -182,6 +204,7 @@ typedef struct AppRegistration {
         size_t executor_key_len;
         bool dynamic_allocation;      /* then executor_limit starts at initial_executors */
         int initial_executors;
+        int weight;              /* 1..1000; 0: 1 */
 } AppRegistration;
 
 int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret);
@@ -196,6 +219,9 @@ int cluster_request_executors(Cluster *c, const char *app_id, int total);
  * -EINVAL for a count beyond max_ids; *ret_bad: the id at fault. */
 int cluster_release_executors(Cluster *c, const char *app_id, const int32_t *ids, size_t n_ids, const char *reason,
                               int *ret_bad);
+/* How many executors a wants in all: its executor limit and max_cores;
+ * INT32_MAX: no limit. */
+int app_executors_wanted(const App *a);
 
 /* Drain (cluster-drain.c, docs/DESIGN.md "Drain"): nothing new is placed on
  * the worker; every executor there is updated with draining set, so that

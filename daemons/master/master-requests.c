@@ -197,6 +197,7 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 .env = (const char *const *) env_strings, .n_env = ra->n_executor_env,
                 .executor_key = ra->executor_key.data, .executor_key_len = ra->executor_key.len,
                 .dynamic_allocation = ra->dynamic_allocation, .initial_executors = ra->initial_executors,
+                .weight = ra->weight,
         };
         /* the id this app may get is on disk before anyone hears of it */
         if (isempty(ra->app_id) && master_state_reserve_app_number(m) < 0) {

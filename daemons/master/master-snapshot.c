@@ -15,7 +15,8 @@ void executor_info_fill(const ClusterExecutor *e, Spark__ExecutorInfo *info, cha
                 info->worker_id = e->worker->id;
                 info->host = e->worker->host;
                 info->worker_events = e->worker->events_endpoint;
-                info->draining = worker_is_draining(e->worker);
+                /* taken back for another application: drained the same way */
+                info->draining = worker_is_draining(e->worker) || e->preempting;
         }
         if (unit_buf && executor_unit_name(unit_buf, unit_size, e->app->id, e->id) >= 0)
                 info->unit = unit_buf;
@@ -40,6 +41,12 @@ void app_info_fill(const App *a, Spark__AppInfo *ai) {
         ai->executors_wanted = a->executor_limit == INT32_MAX ? -1 : a->executor_limit;
         ai->executors_live = (int32_t) a->n_live_executors;
         ai->dynamic_allocation = a->dynamic_allocation;
+        ai->weight = a->weight;
+        ai->share = a->fair_dominant;
+        ai->fair_share = a->fair_share;
+        ai->executors_demand = app_executors_wanted(a) == INT32_MAX ? -1 : app_executors_wanted(a);
+        ai->executors_target = a->fair_target;
+        ai->executors_preempting = a->n_preempting;
 }
 
 void master_snapshot_done(MasterSnapshot *s) {
@@ -84,6 +91,7 @@ int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapsho
                 return -ENOMEM;
 
         s.state.master_id = (char *) cluster_id(m->cluster);
+        s.state.scheduling = m->config.master.scheduling;
         if (m->ha) {
                 s.state.master_role = (char *) master_role_to_string(master_ha_role(m->ha));
                 s.state.master_epoch = master_ha_epoch(m->ha);

@@ -128,6 +128,7 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         ai->driver_url = a->driver_url;
         ai->state = a->state;
         ai->max_cores = a->max_cores;
+        ai->weight = a->weight;
         ai->cores_per_executor = a->cores_per_executor;
         ai->executor_memory_mb = a->executor_memory_mb;
         ai->submitted_by = a->submitted_by;
@@ -634,6 +635,7 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
                 .executor_memory_mb = r->info->executor_memory_mb,
                 .env = (const char *const *) env, .n_env = r->n_env,
                 .executor_key = r->executor_key.data, .executor_key_len = r->executor_key.len,
+                .weight = r->info->weight,
         };
         k = cluster_restore_app(m->cluster, &reg, r->info->state, r->next_executor_id, r->executor_limit,
                                 r->retry_count, now, ret);

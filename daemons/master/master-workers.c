@@ -383,6 +383,23 @@ static void on_schedule_needed(Cluster *c, void *userdata) {
                 (void) sd_event_source_set_enabled(m->placement, SD_EVENT_ONESHOT);
 }
 
+/* A fair-share deadline (cluster-fair.c): the worker check, which also
+ * runs the preemption check, fires no later than when. */
+static void on_check_at(Cluster *c, usec_t when, void *userdata) {
+        Master *m = userdata;
+        uint64_t armed;
+        int enabled;
+        (void) c;
+
+        if (!m->worker_check)
+                return;  /* armed at the first worker check, which looks at the apps too */
+        if (sd_event_source_get_enabled(m->worker_check, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
+            sd_event_source_get_time(m->worker_check, &armed) >= 0 && armed <= when)
+                return;
+        (void) sd_event_source_set_time(m->worker_check, when);
+        (void) sd_event_source_set_enabled(m->worker_check, SD_EVENT_ONESHOT);
+}
+
 const ClusterEffects master_effects = {
         .launch_executor = on_launch,
         .kill_executor = on_kill,
@@ -392,6 +409,7 @@ const ClusterEffects master_effects = {
         .app_removed = on_app_removed,
         .worker_removed = on_worker_removed,
         .schedule_needed = on_schedule_needed,
+        .check_at = on_check_at,
 };
 
 void master_resume_launches(Master *m) {

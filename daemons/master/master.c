@@ -12,6 +12,8 @@ static void cluster_config_from(const SparkConfig *c, ClusterConfig *ret) {
                 .spread_out = c->master.spread_out,
                 .default_cores = (int) c->master.default_cores,
                 .max_executor_retries = (int) c->master.max_executor_retries,
+                .fair = streq(c->master.scheduling, "fair"),
+                .preemption_timeout = (usec_t) c->master.preemption_timeout_ms * USEC_PER_MSEC,
         };
 }
 

@@ -317,7 +317,8 @@ sparkctl() {
 
 # cluster_config: writes $S/cluster.conf (master and driver) and, per worker,
 # $S/wN.conf.  Knobs (set by the scenario before): W_NETNS[wN]=1 runs wN in
-# the namespace; W_TMPFS[wN]=1 makes its work_dir a tiny tmpfs.
+# the namespace; W_TMPFS[wN]=1 makes its work_dir a tiny tmpfs; MASTER_EXTRA
+# is added to the (single) master's section.
 cluster_config() {
         local mp mep dp dep w port eport host mp2 mep2 n l e cluster_line master_section m1host
         mp=$(free_port) && mep=$(free_port) && dp=$(free_port) && dep=$(free_port) || return 1
@@ -326,7 +327,7 @@ cluster_config() {
         mkdir -p "$S/stamps"
         cluster_line="cluster: { master = \"$MASTER_URL\"; master_events = \"tcp://$HOST_IP:$mep\"; insecure = true; };"
         master_section="master: { listen = \"$MASTER_URL\"; events_listen = \"tcp://$HOST_IP:$mep\"; state_dir = \"$S/master-state\";
-          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10; };"
+          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10; $MASTER_EXTRA };"
         if [ "$HA" = 1 ]; then
                 # two masters on the suite's ensemble (docs/ha.md): master
                 # leads (started first), master2 stands by

@@ -200,7 +200,7 @@ run_scenario() {
         S=$T/$name
         mkdir -p "$S"
         PROBLEMS=()
-        DETECT_MS=- DETECT_WHAT='-' EXPECT_FAILURE=0 HOG_TASKS='' HA=0 M_NETNS=0
+        DETECT_MS=- DETECT_WHAT='-' EXPECT_FAILURE=0 HOG_TASKS='' HA=0 M_NETNS=0 MASTER_EXTRA=''
         LOST=- DUPS=- RETRIED=- LEAKS=0
         W_NETNS=() W_TMPFS=() WID=() APP=''
         t_start=$(date +%s)

@@ -10,7 +10,7 @@
 
 SCENARIOS=(executor-kill executor-stop worker-kill worker-stop host-freeze master-kill journal-bitflip memory-max
            work-dir-full netns-cut driver-kill ha-leader-kill ha-zk-one-down ha-zk-quorum-loss ha-rolling-restart
-           ha-partition)
+           ha-partition preempt-worker-lost)
 # Run only when named.
 EXTRA_SCENARIOS=()
 
@@ -572,4 +572,77 @@ inject_ha-partition() {
         both=$(comm -12 <(launches master "$t0") <(launches master2 "$t0") | tr '\n' ' ')
         [ -z "$both" ] || problem "both masters launched $both"
         no_executor_lost_since "$t0"
+# --- a worker lost while executors are being taken back (fair share) -------------------
+#
+# The master shares fairly (preemption_timeout_ms 500).  The app holds 4 of
+# the 8 cores when a second application of weight 3 comes: weighted DRF
+# gives the app 2 and the newcomer 6, so two of the app's executors are
+# taken back (drained).  As soon as the master logs the first, the worker
+# that holds it dies with its executors, and comes back 1 s after the
+# master declared it lost.  The app's tasks there run again elsewhere:
+# nothing lost, nothing twice; the shares settle at DRF's targets.
+
+setup_preempt-worker-lost() {
+        MASTER_EXTRA='scheduling = "fair"; preemption_timeout_ms = 500;'
+}
+
+# executors_of_app APP: its live executors, from the master.
+executors_of_app() {
+        q '[.apps[] | select(.app_id == $a) | .executors_live] | max // 0' --arg a "$1"
+}
+
+inject_preempt-worker-lost() {
+        local t0 t1 bp bep line victim w id b_app rc=0
+        bp=$(free_port) && bep=$(free_port) || { problem "no free port for the second driver"; return; }
+        {
+                grep '^cluster:' "$S/cluster.conf"
+                cat <<EOF
+driver: { app_name = "fault-$SCENARIO-b"; listen = "tcp://$HOST_IP:$bp"; events_listen = "tcp://$HOST_IP:$bep";
+          advertise_host = "$HOST_IP"; http_listen = ""; cores_per_executor = 1;
+          executor_memory_mb = $EXECUTOR_MEMORY_MB; weight = 3; };
+EOF
+        } >"$S/driver-b.conf"
+        t0=$(now_us)
+        daemon_start driverb "$SPARK_BUILD/spark-driver" --config "$S/driver-b.conf"
+        log "second application started (weight 3)"
+        if ! line=$(wait_line 30 master "$t0" "Executor $APP/[0-9]+ on [^ ]+ taken back for "); then
+                problem "the master took nothing back from $APP"
+                daemon_stop driverb TERM
+                return
+        fi
+        victim=$(message "$line" | sed -E 's/.* on ([^ ]+) taken back .*/\1/')
+        w=w1
+        [ "$victim" = "${WID[w1]}" ] || w=w2
+        log "master: $(message "$line")"
+
+        # the host of that worker dies: the daemon and its executors
+        t1=$(now_us)
+        daemon_stop "$w" KILL
+        b_app=$(q '.apps[] | select(.name == $n) | .app_id' --arg n "fault-$SCENARIO-b")
+        while read -r id _; do
+                systemctl --user kill -s KILL "$(unit_of "$id")" 2>/dev/null || true
+        done < <(executors "$APP" | awk -v w="${WID[$w]}" '$2 == w')
+        while read -r id _; do
+                systemctl --user kill -s KILL "spark-executor-$b_app-$id.service" 2>/dev/null || true
+        done < <(executors "$b_app" | awk -v w="${WID[$w]}" '$2 == w')
+        log "SIGKILL worker $w (${WID[$w]}) and its executors"
+        if line=$(wait_line $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$t1" "Worker ${WID[$w]} lost: "); then
+                DETECT_MS=$(ms_between "$t1" "${line%% *}")
+                DETECT_WHAT="master: worker lost mid-preemption ($(message "$line" | sed -E 's/.* lost: (.*)/\1/'))"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="master: not detected"
+                problem "the master never declared the dead worker lost"
+        fi
+        sleep 1
+        worker_start "$w"
+        wait_until 15 worker_registered "$w" || problem "worker $w did not come back"
+        # DRF's targets on 8 cores: the app 2, the newcomer 6
+        if ! wait_until 30 eval '[ "$(executors_of_app "$APP")" = 2 ] && [ "$(executors_of_app "$b_app")" = 6 ]'; then
+                problem "the shares did not settle at 2 and 6: $(executors_of_app "$APP") and $(executors_of_app "$b_app")"
+        fi
+        # the newcomer leaves: the app grows back for the rest of its jobs
+        daemon_stop driverb TERM || rc=$?
+        [ $rc -eq 0 ] || problem "the second driver exited with status $rc on SIGTERM"
+        wait_until 30 running_executors_are "$APP_CORES" || problem "the app did not grow back to $APP_CORES executors"
 }

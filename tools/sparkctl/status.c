@@ -69,13 +69,34 @@ static int print_workers(const Spark__ClusterState *cs, FILE *f) {
         return table_print(t, f);
 }
 
+/* Fair share: WEIGHT, SHARE (its dominant share now / what weighted DRF
+ * gives it), TARGET (the executors DRF gives it, and those being taken
+ * back) and DEMAND (executors it would use; "any": no limit). */
+static void add_fair_columns(Table *t, const Spark__AppInfo *a) {
+        table_addf(t, "%d", a->weight);
+        table_addf(t, "%.0f%%/%.0f%%", a->share * 100.0, a->fair_share * 100.0);
+        if (a->executors_preempting > 0)
+                table_addf(t, "%d (%d preempted)", a->executors_target, a->executors_preempting);
+        else
+                table_addf(t, "%d", a->executors_target);
+        if (a->executors_demand < 0)
+                table_add(t, "any");
+        else
+                table_addf(t, "%d", a->executors_demand);
+}
+
 static int print_apps(const Spark__ClusterState *cs, FILE *f) {
         _cleanup_(table_freep) Table *t = NULL;
+        bool fair = streq_ptr(cs->scheduling, "fair");
 
-        t = table_new("APPLICATION", "NAME", "STATE", "CORES", "EXECUTORS", "DRIVER", "REASON", NULL);
+        if (fair)
+                t = table_new("APPLICATION", "NAME", "STATE", "CORES", "EXECUTORS", "WEIGHT", "SHARE", "TARGET",
+                              "DEMAND", "DRIVER", "REASON", NULL);
+        else
+                t = table_new("APPLICATION", "NAME", "STATE", "CORES", "EXECUTORS", "DRIVER", "REASON", NULL);
         if (!t)
                 return -ENOMEM;
-        table_set_optional(t, 6);
+        table_set_optional(t, fair ? 10 : 6);
         for (size_t i = 0; i < cs->n_apps; i++) {
                 const Spark__AppInfo *a = cs->apps[i];
 
@@ -88,10 +109,11 @@ static int print_apps(const Spark__ClusterState *cs, FILE *f) {
                         table_addf(t, "%d", a->cores_granted);
                 /* live/wanted for an elastic app, whose driver moves the total */
                 if (a->dynamic_allocation)
-                        table_addf(t, "%d/%d%s", a->executors_live, a->executors_wanted,
-                                   a->dynamic_allocation ? " elastic" : "");
+                        table_addf(t, "%d/%d elastic", a->executors_live, a->executors_wanted);
                 else
                         table_addf(t, "%d", a->executors_live);
+                if (fair)
+                        add_fair_columns(t, a);
                 table_add(t, a->driver_url);
                 table_add(t, a->reason);
         }
@@ -207,6 +229,8 @@ void status_print_json_masters(const Spark__ClusterState *cs, const MasterRoleIn
                 }
                 json_array_end(&j);
         }
+        if (!isempty(cs->scheduling))
+                json_string(&j, "scheduling", cs->scheduling);
         if (!isempty(cs->master_role)) {
                 json_string(&j, "master_role", cs->master_role);
                 json_int(&j, "master_epoch", (int64_t) cs->master_epoch);

@@ -291,6 +291,49 @@ START_TEST(test_status_elastic) {
 }
 END_TEST
 
+/* With fair share: each application's weight, share, target and demand. */
+START_TEST(test_status_fair) {
+        Spark__AppInfo a = SPARK__APP_INFO__INIT, b = SPARK__APP_INFO__INIT;
+        Spark__AppInfo *apps[] = { &a, &b };
+        Spark__ClusterState cs = SPARK__CLUSTER_STATE__INIT;
+        Capture c;
+
+        a.app_id = "app-20261129172233-0001", a.name = "big", a.state = SPARK__APP_STATE__APP_RUNNING;
+        a.cores_granted = 6, a.driver_url = "tcp://h1:7091", a.weight = 1, a.share = 0.75, a.fair_share = 0.5;
+        a.executors_live = 6, a.executors_wanted = -1;
+        a.executors_target = 4, a.executors_preempting = 2, a.executors_demand = -1;
+        b.app_id = "app-20261129172233-0002", b.name = "late", b.state = SPARK__APP_STATE__APP_WAITING;
+        b.driver_url = "tcp://h1:7093", b.weight = 1, b.fair_share = 0.5, b.executors_target = 4;
+        b.executors_wanted = -1, b.executors_demand = 4;
+        cs.master_id = "master-1", cs.n_apps = 2, cs.apps = apps, cs.scheduling = "fair";
+
+        capture_begin(&c);
+        ck_assert_int_eq(status_print_tables(&cs, c.f), 0);
+        ck_assert_str_eq(capture_end(&c),
+                         "Master master-1: 0 workers, 2 applications, 0 executors\n"
+                         "\n"
+                         "APPLICATION              NAME  STATE    CORES  EXECUTORS  WEIGHT  SHARE    TARGET           DEMAND  DRIVER\n"
+                         "app-20261129172233-0001  big   running  6      6          1       75%/50%  4 (2 preempted)  any     tcp://h1:7091\n"
+                         "app-20261129172233-0002  late  waiting  0      0          1       0%/50%   4                4       tcp://h1:7093\n");
+        free(c.data);
+
+        cs.n_apps = 1;
+        capture_begin(&c);
+        status_print_json(&cs, c.f);
+        ck_assert_str_eq(capture_end(&c),
+                         "{\"master_id\":\"master-1\",\"scheduling\":\"fair\",\"workers\":[],"
+                         "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"big\",\"state\":\"running\","
+                         "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":6,\"max_cores\":0,"
+                         "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\",\"submitted_by\":\"\","
+                         "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\","
+                         "\"dynamic_allocation\":false,\"executors_live\":6,\"executors_wanted\":-1,"
+                         "\"weight\":1,\"share\":0.75,\"fair_share\":0.5,\"executors_demand\":-1,"
+                         "\"executors_target\":4,\"executors_preempting\":2}],"
+                         "\"executors\":[]}\n");
+        free(c.data);
+}
+END_TEST
+
 /* Shortened only when that keeps workers apart, and only ids of the form. */
 START_TEST(test_worker_id_short) {
         Spark__WorkerInfo w1 = SPARK__WORKER_INFO__INIT, w2 = SPARK__WORKER_INFO__INIT;
@@ -368,6 +411,7 @@ int main(void) {
         TCase *tc = tcase_create("output");
 
         tcase_add_test(tc, test_utf8);
+        tcase_add_test(tc, test_status_fair);
         tcase_add_test(tc, test_json_escape);
         tcase_add_test(tc, test_json_escape_all_bytes);
         tcase_add_test(tc, test_json_writer);

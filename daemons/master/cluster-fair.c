@@ -1,0 +1,340 @@
+/* Fair share (docs/DESIGN.md "Fair share"): with master.scheduling "fair",
+ * placement gives free capacity to the application with the lowest weighted
+ * dominant share that still wants executors, first up to what weighted DRF
+ * gives it (its target, placement-fair.h), then beyond, so that nothing
+ * stays idle that someone wants.  An application that wants more and has
+ * been below its target for preemption_timeout gets executors back from
+ * applications above theirs: they are drained, as on a draining worker
+ * (cluster-drain.c), through the draining flag of each executor's record;
+ * the driver gives such an executor no new task and releases it once it
+ * holds none, and its running tasks are not counted as failures if it has
+ * to be stopped first, one more timeout later.  An application something
+ * was taken back from gets nothing beyond its target for one timeout: the
+ * capacity goes where it was taken for, and shares settle instead of
+ * swinging.
+ *
+ * Capacity is that of the workers that take executors (alive, not
+ * draining), pooled: DRF divides the sum; placement then finds each
+ * executor a worker, and what fits nowhere waits. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "alloc-util.h"
+#include "cluster-internal.h"
+#include "log.h"
+#include "placement-fair.h"
+
+typedef struct FairState {
+        App **apps;
+        FairApp *fa;
+        int *targets;
+        bool *skip;
+        size_t n;
+        int64_t capacity[_FAIR_RESOURCES];
+        int64_t used[_FAIR_RESOURCES];       /* on those workers */
+} FairState;
+
+static void fair_state_done(FairState *s) {
+        free(s->apps);
+        free(s->fa);
+        free(s->targets);
+        free(s->skip);
+}
+
+static bool app_is_live(const App *a) {
+        return a->state == SPARK__APP_STATE__APP_WAITING || a->state == SPARK__APP_STATE__APP_RUNNING;
+}
+
+/* What an app holds for the fair share: its executors but those being taken back. */
+static int app_held(const App *a) {
+        return (int) a->n_live_executors - a->n_preempting;
+}
+
+/* The live apps, the pooled capacity, and each app's target (stored in the
+ * apps for status and snapshots). */
+static int fair_state_build(Cluster *c, FairState *s) {
+        Hashmap *workers = cluster_workers(c);
+        size_t n = 0, i = 0;
+        void *v;
+        int r;
+
+        while (hashmap_iterate(workers, &i, &v, NULL)) {
+                Worker *w = v;
+                if (w->state != SPARK__WORKER_STATE__WORKER_ALIVE)
+                        continue;
+                s->capacity[FAIR_CORES] += w->cores;
+                s->capacity[FAIR_MEMORY_MB] += w->memory_mb;
+                s->used[FAIR_CORES] += w->cores_used;
+                s->used[FAIR_MEMORY_MB] += w->memory_used_mb;
+        }
+        for (int k = 0; k < _FAIR_RESOURCES; k++)
+                s->capacity[k] = MIN(s->capacity[k], FAIR_CAPACITY_MAX);
+
+        for (App *a = cluster_apps(c); a; a = a->next)
+                n += app_is_live(a);
+        s->apps = calloc(n + 1, sizeof(*s->apps));
+        s->fa = calloc(n + 1, sizeof(*s->fa));
+        s->targets = calloc(n + 1, sizeof(*s->targets));
+        s->skip = calloc(n + 1, sizeof(*s->skip));
+        if (!s->apps || !s->fa || !s->targets || !s->skip)
+                return -ENOMEM;
+        for (App *a = cluster_apps(c); a; a = a->next) {
+                if (!app_is_live(a))
+                        continue;
+                s->apps[s->n] = a;
+                s->fa[s->n] = (FairApp) {
+                        .per_executor = { a->cores_per_executor, MIN(a->executor_memory_mb, FAIR_PER_EXECUTOR_MAX) },
+                        .weight = MIN(MAX(a->weight, 1), FAIR_WEIGHT_MAX),
+                        .held = MAX(app_held(a), 0),
+                        .wanted = app_executors_wanted(a),
+                };
+                s->n++;
+        }
+        r = fair_targets(s->fa, s->n, s->capacity, s->targets);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < s->n; k++) {
+                App *a = s->apps[k];
+                a->fair_target = s->targets[k];
+                a->fair_share = fair_share_to_double(fair_share_of(&s->fa[k], s->targets[k], s->capacity)) *
+                                a->weight;
+                a->fair_dominant = fair_share_to_double(fair_share_of(&s->fa[k], (int) a->n_live_executors,
+                                                                      s->capacity)) *
+                                   a->weight;
+        }
+        return 0;
+}
+
+/* Whether placement passes over app k now: it has what it wants, or
+ * something was taken back from it lately and it has its target. */
+static bool fair_skip(const FairState *s, size_t k, usec_t now) {
+        const App *a = s->apps[k];
+
+        return s->fa[k].held >= s->fa[k].wanted || (a->regrow_after > now && s->fa[k].held >= s->targets[k]);
+}
+
+/* An app that wants more than it holds and is below its target is
+ * starved from now, if it was not already: the preemption check is due
+ * one timeout later. */
+static void fair_note_starved(Cluster *c, const FairState *s, usec_t now) {
+        void *userdata;
+        const ClusterEffects *fx = cluster_effects(c, &userdata);
+        const ClusterConfig *cfg = cluster_config(c);
+
+        for (size_t k = 0; k < s->n; k++) {
+                App *a = s->apps[k];
+                bool starved = s->fa[k].held < s->targets[k] && s->fa[k].held < s->fa[k].wanted;
+
+                if (!starved) {
+                        a->starved_since = 0;
+                        continue;
+                }
+                if (a->starved_since != 0)
+                        continue;
+                a->starved_since = now;
+                if (fx->check_at)
+                        fx->check_at(c, now + cfg->preemption_timeout, userdata);
+        }
+}
+
+bool cluster_fair_schedule(Cluster *c, size_t n_workers, int budget) {
+        _cleanup_(fair_state_done) FairState s = {};
+        usec_t now = now_mono_usec();
+
+        if (fair_state_build(c, &s) < 0)
+                return false;
+        for (size_t k = 0; k < s.n; k++)
+                s.skip[k] = fair_skip(&s, k, now);
+
+        for (;;) {
+                ssize_t k = fair_next(s.fa, s.n, s.capacity, s.skip);
+                App *a;
+                int want, placed;
+
+                if (k < 0)
+                        break;
+                a = s.apps[k];
+                /* up to its target at once; beyond it, one at a time, so
+                 * that the lowest share is looked at again */
+                want = s.fa[k].held < s.targets[k] ? s.targets[k] - s.fa[k].held : 1;
+                placed = cluster_schedule_app(c, a, n_workers, MIN(want, budget));
+                if (placed <= 0) {
+                        s.skip[k] = true;  /* fits nowhere now */
+                        continue;
+                }
+                s.fa[k].held += placed;
+                budget -= placed;
+                s.skip[k] = fair_skip(&s, (size_t) k, now);
+                a->fair_dominant = fair_share_to_double(fair_share_of(&s.fa[k], (int) a->n_live_executors,
+                                                                      s.capacity)) *
+                                   a->weight;
+                if (budget <= 0) {
+                        fair_note_starved(c, &s, now);
+                        return true;
+                }
+        }
+        fair_note_starved(c, &s, now);
+        return false;
+}
+
+/* The executor of a to take back: one not yet running (it holds no task),
+ * else the one that has run the shortest time, which has taken the fewest
+ * tasks; none on a draining worker, which goes anyway. */
+static ClusterExecutor *fair_pick_victim_executor(App *a) {
+        ClusterExecutor *best = NULL;
+
+        for (size_t i = 0; i < a->n_executors_allocated; i++) {
+                ClusterExecutor *e = a->executors[i];
+
+                if (!e || executor_state_is_terminal(e->state) || e->preempting || !e->worker ||
+                    worker_is_draining(e->worker))
+                        continue;
+                if (!best)
+                        best = e;
+                else if (e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING &&
+                         best->state != SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING)
+                        best = e;
+                else if ((e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING) ==
+                                 (best->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING) &&
+                         e->running_since > best->running_since)
+                        best = e;
+        }
+        return best;
+}
+
+static void fair_preempt(Cluster *c, ClusterExecutor *e, const App *starved, usec_t now) {
+        void *userdata;
+        const ClusterEffects *fx = cluster_effects(c, &userdata);
+        const ClusterConfig *cfg = cluster_config(c);
+        App *a = e->app;
+
+        e->preempting = true;
+        e->preempt_deadline = now + cfg->preemption_timeout;
+        a->n_preempting++;
+        a->regrow_after = now + cfg->preemption_timeout;
+        log_struct(LOG_NOTICE,
+                   LOG_FIELDS(.app_id = a->id, .executor_id = e->id, .worker_id = e->worker->id,
+                              .message_id = SPARK_MESSAGE_EXECUTOR_PREEMPTED),
+                   "Executor %s/%d on %s taken back for %s: %s holds %d executors, its fair share is %d; %s "
+                   "holds %d of %d",
+                   a->id, e->id, e->worker->id, starved->id, a->id, app_held(a) + 1, a->fair_target, starved->id,
+                   app_held(starved), starved->fair_target);
+        if (fx->executor_updated)
+                fx->executor_updated(c, e, userdata);
+}
+
+/* Stops what its driver has not released one timeout after it was taken
+ * back; its running tasks go elsewhere without counting as failures. */
+static void fair_check_deadlines(Cluster *c, usec_t now, usec_t *next) {
+        void *userdata;
+        const ClusterEffects *fx = cluster_effects(c, &userdata);
+
+        for (App *a = cluster_apps(c); a; a = a->next) {
+                if (a->n_preempting <= 0)
+                        continue;
+                for (size_t i = 0; i < a->n_executors_allocated; i++) {
+                        ClusterExecutor *e = a->executors[i];
+
+                        if (!e || !e->preempting || e->preempt_killed || executor_state_is_terminal(e->state) ||
+                            !e->worker)
+                                continue;
+                        if (e->preempt_deadline > now) {
+                                *next = MIN(*next, e->preempt_deadline);
+                                continue;
+                        }
+                        e->preempt_killed = true;
+                        log_struct(LOG_WARNING, LOG_FIELDS(.app_id = a->id, .executor_id = e->id),
+                                   "Executor %s/%d taken back but not released in time: stopping it; its running "
+                                   "tasks go elsewhere",
+                                   a->id, e->id);
+                        if (fx->kill_executor)
+                                fx->kill_executor(c, e->worker, e, "preempted", userdata);
+                }
+        }
+}
+
+/* The app above its target with the highest weighted dominant share that
+ * still has an executor to take back; -1: none. */
+static ssize_t fair_pick_victim(const FairState *s) {
+        ssize_t best = -1;
+
+        for (size_t k = 0; k < s->n; k++) {
+                if (s->skip[k] || s->fa[k].held <= s->targets[k])
+                        continue;
+                if (best < 0 || fair_share_cmp(fair_share_of(&s->fa[k], s->fa[k].held, s->capacity),
+                                               fair_share_of(&s->fa[best], s->fa[best].held, s->capacity)) > 0)
+                        best = (ssize_t) k;
+        }
+        return best;
+}
+
+static bool any_positive(const int64_t v[_FAIR_RESOURCES]) {
+        for (int r = 0; r < _FAIR_RESOURCES; r++)
+                if (v[r] > 0)
+                        return true;
+        return false;
+}
+
+void cluster_fair_check(Cluster *c, usec_t now, usec_t *next) {
+        _cleanup_(fair_state_done) FairState s = {};
+        const ClusterConfig *cfg = cluster_config(c);
+        int64_t need[_FAIR_RESOURCES];
+        const App *starved = NULL;
+        int taken = 0;
+
+        fair_check_deadlines(c, now, next);
+        if (!cfg->fair) {
+                for (App *a = cluster_apps(c); a; a = a->next)
+                        a->starved_since = 0;
+                return;
+        }
+        if (fair_state_build(c, &s) < 0)
+                return;
+
+        /* What the apps starved for a timeout lack, beyond what is free and
+         * what is already on its way back to them. */
+        for (int r = 0; r < _FAIR_RESOURCES; r++)
+                need[r] = -(s.capacity[r] - s.used[r]);
+        for (size_t k = 0; k < s.n; k++) {
+                App *a = s.apps[k];
+
+                for (int r = 0; r < _FAIR_RESOURCES; r++)
+                        need[r] -= (int64_t) a->n_preempting * s.fa[k].per_executor[r];
+                if (s.fa[k].held >= s.targets[k] || s.fa[k].held >= s.fa[k].wanted) {
+                        a->starved_since = 0;
+                        continue;
+                }
+                if (a->starved_since == 0)
+                        a->starved_since = now;
+                if (a->starved_since + cfg->preemption_timeout > now) {
+                        *next = MIN(*next, a->starved_since + cfg->preemption_timeout);
+                        continue;
+                }
+                for (int r = 0; r < _FAIR_RESOURCES; r++)
+                        need[r] += (int64_t) (s.targets[k] - s.fa[k].held) * s.fa[k].per_executor[r];
+                if (!starved)
+                        starved = a;  /* the oldest, named in the log */
+        }
+        if (!starved)
+                return;
+
+        while (any_positive(need)) {
+                ssize_t k = fair_pick_victim(&s);
+                ClusterExecutor *e;
+
+                if (k < 0)
+                        break;
+                e = fair_pick_victim_executor(s.apps[k]);
+                if (!e) {
+                        s.skip[k] = true;
+                        continue;
+                }
+                fair_preempt(c, e, starved, now);
+                s.fa[k].held--;
+                taken++;
+                for (int r = 0; r < _FAIR_RESOURCES; r++)
+                        need[r] -= s.fa[k].per_executor[r];
+        }
+        if (taken > 0)
+                *next = MIN(*next, now + cfg->preemption_timeout);
+}

@@ -1,0 +1,273 @@
+/* Fair share in the master's state machine (cluster-fair.c), without
+ * sockets: placement by weighted DRF, preemption as a drain of executors,
+ * no regrowth right after, and FIFO left as it was. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check-run.h"
+#include "cluster.h"
+#include "macro.h"
+
+#define TIMEOUT (2 * USEC_PER_SEC)
+
+typedef struct Recorder {
+        int launches, kills, updated_preempting, check_at;
+        usec_t check_when;
+} Recorder;
+
+static void on_launch(Cluster *c, Worker *w, ClusterExecutor *e, void *ud) {
+        (void) c, (void) w, (void) e;
+        ((Recorder *) ud)->launches++;
+}
+static void on_kill(Cluster *c, Worker *w, ClusterExecutor *e, const char *reason, void *ud) {
+        (void) c, (void) w, (void) e, (void) reason;
+        ((Recorder *) ud)->kills++;
+}
+static void on_updated(Cluster *c, ClusterExecutor *e, void *ud) {
+        (void) c;
+        if (e->preempting && !executor_state_is_terminal(e->state))
+                ((Recorder *) ud)->updated_preempting++;
+}
+static void on_check_at(Cluster *c, usec_t when, void *ud) {
+        Recorder *r = ud;
+        (void) c;
+        r->check_at++;
+        r->check_when = when;
+}
+
+static const ClusterEffects effects = {
+        .launch_executor = on_launch,
+        .kill_executor = on_kill,
+        .executor_updated = on_updated,
+        .check_at = on_check_at,
+};
+
+static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 1, 2, 3 };
+
+static Cluster *setup(Recorder *rec, bool fair) {
+        ClusterConfig cfg = { .worker_timeout = 3600 * USEC_PER_SEC, .spread_out = true, .max_executor_retries = 3,
+                              .fair = fair, .preemption_timeout = TIMEOUT };
+        Cluster *c = NULL;
+
+        memset(rec, 0, sizeof(*rec));
+        ck_assert_int_eq(cluster_new(&cfg, &effects, rec, 1795972953, &c), 0);
+        return c;
+}
+
+static void add_worker(Cluster *c, int i, int cores, usec_t now) {
+        char id[64], ep[64];
+        WorkerRegistration reg = { id, "host", ep, "tcp://h:7082", cores, 65536 };
+
+        snprintf(id, sizeof(id), "worker-20261129172233-host%d-7081", i);
+        snprintf(ep, sizeof(ep), "tcp://h%d:7081", i);
+        ck_assert_int_eq(cluster_register_worker(c, &reg, NULL, 0, now, NULL, NULL), 0);
+}
+
+static App *add_app(Cluster *c, int max_cores, int cores_per_executor, int weight) {
+        AppRegistration reg = { .name = "t", .driver_url = "tcp://d:7091", .max_cores = max_cores,
+                                .cores_per_executor = cores_per_executor, .executor_memory_mb = 1024,
+                                .executor_key = test_key, .executor_key_len = sizeof(test_key),
+                                .weight = weight };
+        App *a = NULL;
+        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
+        return a;
+}
+
+/* The executors of a being taken back end, as their workers report. */
+static int end_preempting(Cluster *c, App *a, usec_t now) {
+        int n = 0;
+
+        for (size_t i = 0; i < a->n_executors_allocated; i++) {
+                ClusterExecutor *e = a->executors[i];
+                if (!e || !e->preempting || executor_state_is_terminal(e->state))
+                        continue;
+                ck_assert_int_eq(cluster_executor_state_changed(c, e->worker->id, a->id, e->id,
+                                                                SPARK__EXECUTOR_STATE__EXECUTOR_KILLED,
+                                                                "drained: idle", 0, now),
+                                 0);
+                n++;
+        }
+        return n;
+}
+
+START_TEST(test_weighted_placement) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a = add_app(c, 0, 1, 1), *b = add_app(c, 0, 1, 2), *d = add_app(c, 0, 1, 3);
+
+        /* the apps are there first: DRF divides the cluster when it comes */
+        add_worker(c, 1, 6, now_mono_usec());
+        add_worker(c, 2, 6, now_mono_usec());
+        ck_assert_int_eq(a->n_live_executors, 2);
+        ck_assert_int_eq(b->n_live_executors, 4);
+        ck_assert_int_eq(d->n_live_executors, 6);
+        ck_assert_int_eq(a->fair_target, 2);
+        ck_assert_int_eq(d->fair_target, 6);
+        ck_assert_int_eq(a->weight, 1);
+        ck_assert_int_eq(d->weight, 3);
+        cluster_free(c);
+}
+END_TEST
+
+/* FIFO: the first app keeps the cluster, the second gets nothing, and
+ * nothing is ever taken back. */
+START_TEST(test_fifo_unchanged) {
+        Recorder rec;
+        Cluster *c = setup(&rec, false);
+        usec_t now = now_mono_usec();
+        App *a, *b;
+        usec_t next;
+
+        add_worker(c, 1, 4, now);
+        add_worker(c, 2, 4, now);
+        a = add_app(c, 0, 1, 1);
+        b = add_app(c, 0, 1, 5);
+        ck_assert_int_eq(a->n_live_executors, 8);
+        ck_assert_int_eq(b->n_live_executors, 0);
+        cluster_check_workers(c, now + 10 * TIMEOUT, &next);
+        ck_assert_int_eq(a->n_preempting, 0);
+        ck_assert_int_eq(rec.updated_preempting, 0);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_preemption) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t now = now_mono_usec(), next;
+        App *a, *b;
+
+        add_worker(c, 1, 4, now);
+        add_worker(c, 2, 4, now);
+        a = add_app(c, 0, 1, 1);
+        ck_assert_int_eq(a->n_live_executors, 8);   /* alone: everything */
+        b = add_app(c, 0, 1, 1);
+        ck_assert_int_eq(b->n_live_executors, 0);
+        ck_assert_int_eq(a->fair_target, 4);
+        ck_assert_int_eq(b->fair_target, 4);
+        ck_assert_int_ne(b->starved_since, 0);
+        ck_assert_int_eq(rec.check_at, 1);
+        ck_assert_uint_eq(rec.check_when, b->starved_since + TIMEOUT);
+
+        /* before the timeout: nothing is taken */
+        cluster_check_workers(c, b->starved_since + TIMEOUT - 1, &next);
+        ck_assert_int_eq(a->n_preempting, 0);
+        ck_assert_uint_eq(next, b->starved_since + TIMEOUT);
+
+        /* at the timeout: four of a's executors drain for b */
+        now = b->starved_since + TIMEOUT;
+        cluster_check_workers(c, now, &next);
+        ck_assert_int_eq(a->n_preempting, 4);
+        ck_assert_int_eq(rec.updated_preempting, 4);
+        ck_assert_int_eq(rec.kills, 0);                     /* gracefully: the drivers release them */
+        /* asked again: the four on their way cover b */
+        cluster_check_workers(c, now + 1, &next);
+        ck_assert_int_eq(a->n_preempting, 4);
+
+        /* a's driver releases them; b gets the cores, a does not */
+        ck_assert_int_eq(end_preempting(c, a, now + 2), 4);
+        ck_assert_int_eq(a->n_preempting, 0);
+        ck_assert_int_eq(a->n_live_executors, 4);
+        ck_assert_int_eq(b->n_live_executors, 4);
+        ck_assert_int_eq(b->starved_since, 0);
+        ck_assert_int_eq(a->retry_count, 0);               /* not failures */
+        cluster_free(c);
+}
+END_TEST
+
+/* An executor taken back and not released is stopped one timeout later. */
+START_TEST(test_preemption_deadline) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t now = now_mono_usec(), next;
+        App *a, *b;
+
+        add_worker(c, 1, 2, now);
+        a = add_app(c, 0, 1, 1);
+        b = add_app(c, 0, 1, 1);
+        now = b->starved_since + TIMEOUT;
+        cluster_check_workers(c, now, &next);
+        ck_assert_int_eq(a->n_preempting, 1);
+        ck_assert_uint_eq(next, now + TIMEOUT);
+        cluster_check_workers(c, now + TIMEOUT, &next);
+        ck_assert_int_eq(rec.kills, 1);
+        cluster_check_workers(c, now + TIMEOUT + 1, &next);
+        ck_assert_int_eq(rec.kills, 1);                     /* once */
+        cluster_free(c);
+}
+END_TEST
+
+/* Capacity freed by preemption that the starved app cannot use (its
+ * executors need two cores on one worker) is not given straight back to
+ * the app it was taken from. */
+START_TEST(test_no_regrowth_within_timeout) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t now = now_mono_usec(), next;
+        App *a, *b;
+        int launches;
+
+        add_worker(c, 1, 4, now);
+        add_worker(c, 2, 4, now);
+        a = add_app(c, 0, 1, 1);
+        /* running, executors 4 (host1) and 8 (host2) the youngest: they
+         * are taken back, one core on each worker */
+        for (int id = 1; id <= 8; id++) {
+                ClusterExecutor *e = cluster_executor(c, a->id, id);
+                usec_t at = now + (usec_t) (id % 4 == 0 ? 100 + id : id);
+                ck_assert_int_eq(cluster_executor_state_changed(c, e->worker->id, a->id, id,
+                                                                SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, at),
+                                 0);
+        }
+        b = add_app(c, 2, 2, 1);                     /* one executor of 2 cores */
+        ck_assert_int_eq(b->fair_target, 1);
+        ck_assert_int_eq(a->fair_target, 6);
+        now = b->starved_since + TIMEOUT;
+        cluster_check_workers(c, now, &next);
+        ck_assert_int_eq(a->n_preempting, 2);
+        launches = rec.launches;
+        ck_assert(cluster_executor(c, a->id, 4)->preempting);
+        ck_assert(cluster_executor(c, a->id, 8)->preempting);
+        ck_assert_int_eq(end_preempting(c, a, now + 1), 2);
+        /* the freed cores are on two workers: b's executor fits on
+         * neither, and a does not get them back */
+        ck_assert_int_eq(b->n_live_executors, 0);
+        ck_assert_int_eq(rec.launches, launches);
+        ck_assert_int_eq(a->n_live_executors, 6);
+        ck_assert_uint_gt(a->regrow_after, now);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_bad_weight) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        AppRegistration reg = { .name = "t", .driver_url = "tcp://d:7091", .cores_per_executor = 1,
+                                .executor_memory_mb = 1024, .executor_key = test_key,
+                                .executor_key_len = sizeof(test_key), .weight = -1 };
+        App *a = NULL;
+
+        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), -EINVAL);
+        reg.weight = APP_WEIGHT_MAX + 1;
+        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), -EINVAL);
+        reg.weight = 0;  /* an older driver: 1 */
+        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
+        ck_assert_int_eq(a->weight, 1);
+        cluster_free(c);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("cluster-fair");
+        TCase *tc = tcase_create("fair");
+
+        tcase_add_test(tc, test_weighted_placement);
+        tcase_add_test(tc, test_fifo_unchanged);
+        tcase_add_test(tc, test_preemption);
+        tcase_add_test(tc, test_preemption_deadline);
+        tcase_add_test(tc, test_no_regrowth_within_timeout);
+        tcase_add_test(tc, test_bad_weight);
+        suite_add_tcase(s, tc);
+        return check_run(s);
+}
