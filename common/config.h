@@ -64,6 +64,10 @@ typedef struct SparkWorkerConfig {
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
         char **executor_properties; /* NULL-terminated "Name=value" (exec-property.h); NULL: none */
+        char **labels;              /* NULL-terminated; NULL: none */
+        /* NULL-terminated, one string per named resource in the form
+         * resource_entry_parse() reads (resources.h); NULL: none */
+        char **resources;
 } SparkWorkerConfig;
 
 typedef struct SparkDriverConfig {
@@ -83,6 +87,8 @@ typedef struct SparkDriverConfig {
         char **executor_env; /* NULL-terminated "NAME=value" strings, file order; NULL: none */
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
+        char **executor_resources; /* NULL-terminated "name=N" strings, file order; NULL: none */
+        char **constraints;        /* NULL-terminated labels; NULL: none */
 } SparkDriverConfig;
 
 typedef struct SparkConfig {
@@ -111,6 +117,8 @@ typedef enum ConfigKeyType {
         CONFIG_KEY_BOOL,     /* bool */
         CONFIG_KEY_ENV,      /* char **: a group of string settings, NAME = "value" */
         CONFIG_KEY_STRV,     /* char **: an array or list of strings, each checked by validate() */
+        CONFIG_KEY_RESOURCES, /* char **: a group of named resources (worker.resources), resources.h */
+        CONFIG_KEY_AMOUNTS,  /* char **: a group of name = integer, kept as "name=N" */
         _CONFIG_KEY_TYPE_MAX,
         _CONFIG_KEY_TYPE_INVALID = -EINVAL,
 } ConfigKeyType;
