@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cluster-resources.h"
 #include "executor-secret.h"
 #include "hashmap.h"
 #include "ids.h"
@@ -52,6 +53,9 @@ struct ClusterExecutor {
         bool ended_early;        /* exited 0 before it ran long: counts as a failed start */
         usec_t launch_sent;      /* the I/O layer's: when its launch went out, 0: not timed */
         bool usage_counted;      /* its CPU time and peak memory are in its app's totals */
+        ClusterGrant *grants;    /* the named resources' addresses it was given */
+        size_t n_grants;
+        Spark__ResourceAddresses **grant_ptrs;   /* n_grants, for ExecutorInfo and LaunchExecutor */
         ClusterExecutor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
@@ -73,6 +77,11 @@ struct Worker {
          * are killed; drivers re-queue the tasks); 0: no timeout */
         usec_t drain_deadline;
         bool drain_timed_out;    /* the kills at the deadline went out */
+        char **labels;           /* worker.labels */
+        size_t n_labels;
+        ClusterResource *resources;  /* worker.resources, with who holds each address */
+        size_t n_resources;
+        Spark__ResourceAddresses **resource_ptrs;  /* n_resources, for WorkerInfo */
         void *link;              /* the I/O layer's connection to it */
 };
 
@@ -113,6 +122,11 @@ struct App {
         uint64_t cpu_usage_ns;
         uint64_t memory_peak_bytes;  /* the sum of its executors' peaks */
         int executors_stopping;  /* at its removal: executors killed, their use still to come */
+        char **constraints;      /* labels its workers must carry */
+        size_t n_constraints;
+        ClusterResourceAmount *wants;  /* named resources each executor needs */
+        size_t n_wants;
+        Spark__ResourceAmount *wants_wire, **wants_ptrs;  /* n_wants, for AppInfo */
         App *prev, *next;        /* FIFO order for scheduling */
 };
 
@@ -149,6 +163,10 @@ typedef struct WorkerRegistration {
         const char *id, *host, *endpoint, *events_endpoint;
         int cores;
         int64_t memory_mb;
+        const char *const *labels;
+        size_t n_labels;
+        const ClusterResourceOffer *resources;
+        size_t n_resources;
 } WorkerRegistration;
 
 /* A reported running executor (after a worker restart). */
@@ -178,6 +196,10 @@ typedef struct AppRegistration {
         size_t n_env;
         const uint8_t *executor_key;  /* executor_key_len bytes, which must be EXECUTOR_KEY_SIZE */
         size_t executor_key_len;
+        const char *const *constraints;
+        size_t n_constraints;
+        const ClusterResourceAmount *wants;
+        size_t n_wants;
 } AppRegistration;
 
 int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret);
