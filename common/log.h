@@ -35,6 +35,11 @@
 #define SPARK_MESSAGE_MASTER_LEADER       "8ed35f825ca94f449fa951a76074df3c"
 /* the leader lost its ZooKeeper connection (suspended) or session (deposed) */
 #define SPARK_MESSAGE_MASTER_FENCED       "397984dd07a44c0baeb7a7f942c2519a"
+/* a worker offers none of a named resource: its discovery script failed or
+ * printed something it refuses (docs/resources.md) */
+#define SPARK_MESSAGE_RESOURCE_DISCOVERY_FAILED "a07b8614fd9742f990555acbc47735c4"
+/* the named resources and labels a worker offers, logged at its start */
+#define SPARK_MESSAGE_RESOURCES_OFFERED   "237eb11226dd4775852d6ea6395490c2"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

@@ -87,7 +87,8 @@ static int print_apps(const Spark__ClusterState *cs, FILE *f) {
                 else
                         table_addf(t, "%d", a->cores_granted);
                 table_add(t, a->driver_url);
-                table_add(t, a->reason);
+                /* a live app has no reason of its own: say why it waits, if known */
+                table_add(t, isempty(a->reason) ? a->waiting_reason : a->reason);
         }
         return table_print(t, f);
 }
