@@ -113,3 +113,18 @@ check "sparkctl status shows the reason" sh -c "'$SPARK_BUILD/sparkctl' --master
 # --- an address is free again only when its unit is gone --------------------
 stop_daemon driver1
 check "the gpu app's units stop" wait_until 30 sh -c "[ \$(systemctl --user list-units --no-legend --plain 'spark-executor-*' | grep -c active) -eq 0 ]"
+# the worker reported the units gone: both addresses serve a new app
+start_daemon driver3 "$SPARK_BUILD/spark-driver" --config "$tmp/driver1.conf"
+check "a new gpu app gets both addresses again" wait_until 30 units_running 2
+check_eq "... 0 and 1, one each" "['0', '1']" \
+        "$(status_py "sorted(a for e in s['executors'] for a in e['resources']['gpu'])")"
+
+# --- assigned addresses survive a master restart ------------------------------
+held() { status_py "sorted((e['executor_id'], e['resources']['gpu']) for e in s['executors'])"; }
+before=$(held)
+stop_daemon master
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+# the restored master places at once what it would place, before it answers
+same_after_restart() { [ "$(held 2>/dev/null)" = "$before" ]; }
+check "after a master restart each executor holds the same address" wait_until 30 same_after_restart
+check_eq "... and the master starts no third executor on them" 2 "$(status_py "len(s['executors'])")"
