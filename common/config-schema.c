@@ -16,6 +16,7 @@
 #include "config.h"
 #include "endpoint-list.h"
 #include "exec-property.h"
+#include "resources.h"
 
 #define ROW(S, s, n, t, r)                                                       \
         .section = CONFIG_SECTION_##S, .name = #n, .key = #s "." #n, .type = (t), \
@@ -37,6 +38,9 @@
 #define KEY_BOOL(S, s, n, def, r, desc) \
         { ROW(S, s, n, CONFIG_KEY_BOOL, r), .default_int = (def), .description = (desc) }
 #define KEY_ENV(S, s, n, r, desc) { ROW(S, s, n, CONFIG_KEY_ENV, r), .description = (desc) }
+#define KEY_RESOURCES(S, s, n, r, desc) { ROW(S, s, n, CONFIG_KEY_RESOURCES, r), .description = (desc) }
+#define KEY_AMOUNTS(S, s, n, lo, hi, r, desc) \
+        { ROW(S, s, n, CONFIG_KEY_AMOUNTS, r), .min = (lo), .max = (hi), .description = (desc) }
 #define KEY_STRV(S, s, n, check, r, desc) \
         { ROW(S, s, n, CONFIG_KEY_STRV, r), .validate_element = (check), .description = (desc) }
 /* A cluster.tls_* key, kept in SparkConfig's cluster.tls.<field>. */
@@ -74,6 +78,7 @@ static const char *check_slice(const char *s);
 static const char *check_user(const char *s);
 static const char *check_app_name(const char *s);
 static const char *check_exec_property(const char *s, char *buf, size_t size);
+static const char *check_label(const char *s, char *buf, size_t size);
 
 static const ConfigKey schema[] = {
         KEY_ENDPOINT_LIST(CLUSTER, cluster, master, "tcp://127.0.0.1:7077", RESTART,
@@ -163,6 +168,11 @@ static const ConfigKey schema[] = {
         KEY_STRV(WORKER, worker, executor_properties, check_exec_property, RELOAD,
                  "unit properties of new executors, \"Name=value\", each replacing the built-in "
                  "sandbox's property of that name"),
+        KEY_STRV(WORKER, worker, labels, check_label, RESTART,
+                 "labels of this worker, which applications' constraints ask for"),
+        KEY_RESOURCES(WORKER, worker, resources, RESTART,
+                      "named resources offered to executors, NAME = { addresses = [...]; devices = [...]; } "
+                      "or NAME = { discovery = \"/path\"; }"),
 
         KEY_STRING(DRIVER, driver, app_name, "default", check_app_name, RESTART,
                    "the application's name, as the master shows it"),
@@ -207,6 +217,10 @@ static const ConfigKey schema[] = {
                 "with dynamic_allocation, an executor idle this long is released"),
         KEY_INT(DRIVER, driver, backlog_timeout_ms, 1000, 1, MS_MAX, RELOAD,
                 "with dynamic_allocation, tasks waiting this long make the driver ask for more executors"),
+        KEY_AMOUNTS(DRIVER, driver, executor_resources, 1, RESOURCE_AMOUNT_MAX, RESTART,
+                    "named resources each executor is given, NAME = count"),
+        KEY_STRV(DRIVER, driver, constraints, check_label, RESTART,
+                 "labels a worker must carry to run this application's executors"),
 };
 
 static const char *const section_table[_CONFIG_SECTION_MAX] = {
@@ -223,6 +237,8 @@ static const char *const key_type_table[_CONFIG_KEY_TYPE_MAX] = {
         [CONFIG_KEY_BOOL] = "boolean",
         [CONFIG_KEY_ENV] = "environment",
         [CONFIG_KEY_STRV] = "list of strings",
+        [CONFIG_KEY_RESOURCES] = "resources",
+        [CONFIG_KEY_AMOUNTS] = "amounts",
 };
 
 const char *config_section_to_string(ConfigSection s) {
@@ -513,4 +529,12 @@ static const char *check_exec_property(const char *s, char *buf, size_t size) {
         if (r == -ENOMEM)
                 return "out of memory";
         return r < 0 ? buf : NULL;
+}
+
+static const char *check_label(const char *s, char *buf, size_t size) {
+        if (resource_label_is_valid(s))
+                return NULL;
+        snprintf(buf, size, "invalid label: letters, digits and ._- not starting with . _ or -, at most %d bytes",
+                 LABEL_MAX);
+        return buf;
 }

@@ -111,6 +111,8 @@ static size_t value_size(const ConfigKey *k) {
                 return sizeof(bool);
         case CONFIG_KEY_ENV:
         case CONFIG_KEY_STRV:
+        case CONFIG_KEY_RESOURCES:
+        case CONFIG_KEY_AMOUNTS:
                 return sizeof(char **);
         default:
                 return 0;
@@ -128,6 +130,8 @@ static void value_free(const ConfigKey *k, SparkConfig *c) {
                 break;
         case CONFIG_KEY_ENV:
         case CONFIG_KEY_STRV:
+        case CONFIG_KEY_RESOURCES:
+        case CONFIG_KEY_AMOUNTS:
                 *(char ***) v = config_strv_free(*(char ***) v);
                 break;
         default:
@@ -151,6 +155,8 @@ static int value_copy(const ConfigKey *k, SparkConfig *dst, const SparkConfig *s
                 return *(char **) to ? 0 : -ENOMEM;
         case CONFIG_KEY_ENV:
         case CONFIG_KEY_STRV:
+        case CONFIG_KEY_RESOURCES:
+        case CONFIG_KEY_AMOUNTS:
                 return strv_copy(*(char **const *) from, (char ***) to);
         default:
                 memcpy(to, from, value_size(k));
@@ -187,6 +193,8 @@ int config_defaults(SparkConfig *c) {
                         break;
                 case CONFIG_KEY_ENV:
                 case CONFIG_KEY_STRV:
+                case CONFIG_KEY_RESOURCES:
+                case CONFIG_KEY_AMOUNTS:
                         *(char ***) v = NULL;
                         break;
                 default:
@@ -221,6 +229,8 @@ bool config_key_equal(const ConfigKey *k, const SparkConfig *a, const SparkConfi
                 return *(const bool *) x == *(const bool *) y;
         case CONFIG_KEY_ENV:
         case CONFIG_KEY_STRV:
+        case CONFIG_KEY_RESOURCES:
+        case CONFIG_KEY_AMOUNTS:
                 return strv_equal(*(char **const *) x, *(char **const *) y);
         default:
                 return false;
@@ -287,6 +297,10 @@ int config_key_format_value(const ConfigKey *k, const SparkConfig *c, char **ret
                 return format_strings(*(char **const *) v, true, ret);
         case CONFIG_KEY_STRV:
                 return format_strings(*(char **const *) v, false, ret);
+        case CONFIG_KEY_RESOURCES:
+                return config_format_resources(*(char **const *) v, ret);
+        case CONFIG_KEY_AMOUNTS:
+                return config_format_amounts(*(char **const *) v, ret);
         default:
                 return -EINVAL;
         }

@@ -200,6 +200,20 @@ _printf_(3, 4) static int setting_error(Loader *l, const config_setting_t *s, co
         return r;
 }
 
+int config_loader_error(Loader *l, const config_setting_t *s, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = add_errorv(l,
+                       source_path(l, config_setting_source_file(s)),
+                       config_setting_source_line(s),
+                       fmt,
+                       ap);
+        va_end(ap);
+        return r;
+}
+
 static const char *setting_type_name(const config_setting_t *s) {
         switch (config_setting_type(s)) {
         case CONFIG_TYPE_GROUP:
@@ -220,6 +234,10 @@ static const char *setting_type_name(const config_setting_t *s) {
         default:
                 return "nothing";
         }
+}
+
+const char *config_loader_type_name(const config_setting_t *s) {
+        return setting_type_name(s);
 }
 
 static int type_error(Loader *l, const config_setting_t *s, const char *key, const char *expected) {
@@ -455,6 +473,10 @@ static int load_key(Loader *l, const ConfigKey *k, config_setting_t *s) {
                 return load_env(l, k, s);
         case CONFIG_KEY_STRV:
                 return load_strv(l, k, s);
+        case CONFIG_KEY_RESOURCES:
+                return config_load_resources(l, k, s, config_key_value(k, &l->config));
+        case CONFIG_KEY_AMOUNTS:
+                return config_load_amounts(l, k, s, config_key_value(k, &l->config));
         default:
                 return -EINVAL;
         }

@@ -66,6 +66,10 @@ typedef struct SparkWorkerConfig {
         char *tls_cert_file; /* "": cluster.tls_cert_file */
         char *tls_key_file;  /* "": cluster.tls_key_file */
         char **executor_properties; /* NULL-terminated "Name=value" (exec-property.h); NULL: none */
+        char **labels;              /* NULL-terminated; NULL: none */
+        /* NULL-terminated, one string per named resource in the form
+         * resource_entry_parse() reads (resources.h); NULL: none */
+        char **resources;
 } SparkWorkerConfig;
 
 typedef struct SparkDriverConfig {
@@ -91,6 +95,8 @@ typedef struct SparkDriverConfig {
         int64_t max_executors;          /* 0: no cap */
         int64_t executor_idle_timeout_ms;
         int64_t backlog_timeout_ms;
+        char **executor_resources; /* NULL-terminated "name=N" strings, file order; NULL: none */
+        char **constraints;        /* NULL-terminated labels; NULL: none */
 } SparkDriverConfig;
 
 typedef struct SparkConfig {
@@ -119,6 +125,8 @@ typedef enum ConfigKeyType {
         CONFIG_KEY_BOOL,     /* bool */
         CONFIG_KEY_ENV,      /* char **: a group of string settings, NAME = "value" */
         CONFIG_KEY_STRV,     /* char **: an array or list of strings, each checked by validate() */
+        CONFIG_KEY_RESOURCES, /* char **: a group of named resources (worker.resources), resources.h */
+        CONFIG_KEY_AMOUNTS,  /* char **: a group of name = integer, kept as "name=N" */
         _CONFIG_KEY_TYPE_MAX,
         _CONFIG_KEY_TYPE_INVALID = -EINVAL,
 } ConfigKeyType;

@@ -15,6 +15,9 @@ bool executor_env_name_is_reserved(const char *name, size_t len) {
         if (len >= strlen(EXECUTOR_ENV_TLS_PREFIX) &&
             strncmp(name, EXECUTOR_ENV_TLS_PREFIX, strlen(EXECUTOR_ENV_TLS_PREFIX)) == 0)
                 return true;
+        if (len >= strlen(EXECUTOR_ENV_RESOURCE_PREFIX) &&
+            strncmp(name, EXECUTOR_ENV_RESOURCE_PREFIX, strlen(EXECUTOR_ENV_RESOURCE_PREFIX)) == 0)
+                return true;
         for (size_t i = 0; i < ELEMENTSOF(reserved_names); i++)
                 if (strlen(reserved_names[i]) == len && strncmp(name, reserved_names[i], len) == 0)
                         return true;

@@ -24,6 +24,9 @@
  * set these: an executor that inherited a worker's key path from a job's
  * environment is exactly what must never be. */
 #define EXECUTOR_ENV_TLS_PREFIX "SPARK_TLS_"
+/* SPARK_RESOURCE_<NAME>: the addresses of a named resource the worker gave
+ * the executor (resources.h). */
+#define EXECUTOR_ENV_RESOURCE_PREFIX "SPARK_RESOURCE_"
 
 /* Whether the first len bytes of name (an environment variable's name, not
  * necessarily NUL-terminated there: "NAME=value" with len up to '=') are a

@@ -41,6 +41,11 @@
 #define SPARK_MESSAGE_EXECUTORS_WANTED    "38fbadc095ad449c860aa586ec08894b"
 /* fair share: an executor taken back from an application above its share */
 #define SPARK_MESSAGE_EXECUTOR_PREEMPTED  "6e81d6f446c34e68b50acd30eaa95a29"
+/* a worker offers none of a named resource: its discovery script failed or
+ * printed something it refuses (docs/resources.md) */
+#define SPARK_MESSAGE_RESOURCE_DISCOVERY_FAILED "a07b8614fd9742f990555acbc47735c4"
+/* the named resources and labels a worker offers, logged at its start */
+#define SPARK_MESSAGE_RESOURCES_OFFERED   "237eb11226dd4775852d6ea6395490c2"
 
 /* The structured fields of one log line; NULL / zero members are left out. */
 typedef struct LogFields {

@@ -3,6 +3,21 @@
 #include "state-json.h"
 #include "wire-names.h"
 
+static void json_strings(Json *j, const char *key, char *const *l, size_t n) {
+        json_array_begin(j, key);
+        for (size_t i = 0; i < n; i++)
+                json_string(j, NULL, l[i]);
+        json_array_end(j);
+}
+
+/* { "gpu": ["0", "1"], ... } */
+static void json_resources(Json *j, const char *key, Spark__ResourceAddresses *const *r, size_t n) {
+        json_object_begin(j, key);
+        for (size_t i = 0; i < n; i++)
+                json_strings(j, r[i]->name, r[i]->addresses, r[i]->n_addresses);
+        json_object_end(j);
+}
+
 static void json_worker(Json *j, const Spark__WorkerInfo *w) {
         json_object_begin(j, NULL);
         json_string(j, "worker_id", w->worker_id);
@@ -19,6 +34,8 @@ static void json_worker(Json *j, const Spark__WorkerInfo *w) {
         json_string(j, "reason", w->reason);
         json_int(j, "end_time_ms", w->end_time_ms);
         json_string(j, "ui_url", w->ui_url);
+        json_strings(j, "labels", w->labels, w->n_labels);
+        json_resources(j, "resources", w->resources, w->n_resources);
         json_object_end(j);
 }
 
@@ -51,6 +68,12 @@ static void json_app(Json *j, const Spark__AppInfo *a) {
                 json_int(j, "executors_target", a->executors_target);
                 json_int(j, "executors_preempting", a->executors_preempting);
         }
+        json_object_begin(j, "executor_resources");
+        for (size_t i = 0; i < a->n_executor_resources; i++)
+                json_int(j, a->executor_resources[i]->name, a->executor_resources[i]->amount);
+        json_object_end(j);
+        json_strings(j, "constraints", a->constraints, a->n_constraints);
+        json_string(j, "waiting_reason", a->waiting_reason);
         json_object_end(j);
 }
 
@@ -67,6 +90,7 @@ static void json_executor(Json *j, const Spark__ExecutorInfo *e) {
         json_int(j, "exit_code", e->exit_code);
         json_string(j, "unit", e->unit);
         json_bool(j, "draining", e->draining);
+        json_resources(j, "resources", e->resources, e->n_resources);
         json_object_end(j);
 }
 

@@ -164,6 +164,8 @@ static const struct {
         { "worker.tls_cert_file", "\"\"" },
         { "worker.tls_key_file", "\"\"" },
         { "worker.executor_properties", "[ ]" },
+        { "worker.labels", "[ ]" },
+        { "worker.resources", "{ }" },
         { "driver.app_name", "\"default\"" },
         { "driver.listen", "\"tcp://127.0.0.1:7091\"" },
         { "driver.events_listen", "\"tcp://127.0.0.1:7092\"" },
@@ -186,6 +188,8 @@ static const struct {
         { "driver.max_executors", "0" },
         { "driver.executor_idle_timeout_ms", "60000" },
         { "driver.backlog_timeout_ms", "1000" },
+        { "driver.executor_resources", "{ }" },
+        { "driver.constraints", "[ ]" },
 };
 
 static const char *const expected_reloadable[] = {
@@ -508,6 +512,8 @@ START_TEST(test_types) {
                         k->type == CONFIG_KEY_INT  ? "an integer" :
                         k->type == CONFIG_KEY_BOOL ? "a boolean" :
                         k->type == CONFIG_KEY_ENV  ? "a group" :
+                        k->type == CONFIG_KEY_RESOURCES ? "a group" :
+                        k->type == CONFIG_KEY_AMOUNTS ? "a group" :
                         k->type == CONFIG_KEY_STRV ? "an array of strings" :
                                                      "a string";
 

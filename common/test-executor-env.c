@@ -25,6 +25,10 @@ START_TEST(test_worker_names) {
         /* the whole prefix: a later TLS setting is the worker's too */
         ck_assert(reserved("SPARK_TLS_"));
         ck_assert(reserved("SPARK_TLS_CRL_FILE"));
+        /* the named resources' addresses are the worker's to give */
+        ck_assert(reserved("SPARK_RESOURCE_GPU"));
+        ck_assert(reserved("SPARK_RESOURCE_"));
+        ck_assert(!reserved("SPARK_RESOURCE"));
 }
 END_TEST
 

@@ -91,11 +91,34 @@ void driver_register_app(Driver *d) {
         _cleanup_free_ Spark__KeyValue *kv = NULL;
         _cleanup_free_ Spark__KeyValue **kvp = NULL;
         _cleanup_free_ char *keys = NULL;
+        _cleanup_free_ Spark__ResourceAmount *amounts = NULL;
+        _cleanup_free_ Spark__ResourceAmount **amount_ptrs = NULL;
+        _cleanup_free_ char *names = NULL;
         Envelope env = ENVELOPE_INIT;
-        size_t n = 0;
+        size_t n = 0, n_amounts = 0;
 
         if (d->registering)
                 return;
+        /* executor_resources: "name=N", checked when the configuration was loaded */
+        for (char **e = d->config.driver.executor_resources; e && *e; e++)
+                n_amounts++;
+        amounts = calloc(n_amounts + 1, sizeof(*amounts));
+        amount_ptrs = calloc(n_amounts + 1, sizeof(*amount_ptrs));
+        names = calloc(n_amounts + 1, 64);
+        if (!amounts || !amount_ptrs || !names) {
+                log_oom();
+                return;
+        }
+        for (size_t i = 0; i < n_amounts; i++) {
+                const char *s = d->config.driver.executor_resources[i], *eq = strchr(s, '=');
+                char *name = names + i * 64;
+
+                spark__resource_amount__init(&amounts[i]);
+                snprintf(name, 64, "%.*s", eq ? (int) (eq - s) : 0, s);
+                amounts[i].name = name;
+                amounts[i].amount = eq ? atoi(eq + 1) : 0;
+                amount_ptrs[i] = &amounts[i];
+        }
         for (char **e = d->config.driver.executor_env; e && *e; e++)
                 n++;
         kv = calloc(n + 1, sizeof(*kv));
@@ -129,6 +152,11 @@ void driver_register_app(Driver *d) {
         /* Elastic: the executors come as the backlog asks (driver-elastic.c). */
         ra.dynamic_allocation = d->config.driver.dynamic_allocation;
         ra.initial_executors = ra.dynamic_allocation ? (int32_t) d->config.driver.min_executors : 0;
+        ra.executor_resources = amount_ptrs;
+        ra.n_executor_resources = n_amounts;
+        ra.constraints = d->config.driver.constraints;
+        for (char **c = d->config.driver.constraints; c && *c; c++)
+                ra.n_constraints++;
         ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
         if (rpc_client_call(d->master, &env, 5000, on_register_reply, d) >= 0)
                 d->registering = true;

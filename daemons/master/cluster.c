@@ -88,6 +88,7 @@ static void executor_free(ClusterExecutor *e) {
         if (!e)
                 return;
         free(e->reason);
+        cluster_executor_grants_free(e);
         free(e);
 }
 
@@ -107,6 +108,7 @@ static void app_free(App *a) {
         free(a->driver_subject);
         free(a->submitted_by);
         free(a->reason);
+        cluster_app_wants_free(a);
         explicit_bzero(a->executor_key, sizeof(a->executor_key));
         free(a);
 }
@@ -123,6 +125,7 @@ static void worker_free(Worker *w) {
         free(w->endpoint);
         free(w->events_endpoint);
         free(w->ui_url);
+        cluster_worker_resources_free(w);
         free(w);
 }
 
@@ -335,7 +338,8 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
         bool restarted = false;
         int r;
 
-        if (!worker_id_is_valid(reg->id) || isempty(reg->endpoint) || reg->cores < 1 || reg->memory_mb < 1)
+        if (!worker_id_is_valid(reg->id) || isempty(reg->endpoint) || reg->cores < 1 || reg->memory_mb < 1 ||
+            cluster_offer_check(reg->labels, reg->n_labels, reg->resources, reg->n_resources) < 0)
                 return -EINVAL;
 
         w = cluster_worker(c, reg->id);
@@ -359,6 +363,8 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                 r = set_string(&w->endpoint, reg->endpoint);
         if (r >= 0)
                 r = set_string(&w->events_endpoint, reg->events_endpoint);
+        if (r >= 0)
+                r = cluster_worker_set_offer(w, reg->labels, reg->n_labels, reg->resources, reg->n_resources);
         if (r < 0)
                 return r;
         w->cores = reg->cores;
@@ -400,6 +406,8 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                                                    "gone after its worker restarted", 0);
                 }
         }
+        /* the units it no longer holds are gone: their addresses are free */
+        cluster_resource_reconcile(w, reported, n_reported);
         cluster_drain_progress(c, w);
 
         log_struct(LOG_INFO, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_REGISTERED),
@@ -525,7 +533,8 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
         if (!driver_url_is_valid(reg->driver_url) || reg->cores_per_executor < 1 || reg->cores_per_executor > 4096 ||
             reg->max_cores < 0 || reg->executor_memory_mb < 1 || reg->executor_memory_mb > (INT64_C(1) << 32) ||
             reg->n_env > 256 || !reg->executor_key || !executor_key_is_valid(reg->executor_key_len) ||
-            reg->weight < 0 || reg->weight > APP_WEIGHT_MAX)
+            reg->weight < 0 || reg->weight > APP_WEIGHT_MAX ||
+            cluster_wants_check(reg->constraints, reg->n_constraints, reg->wants, reg->n_wants) < 0)
                 return -EINVAL;
         for (size_t i = 0; i < reg->n_env; i++)
                 if (!env_entry_is_valid(reg->env[i]))
@@ -563,6 +572,9 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
                 a->n_env++;
         }
         memcpy(a->executor_key, reg->executor_key, EXECUTOR_KEY_SIZE);
+        r = cluster_app_set_wants(a, reg->constraints, reg->n_constraints, reg->wants, reg->n_wants);
+        if (r < 0)
+                return r;
         a->max_cores = reg->max_cores > 0 ? reg->max_cores : c->cfg.default_cores;
         a->cores_per_executor = reg->cores_per_executor;
         a->executor_memory_mb = reg->executor_memory_mb;
@@ -675,6 +687,11 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
                                    ExecutorState state, const char *reason, int exit_code, usec_t now) {
         ClusterExecutor *e = cluster_executor(c, app_id, executor_id);
 
+        /* The worker says the unit is gone: only now are its addresses
+         * free, also for an executor the master gave up before. */
+        if (worker_id && executor_state_is_terminal(state) &&
+            cluster_resource_release(cluster_worker(c, worker_id), app_id, executor_id) > 0)
+                schedule_soon(c);
         if (!e)
                 return -ENOENT;
         if (state <= SPARK__EXECUTOR_STATE__EXECUTOR_STATE_UNKNOWN || state > SPARK__EXECUTOR_STATE__EXECUTOR_LOST ||
@@ -768,6 +785,7 @@ int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, WorkerStat
                 return -ENOMEM;
         if (set_string(&w->id, reg->id) < 0 || set_string(&w->host, reg->host) < 0 ||
             set_string(&w->endpoint, reg->endpoint) < 0 || set_string(&w->events_endpoint, reg->events_endpoint) < 0 ||
+            cluster_worker_set_offer(w, reg->labels, reg->n_labels, reg->resources, reg->n_resources) < 0 ||
             hashmap_put(c->workers, w->id, w) < 0) {
                 worker_free(w);
                 return -ENOMEM;
@@ -882,6 +900,15 @@ int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
                         .memory_free_mb = w->memory_mb - w->memory_used_mb,
                         .usable = w->state == SPARK__WORKER_STATE__WORKER_ALIVE && w->launch_backoff_until == 0,
                 };
+                /* labels and named resources: the app's fit on this worker */
+                if (a->n_constraints > 0 || a->n_wants > 0) {
+                        int fit = cluster_resource_fit(w, a);
+
+                        if (fit == 0)
+                                c->pw[i].usable = false;
+                        else if (fit < INT_MAX)
+                                c->pw[i].resource_executors_max = fit;
+                }
         }
         placed = placement_schedule(&req, c->pw, n_workers, c->pw_order, c->pw_result);
         if (placed <= 0)
@@ -893,6 +920,10 @@ int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
                         ClusterExecutor *e = app_new_executor(c, a, w);
                         if (!e)
                                 return launched;
+                        if (cluster_resource_assign(w, e) < 0)
+                                log_struct(LOG_ERR, LOG_FIELDS(.app_id = a->id, .executor_id = e->id, .worker_id = w->id),
+                                           "Executor %s/%d placed on %s without its named resources", a->id, e->id,
+                                           w->id);
                         launched++;
                         log_struct(LOG_INFO,
                                    LOG_FIELDS(.app_id = a->id, .executor_id = e->id, .worker_id = w->id,

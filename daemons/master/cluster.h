@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cluster-resources.h"
 #include "executor-secret.h"
 #include "hashmap.h"
 #include "ids.h"
@@ -59,6 +60,9 @@ struct ClusterExecutor {
         bool preempting;         /* taken back for another app: drained like on a draining worker */
         usec_t preempt_deadline; /* preempting: stopped then if its driver has not released it */
         bool preempt_killed;     /* that stop went out */
+        ClusterGrant *grants;    /* the named resources' addresses it was given */
+        size_t n_grants;
+        Spark__ResourceAddresses **grant_ptrs;   /* n_grants, for ExecutorInfo and LaunchExecutor */
         ClusterExecutor *worker_prev, *worker_next;  /* the worker's executor list */
 };
 
@@ -80,6 +84,11 @@ struct Worker {
          * are killed; drivers re-queue the tasks); 0: no timeout */
         usec_t drain_deadline;
         bool drain_timed_out;    /* the kills at the deadline went out */
+        char **labels;           /* worker.labels */
+        size_t n_labels;
+        ClusterResource *resources;  /* worker.resources, with who holds each address */
+        size_t n_resources;
+        Spark__ResourceAddresses **resource_ptrs;  /* n_resources, for WorkerInfo */
         void *link;              /* the I/O layer's connection to it */
 };
 
@@ -132,6 +141,11 @@ struct App {
         usec_t starved_since;
         usec_t regrow_after;
         int n_preempting;        /* its live executors being taken back */
+        char **constraints;      /* labels its workers must carry */
+        size_t n_constraints;
+        ClusterResourceAmount *wants;  /* named resources each executor needs */
+        size_t n_wants;
+        Spark__ResourceAmount *wants_wire, **wants_ptrs;  /* n_wants, for AppInfo */
         App *prev, *next;        /* FIFO order for scheduling */
 };
 
@@ -173,6 +187,10 @@ typedef struct WorkerRegistration {
         const char *id, *host, *endpoint, *events_endpoint;
         int cores;
         int64_t memory_mb;
+        const char *const *labels;
+        size_t n_labels;
+        const ClusterResourceOffer *resources;
+        size_t n_resources;
 } WorkerRegistration;
 
 /* A reported running executor (after a worker restart). */
@@ -205,6 +223,10 @@ typedef struct AppRegistration {
         bool dynamic_allocation;      /* then executor_limit starts at initial_executors */
         int initial_executors;
         int weight;              /* 1..1000; 0: 1 */
+        const char *const *constraints;
+        size_t n_constraints;
+        const ClusterResourceAmount *wants;
+        size_t n_wants;
 } AppRegistration;
 
 int cluster_register_app(Cluster *c, const AppRegistration *reg, usec_t now, App **ret);

@@ -48,9 +48,12 @@ static int handle_register_worker(Master *m, RpcRequest *req, const Spark__Regis
         _cleanup_free_ Spark__ExecutorInfo *kill_infos = NULL;
         _cleanup_free_ Spark__ExecutorInfo **kill_ptrs = NULL;
         _cleanup_free_ bool *kill = NULL;
+        _cleanup_free_ ClusterResourceOffer *offers = NULL;
         WorkerRegistration reg = {
                 .id = rw->worker_id, .host = rw->host, .endpoint = rw->endpoint,
                 .events_endpoint = rw->events_endpoint, .cores = rw->cores, .memory_mb = rw->memory_mb,
+                .labels = (const char *const *) rw->labels, .n_labels = rw->n_labels,
+                .n_resources = rw->n_resources,
         };
         Envelope env = ENVELOPE_INIT;
         size_t n = rw->n_executors;
@@ -64,6 +67,17 @@ static int handle_register_worker(Master *m, RpcRequest *req, const Spark__Regis
                                                rw->cores, rw->memory_mb);
         if (n > MAX_REPORTED_EXECUTORS)
                 return rpc_request_reply_error(req, -E2BIG, "too many executors reported");
+        /* labels and resources: counts bounded here, names and addresses
+         * checked by cluster_register_worker() before anything changes */
+        if (rw->n_labels > LABELS_MAX)
+                return rpc_request_reply_error(req, -E2BIG, "more than %d labels", LABELS_MAX);
+        r = cluster_offers_from_wire(rw->resources, rw->n_resources, &offers);
+        if (r == -E2BIG)
+                return rpc_request_reply_error(req, r, "more than %d resources or %d addresses of one",
+                                               RESOURCE_KINDS_MAX, RESOURCE_ADDRESSES_MAX);
+        if (r < 0)
+                return r;
+        reg.resources = offers;
 
         reported = calloc(n + 1, sizeof(*reported));
         kill = calloc(n + 1, sizeof(*kill));
@@ -83,7 +97,8 @@ static int handle_register_worker(Master *m, RpcRequest *req, const Spark__Regis
                 return rpc_request_reply_error(req, r, "worker id %s is registered from another endpoint",
                                                rw->worker_id);
         if (r < 0)
-                return rpc_request_reply_error(req, r, "invalid worker registration");
+                return rpc_request_reply_error(req, r,
+                                               "invalid worker registration (cores, memory, labels or resources)");
         {
                 Worker *w = cluster_worker(m->cluster, rw->worker_id);
                 if (w)
@@ -146,6 +161,7 @@ static int handle_executor_state_changed(Master *m, RpcRequest *req, const Spark
 static int handle_register_application(Master *m, RpcRequest *req, const Spark__RegisterApplication *ra) {
         Spark__RegisterApplicationReply reply = SPARK__REGISTER_APPLICATION_REPLY__INIT;
         _cleanup_free_ char **env_strings = NULL;
+        _cleanup_free_ ClusterResourceAmount *wants = NULL;
         Envelope env = ENVELOPE_INIT;
         AppRegistration reg;
         App *a = NULL;
@@ -159,6 +175,15 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                                                ra->initial_executors, ELASTIC_EXECUTORS_MAX);
         if (ra->n_executor_env > 256)
                 return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
+        if (ra->n_constraints > LABELS_MAX)
+                return rpc_request_reply_error(req, -E2BIG, "more than %d constraints", LABELS_MAX);
+        r = cluster_amounts_from_wire(ra->executor_resources, ra->n_executor_resources, &wants);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "invalid executor_resources (at most %d names of %d bytes)",
+                                               RESOURCE_KINDS_MAX, RESOURCE_NAME_MAX);
+        r = 0;
         if (!executor_key_is_valid(ra->executor_key.len))
                 return rpc_request_reply_error(req, -EINVAL, "executor_key has %zu bytes, not %u",
                                                ra->executor_key.len, EXECUTOR_KEY_SIZE);
@@ -198,6 +223,8 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 .executor_key = ra->executor_key.data, .executor_key_len = ra->executor_key.len,
                 .dynamic_allocation = ra->dynamic_allocation, .initial_executors = ra->initial_executors,
                 .weight = ra->weight,
+                .constraints = (const char *const *) ra->constraints, .n_constraints = ra->n_constraints,
+                .wants = wants, .n_wants = ra->n_executor_resources,
         };
         /* the id this app may get is on disk before anyone hears of it */
         if (isempty(ra->app_id) && master_state_reserve_app_number(m) < 0) {
@@ -212,7 +239,8 @@ done:
                 return rpc_request_reply_error(req, r, "cannot record the application in the state directory");
         if (r < 0)
                 return rpc_request_reply_error(req, r,
-                                               "invalid application registration (cores, memory, driver URL or environment)");
+                                               "invalid application registration (cores, memory, driver URL, environment, "
+                                               "executor_resources or constraints)");
         r = master_bind_app_driver(m, req, a);
         if (r < 0)
                 return r;

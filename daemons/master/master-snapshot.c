@@ -18,6 +18,8 @@ void executor_info_fill(const ClusterExecutor *e, Spark__ExecutorInfo *info, cha
                 /* taken back for another application: drained the same way */
                 info->draining = worker_is_draining(e->worker) || e->preempting;
         }
+        info->resources = e->grant_ptrs;
+        info->n_resources = e->n_grants;
         if (unit_buf && executor_unit_name(unit_buf, unit_size, e->app->id, e->id) >= 0)
                 info->unit = unit_buf;
 }
@@ -47,6 +49,10 @@ void app_info_fill(const App *a, Spark__AppInfo *ai) {
         ai->executors_demand = app_executors_wanted(a) == INT32_MAX ? -1 : app_executors_wanted(a);
         ai->executors_target = a->fair_target;
         ai->executors_preempting = a->n_preempting;
+        ai->executor_resources = a->wants_ptrs;
+        ai->n_executor_resources = a->n_wants;
+        ai->constraints = a->constraints;
+        ai->n_constraints = a->n_constraints;
 }
 
 void master_snapshot_done(MasterSnapshot *s) {
@@ -57,6 +63,8 @@ void master_snapshot_done(MasterSnapshot *s) {
         free(s->executors);
         free(s->executor_ptrs);
         free(s->units);
+        free(s->waiting);
+        free(s->live_workers);
         history_apps_free(s->history_apps, s->n_history_apps);
         history_workers_free(s->history_workers, s->n_history_workers);
 }
@@ -87,7 +95,10 @@ int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapsho
         s.executors = calloc(ne + 1, sizeof(*s.executors));
         s.executor_ptrs = calloc(ne + 1, sizeof(*s.executor_ptrs));
         s.units = calloc(ne + 1, sizeof(*s.units));
-        if (!s.workers || !s.worker_ptrs || !s.apps || !s.app_ptrs || !s.executors || !s.executor_ptrs || !s.units)
+        s.waiting = calloc(na + 1, sizeof(*s.waiting));
+        s.live_workers = calloc(nw + 1, sizeof(*s.live_workers));
+        if (!s.workers || !s.worker_ptrs || !s.apps || !s.app_ptrs || !s.executors || !s.executor_ptrs || !s.units ||
+            !s.waiting || !s.live_workers)
                 return -ENOMEM;
 
         s.state.master_id = (char *) cluster_id(m->cluster);
@@ -114,6 +125,11 @@ int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapsho
                 wi->state = w->state;
                 wi->last_heartbeat_ms_ago = (int64_t) ((now - w->last_heartbeat) / USEC_PER_MSEC);
                 wi->drain_timeout_ms = worker_drain_left_ms(w, now);
+                wi->labels = w->labels;
+                wi->n_labels = w->n_labels;
+                wi->resources = w->resource_ptrs;
+                wi->n_resources = w->n_resources;
+                s.live_workers[s.state.n_workers] = w;
                 s.worker_ptrs[s.state.n_workers++] = wi;
         }
         s.state.workers = s.worker_ptrs;
@@ -125,6 +141,13 @@ int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapsho
                         continue;
                 ai = &s.apps[s.state.n_apps];
                 app_info_fill(a, ai);
+                /* an app with no executor: why no worker takes one, if that is known */
+                if (a->n_live_executors == 0) {
+                        const char *why = cluster_app_waiting_reason(s.live_workers, s.state.n_workers, a,
+                                                                     s.waiting[s.state.n_apps], sizeof(s.waiting[0]));
+                        if (why)
+                                ai->waiting_reason = (char *) why;
+                }
                 s.app_ptrs[s.state.n_apps++] = ai;
 
                 for (size_t k = 0; k < a->n_executors_allocated; k++) {

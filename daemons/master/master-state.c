@@ -137,6 +137,10 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         ai->memory_peak_bytes = a->memory_peak_bytes;
         ai->ui_url = a->ui_url ? a->ui_url : (char *) "";
         ai->dynamic_allocation = a->dynamic_allocation;
+        ai->executor_resources = a->wants_ptrs;
+        ai->n_executor_resources = a->n_wants;
+        ai->constraints = a->constraints;
+        ai->n_constraints = a->n_constraints;
         r->info = ai;
         r->driver_events = a->driver_events;
         r->next_executor_id = a->next_executor_id;
@@ -207,6 +211,10 @@ static int state_build(Master *m, StateBuffers *b) {
                 wi->memory_mb = w->memory_mb;
                 wi->state = w->state;
                 wi->drain_timeout_ms = worker_drain_left_ms(w, now_mono_usec());
+                wi->labels = w->labels;
+                wi->n_labels = w->n_labels;
+                wi->resources = w->resource_ptrs;
+                wi->n_resources = w->n_resources;
                 b->worker_ptrs[b->snap.n_workers++] = wi;
         }
 
@@ -617,11 +625,15 @@ void master_state_done(Master *m) {
 
 static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **ret) {
         _cleanup_free_ char **env = NULL;
+        _cleanup_free_ ClusterResourceAmount *wants = NULL;
         AppRegistration reg;
         int k;
 
         if (!r->info)
                 return -EINVAL;
+        k = cluster_amounts_from_wire(r->info->executor_resources, r->info->n_executor_resources, &wants);
+        if (k < 0)
+                return k == -ENOMEM ? k : -EINVAL;
         env = calloc(r->n_env + 1, sizeof(char *));
         if (!env)
                 return -ENOMEM;
@@ -636,6 +648,8 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
                 .env = (const char *const *) env, .n_env = r->n_env,
                 .executor_key = r->executor_key.data, .executor_key_len = r->executor_key.len,
                 .weight = r->info->weight,
+                .constraints = (const char *const *) r->info->constraints, .n_constraints = r->info->n_constraints,
+                .wants = wants, .n_wants = r->info->n_executor_resources,
         };
         k = cluster_restore_app(m->cluster, &reg, r->info->state, r->next_executor_id, r->executor_limit,
                                 r->retry_count, now, ret);
@@ -673,15 +687,21 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
                         return -ENOMEM;
         for (size_t i = 0; i < snap->n_workers; i++) {
                 const Spark__WorkerInfo *wi = snap->workers[i];
-                WorkerRegistration reg = { wi->worker_id, wi->host, wi->endpoint, wi->events_endpoint,
-                                           wi->cores, wi->memory_mb };
+                _cleanup_free_ ClusterResourceOffer *offers = NULL;
+                WorkerRegistration reg = {
+                        .id = wi->worker_id, .host = wi->host, .endpoint = wi->endpoint,
+                        .events_endpoint = wi->events_endpoint, .cores = wi->cores, .memory_mb = wi->memory_mb,
+                        .labels = (const char *const *) wi->labels, .n_labels = wi->n_labels,
+                        .n_resources = wi->n_resources,
+                };
                 WorkerState state = wi->state == SPARK__WORKER_STATE__WORKER_DRAINING ||
                                                     wi->state == SPARK__WORKER_STATE__WORKER_DRAINED
                                             ? wi->state
                                             : SPARK__WORKER_STATE__WORKER_ALIVE;
                 usec_t drain_left = wi->drain_timeout_ms > 0 ? (usec_t) wi->drain_timeout_ms * USEC_PER_MSEC : 0;
 
-                if (cluster_restore_worker(m->cluster, &reg, state, drain_left, now) < 0)
+                if (cluster_offers_from_wire(wi->resources, wi->n_resources, &offers) < 0 ||
+                    (reg.resources = offers, cluster_restore_worker(m->cluster, &reg, state, drain_left, now) < 0))
                         log_warning("State: skipping invalid worker record '%s'", strempty(wi->worker_id));
         }
         for (size_t i = 0; i < snap->n_apps; i++) {
@@ -704,8 +724,18 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
                         if (cluster_restore_executor(m->cluster, a, x->executor_id, strempty(x->worker_id), x->cores,
                                                      x->memory_mb, x->state, now) < 0)
                                 log_warning("State: skipping invalid executor record %s/%d", a->id, x->executor_id);
-                        else
+                        else {
+                                ClusterExecutor *ce = cluster_executor(m->cluster, a->id, x->executor_id);
+                                _cleanup_free_ ClusterResourceOffer *grants = NULL;
+
+                                /* the addresses it holds stay its own */
+                                if (x->n_resources > 0 &&
+                                    (cluster_offers_from_wire(x->resources, x->n_resources, &grants) < 0 ||
+                                     cluster_resource_restore(ce->worker, ce, grants, x->n_resources) < 0))
+                                        log_warning("State: executor %s/%d: invalid resource record", a->id,
+                                                    x->executor_id);
                                 restored++;
+                        }
                 }
         }
         *ret_executors = restored;

@@ -158,6 +158,8 @@ static int worker_call_send(WorkerCall *call) {
                                                               .data = a->executor_key };
                 launch.n_env = a->n_env;
                 launch.env = kvp;
+                launch.resources = e->grant_ptrs;
+                launch.n_resources = e->n_grants;
                 ENVELOPE_SET(&env, LAUNCH_EXECUTOR, launch_executor, &launch);
         }
 

@@ -104,6 +104,8 @@ typedef struct MasterSnapshot {
         Spark__ExecutorInfo *executors;
         Spark__ExecutorInfo **executor_ptrs;
         char (*units)[UNIT_NAME_MAX];
+        char (*waiting)[256];    /* each live app's waiting_reason */
+        Worker **live_workers;
         Spark__AppInfo **history_apps;
         size_t n_history_apps;
         Spark__WorkerInfo **history_workers;

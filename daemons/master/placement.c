@@ -73,6 +73,7 @@ static bool can_launch(const PlacementRequest *req, const PlacementWorker *w, in
         int64_t memory_used_here = (int64_t) executors_here * req->memory_per_executor_mb;
 
         return cores_left >= req->cores_per_executor && executors_left > 0 &&
+               (w->resource_executors_max <= 0 || executors_here < w->resource_executors_max) &&
                w->cores_free - cores_used_here >= req->cores_per_executor &&
                w->memory_free_mb - memory_used_here >= req->memory_per_executor_mb;
 }

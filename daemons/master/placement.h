@@ -10,6 +10,9 @@ typedef struct PlacementWorker {
         int cores_free;
         int64_t memory_free_mb;
         bool usable;             /* alive and accepting executors */
+        /* At most this many new executors of the app fit by its named
+         * resources (cluster-resources.h); 0: no such limit. */
+        int resource_executors_max;
 } PlacementWorker;
 
 typedef struct PlacementRequest {

@@ -69,7 +69,7 @@ static Cluster *setup(Recorder *rec, bool spread) {
 }
 
 static void add_worker(Cluster *c, const char *id, const char *endpoint, int cores, usec_t now) {
-        WorkerRegistration reg = { id, "host", endpoint, "tcp://h:7082", cores, 8192 };
+        WorkerRegistration reg = { id, "host", endpoint, "tcp://h:7082", cores, 8192, NULL, 0, NULL, 0 };
         ck_assert_int_eq(cluster_register_worker(c, &reg, NULL, 0, now, NULL, NULL), 0);
 }
 
@@ -303,7 +303,7 @@ END_TEST
 START_TEST(test_gone_executor_that_runs_is_killed) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
-        WorkerRegistration reg = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 2, 8192 };
+        WorkerRegistration reg = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 2, 8192, NULL, 0, NULL, 0 };
         App *a;
 
         add_worker(c, W1, "tcp://h1:7081", 2, 0);
@@ -355,7 +355,7 @@ START_TEST(test_reregistration_reconciles) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
         App *a;
-        WorkerRegistration reg = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 2, 8192 };
+        WorkerRegistration reg = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 2, 8192, NULL, 0, NULL, 0 };
         bool kill[3];
 
         add_worker(c, W1, "tcp://h1:7081", 2, 0);
@@ -406,10 +406,10 @@ START_TEST(test_hostile_registrations) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
         WorkerRegistration bad[] = {
-                { "worker-a/../b", "h", "tcp://h:1", "", 2, 100 },
-                { W1, "h", "tcp://h:1", "", -1, 100 },
-                { W1, "h", "tcp://h:1", "", 2, 0 },
-                { W1, "h", "", "", 2, 100 },
+                { "worker-a/../b", "h", "tcp://h:1", "", 2, 100, NULL, 0, NULL, 0 },
+                { W1, "h", "tcp://h:1", "", -1, 100, NULL, 0, NULL, 0 },
+                { W1, "h", "tcp://h:1", "", 2, 0, NULL, 0, NULL, 0 },
+                { W1, "h", "", "", 2, 100, NULL, 0, NULL, 0 },
         };
         const char *evil_env[] = { "A=1\nExecStart=/bin/evil" };
         const char *bad_name_env[] = { "1A=1" };
@@ -650,7 +650,7 @@ START_TEST(test_drain_worker) {
         ck_assert_int_eq(cluster_drain_worker(c, W1, 0, 4 * USEC_PER_SEC), 0);
         ck_assert_int_eq(w1->state, SPARK__WORKER_STATE__WORKER_DRAINED);
         /* a restart of the drained worker keeps it drained */
-        WorkerRegistration again = { W1, "host", "tcp://h1:7081", "tcp://h:7082", 2, 8192 };
+        WorkerRegistration again = { W1, "host", "tcp://h1:7081", "tcp://h:7082", 2, 8192, NULL, 0, NULL, 0 };
         ck_assert_int_eq(cluster_register_worker(c, &again, NULL, 0, 5 * USEC_PER_SEC, NULL, NULL), 1);
         ck_assert_int_eq(w1->state, SPARK__WORKER_STATE__WORKER_DRAINED);
 

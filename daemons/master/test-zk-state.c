@@ -83,7 +83,7 @@ static void add_workers(Master *m, int n) {
                 /* long host names: a state of several chunks */
                 snprintf(host, sizeof(host), "host-%d-%0150d", i, 0);
                 snprintf(ep, sizeof(ep), "tcp://10.0.%d.%d:7081", i / 250, i % 250);
-                WorkerRegistration reg = { id, host, ep, "", 4, 1024 };
+                WorkerRegistration reg = { id, host, ep, "", 4, 1024, NULL, 0, NULL, 0 };
                 ck_assert_int_ge(cluster_register_worker(m->cluster, &reg, NULL, 0, now_mono_usec(), NULL, NULL), 0);
         }
 }

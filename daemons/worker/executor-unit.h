@@ -57,6 +57,14 @@ typedef struct ExecutorUnitSpec {
         size_t n_properties;
         const char *const *hidden_paths; /* InaccessiblePaths=: keys and daemons' state the executor must not see */
         size_t n_hidden_paths;
+        /* The named resources it was given (docs/resources.md):
+         * "SPARK_RESOURCE_<NAME>=a,b" entries of its environment, and the
+         * device nodes of those addresses, each a DeviceAllow= rw on top of
+         * the sandbox's DevicePolicy=closed. */
+        const char *const *resource_env;
+        size_t n_resource_env;
+        const char *const *devices;
+        size_t n_devices;
 } ExecutorUnitSpec;
 
 /* A running executor unit found by unit_manager_list(). */

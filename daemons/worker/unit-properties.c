@@ -12,6 +12,7 @@
 
 #include "error-buf.h"
 #include "executor-env.h"
+#include "resources.h"
 #include "executor-secret.h"
 #include "ids.h"
 #include "macro.h"
@@ -175,6 +176,29 @@ int executor_unit_spec_validate(const ExecutorUnitSpec *spec, bool system_bus, c
                 if (r < 0)
                         return fail(error, error_size, "executor_properties: %s", why);
         }
+        if (spec->n_resource_env > RESOURCE_KINDS_MAX || (spec->n_resource_env > 0 && !spec->resource_env))
+                return fail(error, error_size, "invalid named resources");
+        for (size_t i = 0; i < spec->n_resource_env; i++) {
+                const char *e = spec->resource_env[i], *eq = strchr(e, '=');
+                char name[RESOURCE_NAME_MAX + 1];
+                size_t nlen = eq ? (size_t) (eq - e) : 0, plen = strlen(EXECUTOR_ENV_RESOURCE_PREFIX);
+
+                if (!eq || nlen <= plen || nlen - plen > RESOURCE_NAME_MAX ||
+                    strncmp(e, EXECUTOR_ENV_RESOURCE_PREFIX, plen) != 0 || strpbrk(eq, "\n\r\t "))
+                        return fail(error, error_size, "invalid named resource entry \"%.80s\"", shown(e));
+                /* the name upper-cased: lower it to check it */
+                for (size_t k = 0; k < nlen - plen; k++)
+                        name[k] = (char) tolower((unsigned char) e[plen + k]);
+                name[nlen - plen] = '\0';
+                if (!resource_name_is_valid(name))
+                        return fail(error, error_size, "invalid named resource entry \"%.80s\"", shown(e));
+        }
+        if (spec->n_devices > 0 && !spec->devices)
+                return fail(error, error_size, "devices missing");
+        for (size_t i = 0; i < spec->n_devices; i++)
+                if (!resource_device_is_valid(spec->devices[i]))
+                        return fail(error, error_size, "device \"%.80s\" is not a node below /dev/",
+                                    shown(spec->devices[i]));
         if (spec->n_hidden_paths > 0 && !spec->hidden_paths)
                 return fail(error, error_size, "hidden paths missing");
         for (size_t i = 0; i < spec->n_hidden_paths; i++)
@@ -231,11 +255,14 @@ int executor_unit_environment(const ExecutorUnitSpec *spec, char ***ret) {
         _cleanup_(unit_strv_freep) char **l = NULL;
         size_t n = 0;
 
-        l = calloc(spec->n_env + 10, sizeof(char *));
+        l = calloc(spec->n_env + spec->n_resource_env + 10, sizeof(char *));
         if (!l)
                 return -ENOMEM;
         for (size_t i = 0; i < spec->n_env; i++)
                 if (unit_strv_push_printf(l, &n, "%s", spec->env[i]) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; i < spec->n_resource_env; i++)
+                if (unit_strv_push_printf(l, &n, "%s", spec->resource_env[i]) < 0)
                         return -ENOMEM;
         /* Every name set here must be one executor_env_name_is_reserved()
          * refuses in an app's executor_env. */

@@ -196,6 +196,14 @@ int executor_unit_append_sandbox(sd_bus_message *m, const ExecutorUnitSpec *spec
                 if (r < 0)
                         return r;
         }
+        /* after executor_properties, so that none of them can drop these:
+         * the devices of its named resources, and nothing more, under the
+         * sandbox's DevicePolicy= */
+        for (size_t i = 0; i < spec->n_devices; i++) {
+                r = sd_bus_message_append(m, "(sv)", "DeviceAllow", "a(ss)", 1, spec->devices[i], "rw");
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 

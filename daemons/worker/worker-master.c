@@ -226,6 +226,11 @@ void worker_register(WorkerManager *w) {
         rw.events_endpoint = w->events_endpoint;
         rw.cores = w->cores;
         rw.memory_mb = w->memory_mb;
+        rw.labels = w->config.worker.labels;
+        for (char **l = w->config.worker.labels; l && *l; l++)
+                rw.n_labels++;
+        rw.resources = w->resources_wire_ptrs;
+        rw.n_resources = w->n_resources;
         ENVELOPE_SET(&env, REGISTER_WORKER, register_worker, &rw);
 
         r = rpc_client_call(w->master, &env, MASTER_CALL_TIMEOUT_MS, on_register_reply, w);

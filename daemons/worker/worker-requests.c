@@ -55,7 +55,8 @@ int worker_check_master_epoch(WorkerManager *w, RpcRequest *req, uint64_t epoch)
 }
 
 static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchExecutor *le) {
-        _cleanup_free_ char **env = NULL;
+        _cleanup_free_ char **env = NULL, **devices = NULL;
+        char **resource_env = NULL;
         size_t n_env = 0;
         char why[256] = "", secret_file[PATH_MAX] = "";
         const char *hidden[HIDDEN_PATHS_MAX];
@@ -113,6 +114,10 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
         }
         if (r < 0)
                 goto done;
+        /* the addresses the master gave it, each one this worker offers */
+        r = worker_resources_for_launch(w, le, &resource_env, &devices, why, sizeof(why));
+        if (r < 0)
+                goto done;
 
         spec = (ExecutorUnitSpec) {
                 .app_id = le->app_id,
@@ -135,6 +140,10 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .n_properties = strv_length(w->config.worker.executor_properties),
                 .hidden_paths = hidden,
                 .n_hidden_paths = hidden_paths(w, hidden),
+                .resource_env = (const char *const *) resource_env,
+                .n_resource_env = strv_length(resource_env),
+                .devices = (const char *const *) devices,
+                .n_devices = strv_length(devices),
         };
         /* say what is wrong: the master puts it in the executor's reason */
         r = executor_unit_spec_validate(&spec, streq(w->config.worker.systemd_bus, "system"), why, sizeof(why));
@@ -168,6 +177,9 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
 done:
         for (size_t i = 0; i < n_env; i++)
                 free(env[i]);
+        for (char **s = resource_env; s && *s; s++)
+                free(*s);
+        free(resource_env);
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot launch executor %s/%d: %s", le->app_id,
                                                le->executor_id, why[0] ? why : strerror(-r));

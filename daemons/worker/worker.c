@@ -148,6 +148,7 @@ WorkerManager *worker_free(WorkerManager *w) {
         w->server = rpc_server_free(w->server);
         w->units = unit_manager_free(w->units);
         event_pub_free(w->events);
+        worker_resources_done(w);
         if (w->executors)
                 while (hashmap_iterate(w->executors, &i, &v, NULL))
                         free(v);
@@ -226,6 +227,11 @@ int worker_start(WorkerManager *w) {
         r = daemon_setup_signals(w->event, on_reload, w);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up signal handling: %m");
+
+        /* before anything else runs: a discovery script is a child of ours */
+        r = worker_resources_load(w);
+        if (r < 0)
+                return r;
 
         r = worker_secrets_init(w);
         if (r < 0)

@@ -12,6 +12,7 @@
 #include "event-pub.h"
 #include "executor-secret.h"
 #include "executor-unit.h"
+#include "resources.h"
 #include "http-server.h"
 #include "hashmap.h"
 #include "time-util.h"
@@ -54,6 +55,9 @@ typedef struct WorkerManager {
         char secrets_dir[PATH_MAX - 256]; /* worker-secrets.c; "" until set up */
         HttpServer *http;               /* NULL: http_listen is "" or its ports were taken */
         char *ui_url;                   /* http's address, registered with the master */
+        ResourceSet *resources;         /* worker-resources.c: what it offers, found at start */
+        size_t n_resources;
+        Spark__ResourceAddresses *resources_wire, **resources_wire_ptrs; /* for RegisterWorker */
 } WorkerManager;
 
 /* worker-requests.c: a command of a leader older than one we have heard
@@ -123,6 +127,17 @@ int worker_start_heartbeats(WorkerManager *w);
  * worker.work_dir_retention_s; an executor that ends restarts its app's clock. */
 int worker_work_dirs_start(WorkerManager *w);
 void worker_work_dir_touch(WorkerManager *w, const char *app_id);
+
+/* worker-resources.c: worker.resources, static or found by their discovery
+ * scripts (run once, here, bounded in time and output); a resource whose
+ * script fails is logged and not offered.  -ENOMEM only. */
+int worker_resources_load(WorkerManager *w);
+void worker_resources_done(WorkerManager *w);
+/* The environment (SPARK_RESOURCE_<NAME>=a,b) and device nodes of the
+ * addresses a LaunchExecutor gives, each checked against what this worker
+ * offers; -EINVAL with the reason in why. */
+int worker_resources_for_launch(WorkerManager *w, const Spark__LaunchExecutor *le, char ***ret_env,
+                                char ***ret_devices, char *why, size_t size);
 
 /* worker-logs.c: ExecutorLogRequest, from this host's journal */
 int worker_handle_logs(WorkerManager *w, RpcRequest *req, const Spark__ExecutorLogRequest *lr);

@@ -14,7 +14,7 @@ limit=${SYSTEM_TEST_TIMEOUT:-600}
 
 if [ $# -eq 0 ]; then
         set -- tests/system/test-packages.sh tests/system/test-single-host.sh tests/system/test-worker-privilege.sh \
-                tests/system/test-executor-sandbox.sh tests/system/test-multi-host.sh
+                tests/system/test-executor-sandbox.sh tests/system/test-resource-devices.sh tests/system/test-multi-host.sh
 fi
 
 log=$(mktemp -d "${TMPDIR:-/tmp}/spark-system-tests.XXXXXX")

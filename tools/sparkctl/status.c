@@ -115,7 +115,8 @@ static int print_apps(const Spark__ClusterState *cs, FILE *f) {
                 if (fair)
                         add_fair_columns(t, a);
                 table_add(t, a->driver_url);
-                table_add(t, a->reason);
+                /* a live app has no reason of its own: say why it waits, if known */
+                table_add(t, isempty(a->reason) ? a->waiting_reason : a->reason);
         }
         return table_print(t, f);
 }

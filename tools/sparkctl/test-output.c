@@ -251,19 +251,22 @@ START_TEST(test_status_views) {
                          "{\"master_id\":\"master-1\",\"workers\":["
                          "{\"worker_id\":\"worker-20261129172233-h2-7081\",\"host\":\"h2\",\"endpoint\":\"\",\"events_endpoint\":\"\","
                          "\"state\":\"lost\",\"cores\":4,\"cores_used\":0,\"memory_mb\":8192,\"memory_used_mb\":0,"
-                         "\"last_heartbeat_ms_ago\":12000,\"drain_timeout_ms\":0,\"reason\":\"\",\"end_time_ms\":0,\"ui_url\":\"\"},"
+                         "\"last_heartbeat_ms_ago\":12000,\"drain_timeout_ms\":0,\"reason\":\"\",\"end_time_ms\":0,\"ui_url\":\"\","
+                         "\"labels\":[],\"resources\":{}},"
                          "{\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"endpoint\":\"\",\"events_endpoint\":\"\","
                          "\"state\":\"alive\",\"cores\":2,\"cores_used\":1,\"memory_mb\":4096,\"memory_used_mb\":1024,"
-                         "\"last_heartbeat_ms_ago\":300,\"drain_timeout_ms\":0,\"reason\":\"\",\"end_time_ms\":0,\"ui_url\":\"\"}],"
+                         "\"last_heartbeat_ms_ago\":300,\"drain_timeout_ms\":0,\"reason\":\"\",\"end_time_ms\":0,\"ui_url\":\"\","
+                         "\"labels\":[],\"resources\":{}}],"
                          "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"pi\",\"state\":\"running\","
                          "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":1,\"max_cores\":0,"
                          "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\",\"submitted_by\":\"\","
                          "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\","
-                         "\"dynamic_allocation\":false,\"executors_live\":1,\"executors_wanted\":-1}],"
+                         "\"dynamic_allocation\":false,\"executors_live\":1,\"executors_wanted\":-1,"
+                         "\"executor_resources\":{},\"constraints\":[],\"waiting_reason\":\"\"}],"
                          "\"executors\":[{\"app_id\":\"app-20261129172233-0001\",\"executor_id\":1,"
                          "\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"state\":\"running\",\"cores\":1,"
                          "\"memory_mb\":1024,\"reason\":\"\",\"exit_code\":0,"
-                         "\"unit\":\"spark-executor-app-20261129172233-0001-1.service\",\"draining\":false}]}\n");
+                         "\"unit\":\"spark-executor-app-20261129172233-0001-1.service\",\"draining\":false,\"resources\":{}}]}\n");
         free(c.data);
 }
 END_TEST
@@ -328,7 +331,8 @@ START_TEST(test_status_fair) {
                          "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\","
                          "\"dynamic_allocation\":false,\"executors_live\":6,\"executors_wanted\":-1,"
                          "\"weight\":1,\"share\":0.75,\"fair_share\":0.5,\"executors_demand\":-1,"
-                         "\"executors_target\":4,\"executors_preempting\":2}],"
+                         "\"executors_target\":4,\"executors_preempting\":2,"
+                         "\"executor_resources\":{},\"constraints\":[],\"waiting_reason\":\"\"}],"
                          "\"executors\":[]}\n");
         free(c.data);
 }
