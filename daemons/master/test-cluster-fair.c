@@ -57,7 +57,7 @@ static Cluster *setup(Recorder *rec, bool fair) {
 
 static void add_worker(Cluster *c, int i, int cores, usec_t now) {
         char id[64], ep[64];
-        WorkerRegistration reg = { id, "host", ep, "tcp://h:7082", cores, 65536 };
+        WorkerRegistration reg = { id, "host", ep, "tcp://h:7082", cores, 65536, NULL, 0, NULL, 0 };
 
         snprintf(id, sizeof(id), "worker-20261129172233-host%d-7081", i);
         snprintf(ep, sizeof(ep), "tcp://h%d:7081", i);
