@@ -834,7 +834,7 @@ run_scale() {
         events_url=$(url $((sbase + 1)))
         cat >"$tmp/scale.conf" <<EOF
 cluster: { master = "$master_url"; master_events = "$events_url"; };
-master: { listen = "$master_url"; events_listen = "$events_url"; state_dir = "$tmp/scale-state";
+master: { listen = "$master_url"; events_listen = "$events_url"; state_dir = "$tmp/${p}-state";
           worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))";
           scheduling = "$sched"; };
 EOF
