@@ -209,6 +209,7 @@ END_TEST
 START_TEST(test_refuses_damaged_chunk) {
         struct String_vector v = {};
         char path[256];
+        int damaged = 0;
         Master *m;
 
         m = master_at("m1");
@@ -222,10 +223,19 @@ START_TEST(test_refuses_damaged_chunk) {
         for (int i = 0; i < v.count; i++)
                 if (v.data[i][0] == 'g') {
                         char p[512];
+                        int rc;
+
                         snprintf(p, sizeof(p), "%s/%s", path, v.data[i]);
-                        ck_assert_int_eq(zoo_set(zh, p, "not the state", 13, -1), ZOK);
+                        /* an older generation's chunk may be removed by the
+                         * master's last save while we list: skip it */
+                        rc = zoo_set(zh, p, "not the state", 13, -1);
+                        if (rc == ZNONODE)
+                                continue;
+                        ck_assert_int_eq(rc, ZOK);
+                        damaged++;
                 }
         deallocate_String_vector(&v);
+        ck_assert_int_gt(damaged, 0);
         refuses_over("a chunk that does not match meta");
 }
 END_TEST
