@@ -139,6 +139,7 @@ static const struct {
         { "master.max_executor_retries", "10" },
         { "master.retained_apps", "200" },
         { "master.retained_workers", "100" },
+        { "master.driver_reconnect_ms", "30000" },
         { "master.recovery_mode", "\"filesystem\"" },
         { "master.zookeeper", "\"\"" },
         { "master.zookeeper_dir", "\"/spark\"" },
@@ -175,6 +176,8 @@ static const struct {
         { "driver.locality_wait_ms", "3000" },
         { "driver.executor_heartbeat_timeout_ms", "10000" },
         { "driver.max_result_mb", "1024" },
+        { "driver.state_dir", "\"\"" },
+        { "driver.result_memory_mb", "128" },
         { "driver.executor_env", "{ }" },
         { "driver.tls_cert_file", "\"\"" },
         { "driver.tls_key_file", "\"\"" },
@@ -187,6 +190,7 @@ static const char *const expected_reloadable[] = {
         "master.max_executor_retries",
         "master.retained_apps",
         "master.retained_workers",
+        "master.driver_reconnect_ms",
         "worker.heartbeat_ms",
         "worker.executor_slice",
         "worker.executor_binary",
@@ -196,6 +200,7 @@ static const char *const expected_reloadable[] = {
         "driver.locality_wait_ms",
         "driver.executor_heartbeat_timeout_ms",
         "driver.max_result_mb",
+        "driver.result_memory_mb",
         "driver.executor_env",
 };
 
@@ -472,7 +477,7 @@ START_TEST(test_ranges) {
                 }
                 checked++;
         }
-        ck_assert_int_eq(checked, 18);
+        ck_assert_int_eq(checked, 20);
 }
 END_TEST
 
