@@ -31,6 +31,7 @@
 #define DRIVER_MAX_PREFETCH 4096
 
 typedef struct DriverExecutor DriverExecutor;
+typedef struct DriverJournal DriverJournal;
 typedef struct DriverJob DriverJob;
 
 /* Counters of /metrics: they only grow, across reloads too. */
@@ -97,6 +98,7 @@ typedef struct Driver {
         HttpServer *http;             /* NULL: http_listen is "" or its ports were taken */
         char *ui_url;                 /* http's address, registered with the master */
         DriverMetrics metrics;
+        DriverJournal *journal;       /* driver.state_dir; NULL: none (driver-journal.h) */
 } Driver;
 
 /* How an executor was found lost; it decides whether its unit must be

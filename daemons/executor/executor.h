@@ -133,6 +133,7 @@ struct Executor {
         int heartbeat_ms;
         int prefetch;
         size_t max_result_bytes;
+        bool durable_driver;   /* its driver comes back after a restart: wait for it */
         int timeout_ms;
 
         usec_t register_deadline;
