@@ -1,4 +1,4 @@
-/* The driver's journal: state_dir/driver.journal, a sequence of entries in
+/* The driver's journal: state_dir/jobs.journal, a sequence of entries in
  * the master's framing (record-frame.h: a length and a CRC-32C per entry),
  * each a one-byte type and its body:
  *

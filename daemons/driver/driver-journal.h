@@ -6,13 +6,13 @@
 
 #include "driver.h"
 
-#define DRIVER_JOURNAL_FILE "driver.journal"
-#define DRIVER_JOURNAL_DAMAGED "driver.journal.damaged"
+#define DRIVER_JOURNAL_FILE "jobs.journal"
+#define DRIVER_JOURNAL_DAMAGED "jobs.journal.damaged"
 
 /* Replays the journal of driver.state_dir, if any, and opens it for
  * appending: the application id and key, the jobs and their results come
  * back.  A torn last entry is dropped; a damaged one stops the replay
- * there, the file is kept aside as driver.journal.damaged and what was
+ * there, the file is kept aside as jobs.journal.damaged and what was
  * restored is said. */
 int driver_journal_open(Driver *d);
 void driver_journal_close(Driver *d);

@@ -284,6 +284,10 @@ static void handle_register_reply(Executor *e, Envelope *env) {
         max_result = rr->max_result_bytes > 0 ? rr->max_result_bytes : EXECUTOR_DEFAULT_MAX_RESULT_BYTES;
         e->max_result_bytes = (size_t) MIN(max_result, (int64_t) (SIZE_MAX / 4));
         e->durable_driver = rr->durable_driver;
+        /* a driver that journals its jobs comes back after a restart,
+         * which takes longer than a few heartbeats */
+        if (e->durable_driver)
+                e->timeout_ms = MAX(e->timeout_ms, EXECUTOR_DURABLE_DRIVER_TIMEOUT_MS);
 
         e->state = EXECUTOR_POLLING;
         e->last_reply = now_mono_usec();
@@ -300,6 +304,7 @@ static void handle_register_reply(Executor *e, Envelope *env) {
 static void handle_poll_reply(Executor *e, Envelope *env) {
         const Spark__PollReply *pr;
         TaskBatch *batch = NULL;
+        unsigned n_stopped;
         int r;
 
         if (env->body_case == SPARK__ENVELOPE__BODY_ERROR) {
@@ -317,12 +322,18 @@ static void handle_poll_reply(Executor *e, Envelope *env) {
         pr = env->poll_reply;
         if (pr->reregister) {
                 /* Our driver restarted from its state directory: it takes
-                 * us back once we register again; our running tasks go on
-                 * (their results it does not expect are dropped there). */
+                 * us back once we register again. */
                 log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
                            "Driver %s does not know executor %d (it restarted); registering again.",
                            e->args.driver_url, e->args.executor_id);
                 envelope_free(env);
+                /* The tasks it gave us before are not its tasks any more: it
+                 * runs again those it has no result of, and would drop what
+                 * they return.  Stop them, to take its tasks at once. */
+                n_stopped = task_runner_kill(e->runner, NULL, -1);
+                if (n_stopped > 0)
+                        log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e),
+                                   "Stopped %u tasks of the driver from before its restart.", n_stopped);
                 e->state = EXECUTOR_REGISTERING;
                 e->register_deadline = now_mono_usec() + EXECUTOR_REGISTER_TIMEOUT_USEC;
                 executor_arm_deadline(e);

@@ -93,4 +93,4 @@ check_eq "a finished job's results stay fetchable" 2000 "$(sparkctl results "$fi
 # kill-app ends the application for good: the journal goes with it
 sparkctl kill-app "$app" >/dev/null
 check "kill-app stops the driver" wait_until 20 bash -c "! kill -0 $(daemon_pid driver) 2>/dev/null"
-check "... and removes its journal" wait_until 5 bash -c "[ ! -e '$tmp/driver-state/driver.journal' ]"
+check "... and removes its journal" wait_until 5 bash -c "[ ! -e '$tmp/driver-state/jobs.journal' ]"
