@@ -15,7 +15,7 @@
 #   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
 #                      master scale phase again with master.scheduling "fair";
 #                      fair: a second application's share by preemption): baselines
-#                      throughput latency tools loss freeze drain worker elastic scale
+#                      throughput latency durable tools loss freeze drain worker elastic scale
 #                      scale-fair fair failover scale-zk dask
 #   BENCH_FAILOVER_TRIALS  leader SIGKILLs of the failover row (5)
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
@@ -62,8 +62,8 @@ TLS=${BENCH_TLS:-0}
 case $TLS in 0|'') TLS=0 ;; 1) ;; *) echo "bench: BENCH_TLS must be 0 or 1, not '$TLS'" >&2; exit 1 ;; esac
 # master-load speaks plain tcp with no certificate, and the peer has no TLS
 # set up here: over TLS those phases would measure nothing of ours
-# (drain needs an admin certificate; the TLS run's client has none)
-[ "$TLS" = 1 ] && SKIP="$SKIP scale dask drain "
+# (drain and the durable rows need an admin certificate; the TLS run's client has none)
+[ "$TLS" = 1 ] && SKIP="$SKIP scale dask drain durable "
 HB_TIMEOUT_MS=2000         # driver.executor_heartbeat_timeout_ms
 WORKER_TIMEOUT_MS=2000     # master.worker_timeout_ms
 TASKS_LIB=$B/tests/helpers/tasks/spark-test-tasks.so
@@ -285,7 +285,8 @@ start_driver() {
 @include "cluster.conf"
 driver: { app_name = "bench-$name"; listen = "$DRIVER_URL"; events_listen = "$(url $((base + 21 + 2 * DRIVER_N)))";
           max_cores = $e; cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1000;
-          locality_wait_ms = 0; executor_heartbeat_timeout_ms = $HB_TIMEOUT_MS; $tls_lines };
+          locality_wait_ms = 0; executor_heartbeat_timeout_ms = $HB_TIMEOUT_MS; $tls_lines
+          ${DRIVER_EXTRA:-} };
 EOF
         start_daemon "$name" "$B/spark-driver" --config "$tmp/$name.conf"
         DRIVER=$name
@@ -422,6 +423,47 @@ measure_latency() {
         R[lat_p99]=$(kv "$tmp/latency.out" latency_us_p99)
         say "  submit→result p50 ${R[lat_p50]} µs, p99 ${R[lat_p99]} µs; context switches per job" \
                 "(driver, of which nng; executors, of which nng): ${R[lat_ctxsw]}"
+}
+
+# ================================================ a driver with a state_dir
+# Empty-task throughput (2 executors) and one-task submit→result latency of
+# a driver that journals its jobs and results (driver.state_dir, one
+# fdatasync per loop turn of results), beside the same driver without one:
+# in memory, then durable, then both again, the better of each kind's two
+# rounds (a busy spell of the shared machine then falls on both).
+DURABLE_TASKS=${BENCH_DURABLE_TASKS:-200000}
+measure_durable() {
+        local round kind out
+        for round in 1 2; do
+                for kind in memory durable; do
+                        DRIVER_EXTRA=''
+                        [ $kind = durable ] && DRIVER_EXTRA="state_dir = \"$tmp/durable-state-$round\";"
+                        start_driver 2 || { DRIVER_EXTRA=''; return 1; }
+                        DRIVER_EXTRA=''
+                        out=$tmp/durable-tput-$kind-$round.out
+                        run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" \
+                                "$DURABLE_TASKS" >"$out" 2>>"$tmp/client.log" || { stop_driver; return 1; }
+                        R[dur_tput_${kind}_runs]+="$(kv "$out" tasks_per_s) "
+                        out=$tmp/durable-lat-$kind-$round.out
+                        run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" 1000 \
+                                >"$out" 2>>"$tmp/client.log" || { stop_driver; return 1; }
+                        R[dur_p50_${kind}_runs]+="$(kv "$out" latency_us_p50) "
+                        # a driver with a state_dir keeps its application when
+                        # stopped: kill-app ends it, executors and all
+                        [ $kind = memory ] || "$B/sparkctl" --master "$(url $P_MASTER)" kill-app \
+                                "$(sed -n 's/.*Application \(app-[0-9-]*\) .*registered with the master.*/\1/p' "$tmp/$DRIVER.log" | head -n 1)" \
+                                >/dev/null 2>>"$tmp/client.log" || true
+                        stop_driver
+                done
+        done
+        for kind in memory durable; do
+                # shellcheck disable=SC2086  # the runs, one per word
+                R[dur_tput_$kind]=$(printf '%s\n' ${R[dur_tput_${kind}_runs]} | sort -g | tail -n 1)
+                # shellcheck disable=SC2086
+                R[dur_p50_$kind]=$(printf '%s\n' ${R[dur_p50_${kind}_runs]} | sort -g | head -n 1)
+        done
+        say "  durable driver: ${R[dur_tput_durable]} tasks/s, p50 ${R[dur_p50_durable]} µs;" \
+                "in memory: ${R[dur_tput_memory]} tasks/s, p50 ${R[dur_p50_memory]} µs"
 }
 
 # ============================================== against xargs and parallel
@@ -704,6 +746,7 @@ run_cluster_phases() {
                 fi
                 stop_driver
         done
+        skip durable || measure_durable || note "the durable driver's rows failed"
         # more start-ups for the app registered → first executor figure: each
         # is one or two grace periods (unit-baseline.c), so a median needs
         # a good number of them

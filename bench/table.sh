@@ -29,6 +29,16 @@ build_table() {
         # BENCH_TLS=1: every endpoint and the raw baselines are mutual TLS
         [ "$TLS" = 1 ] && net="mutual TLS (tls+tcp)" over=", mutual TLS (tls+tcp)"
 
+        # --- a driver with a state_dir, beside one without, same run
+        if [ -n "${R[dur_tput_durable]:-}" ]; then
+                r=$(ratio "${R[dur_tput_durable]:-}" "${R[dur_tput_memory]:-}")
+                row "Empty function tasks/s, 2 executors, driver with a state_dir" "$(fmt "${R[dur_tput_durable]:-}") /s" \
+                        "the same without a state_dir: $(fmt "${R[dur_tput_memory]:-}") /s" "$r" "≥ 0.5×" "$(verdict "$r" ge 0.5)"
+                r=$(ratio "${R[dur_p50_durable]:-}" "${R[dur_p50_memory]:-}")
+                row "One task submit→result p50, driver with a state_dir" "$(fmt "${R[dur_p50_durable]:-}") µs" \
+                        "the same without a state_dir: $(fmt "${R[dur_p50_memory]:-}") µs" "$r" "≤ 1.3×" "$(verdict "$r" le 1.3)"
+        fi
+
         # --- throughput
         r=$(ratio "${R[tput_empty_2]:-}" "${R[nng_rate]:-}")
         row "Empty function tasks/s, 1 driver, 2 executors" "$(fmt "${R[tput_empty_2]:-}") /s" \

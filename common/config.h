@@ -38,6 +38,7 @@ typedef struct SparkMasterConfig {
         int64_t max_executor_retries;
         int64_t retained_apps;    /* finished applications kept as history */
         int64_t retained_workers; /* lost workers kept as history */
+        int64_t driver_reconnect_ms; /* a driver gone without unregistering keeps its app this long */
         char *recovery_mode;  /* "filesystem" or "zookeeper" */
         char *zookeeper;      /* HOST:PORT,... */
         char *zookeeper_dir;  /* the masters' znode */
@@ -86,6 +87,8 @@ typedef struct SparkDriverConfig {
         int64_t locality_wait_ms;
         int64_t executor_heartbeat_timeout_ms;
         int64_t max_result_mb;
+        char *state_dir;          /* "": no journal, jobs live in memory only */
+        int64_t result_memory_mb; /* results held in memory; beyond, on disk (with state_dir) */
         char **executor_env; /* NULL-terminated "NAME=value" strings, file order; NULL: none */
         int64_t weight;       /* in the master's fair share */
         char *tls_cert_file; /* "": cluster.tls_cert_file */

@@ -43,6 +43,18 @@ static inline bool executor_key_is_valid(size_t len) {
         return len == EXECUTOR_KEY_SIZE;
 }
 
+/* Whether two keys are the same, in time that does not depend on where
+ * they differ: a driver that takes its application back proves it is the
+ * same driver with its key. */
+static inline bool executor_key_equal(const uint8_t a[static EXECUTOR_KEY_SIZE],
+                                      const uint8_t b[static EXECUTOR_KEY_SIZE]) {
+        uint8_t diff = 0;
+
+        for (size_t i = 0; i < EXECUTOR_KEY_SIZE; i++)
+                diff |= (uint8_t) (a[i] ^ b[i]);
+        return diff == 0;
+}
+
 /* The secret of executor_id of app_id under key.  -EINVAL for a NULL or
  * empty app id or a negative executor id. */
 int executor_secret_compute(const uint8_t key[static EXECUTOR_KEY_SIZE], const char *app_id, int executor_id,

@@ -139,6 +139,7 @@ static const struct {
         { "master.max_executor_retries", "10" },
         { "master.retained_apps", "200" },
         { "master.retained_workers", "100" },
+        { "master.driver_reconnect_ms", "30000" },
         { "master.recovery_mode", "\"filesystem\"" },
         { "master.zookeeper", "\"\"" },
         { "master.zookeeper_dir", "\"/spark\"" },
@@ -179,6 +180,8 @@ static const struct {
         { "driver.locality_wait_ms", "3000" },
         { "driver.executor_heartbeat_timeout_ms", "10000" },
         { "driver.max_result_mb", "1024" },
+        { "driver.state_dir", "\"\"" },
+        { "driver.result_memory_mb", "128" },
         { "driver.executor_env", "{ }" },
         { "driver.weight", "1" },
         { "driver.tls_cert_file", "\"\"" },
@@ -201,6 +204,7 @@ static const char *const expected_reloadable[] = {
         "master.retained_workers",
         "master.scheduling",
         "master.preemption_timeout_ms",
+        "master.driver_reconnect_ms",
         "worker.heartbeat_ms",
         "worker.executor_slice",
         "worker.executor_binary",
@@ -210,6 +214,7 @@ static const char *const expected_reloadable[] = {
         "driver.locality_wait_ms",
         "driver.executor_heartbeat_timeout_ms",
         "driver.max_result_mb",
+        "driver.result_memory_mb",
         "driver.executor_env",
         "driver.min_executors",
         "driver.max_executors",
@@ -490,7 +495,7 @@ START_TEST(test_ranges) {
                 }
                 checked++;
         }
-        ck_assert_int_eq(checked, 24);
+        ck_assert_int_eq(checked, 26);
 }
 END_TEST
 

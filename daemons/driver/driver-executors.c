@@ -429,6 +429,7 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
 reply:
         reply.heartbeat_ms = d->poll_interval_ms;
         reply.prefetch = DRIVER_MAX_PREFETCH;
+        reply.durable_driver = d->journal != NULL;
         /* one result must fit in one poll, which must fit our receive limit */
         reply.max_result_bytes = MIN(d->config.driver.max_result_mb * 1024 * 1024,
                                      (int64_t) DRIVER_MAX_REQUEST_BYTES - 1024 * 1024);
@@ -449,8 +450,19 @@ int driver_poll(Driver *d, RpcRequest *req, const Spark__Poll *poll) {
         if (!driver_executor_secret_ok(d, ex, poll->executor_id, &poll->secret, "a poll"))
                 return rpc_request_reply_error(req, -EPERM, "poll as executor %d of %s refused: %s executor secret",
                                                poll->executor_id, d->app_id, poll->secret.len == 0 ? "no" : "wrong");
-        if (!ex)
-                return reply_error_shutdown(req, "unknown executor: register first");
+        if (!ex) {
+                /* Its secret is right, so it is one of ours from before a
+                 * restart (the key came back from the state directory):
+                 * it registers again, and keeps its unit and its process. */
+                Spark__PollReply pr = SPARK__POLL_REPLY__INIT;
+                Envelope env = ENVELOPE_INIT;
+
+                pr.shutdown = true;   /* for executors that do not know reregister */
+                pr.reregister = true;
+                pr.reason = (char *) "unknown executor: register first";
+                ENVELOPE_SET(&env, POLL_REPLY, poll_reply, &pr);
+                return rpc_request_reply_envelope(req, &env);
+        }
         if (ex->lost)
                 return reply_error_shutdown(req, ex->lost_reason);
         if (poll->n_results > MAX_RESULTS_PER_POLL)

@@ -262,25 +262,20 @@ static const char *submit_check(const Spark__SubmitJob *sj) {
         return NULL;
 }
 
-int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
+/* A job from a submission, or (restored_id set) from the journal after a
+ * restart: in the table and the scheduler. */
+static int job_create(Driver *d, const Spark__SubmitJob *sj, const char *restored_id, usec_t now, DriverJob **ret) {
         DriverJob *j;
-        const char *why;
         const char *const *pref_list[1];
-        usec_t now = now_mono_usec();
-        /* a reply frees the request, sj with it */
-        int wait_ms = sj->wait_ms;
         int r;
-
-        if (!isempty(sj->request_id) && (j = hashmap_get(d->submissions, sj->request_id)))
-                return reply_submitted(req, j);  /* a resent submission */
-        why = submit_check(sj);
-        if (why)
-                return rpc_request_reply_error(req, -EINVAL, "%s", why);
 
         j = calloc(1, sizeof(*j));
         if (!j)
                 return -ENOMEM;
-        r = job_id_format(j->id, sizeof(j->id), d->next_job_number++);
+        if (restored_id)
+                r = snprintf(j->id, sizeof(j->id), "%s", restored_id) < (int) sizeof(j->id) ? 0 : -EINVAL;
+        else
+                r = job_id_format(j->id, sizeof(j->id), d->next_job_number++);
         if (r < 0)
                 goto fail;
         j->kind = sj->kind;
@@ -310,6 +305,12 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
                                  now, &j->job);
         if (r < 0)
                 goto fail;
+        /* on disk before the client hears of it (driver-journal.c) */
+        if (!restored_id) {
+                r = driver_journal_job(d, j->id, sj, j->library ? j->library->hash : NULL);
+                if (r < 0)
+                        goto fail_scheduled;
+        }
         j->submitted = now;
         d->metrics.tasks_submitted += j->n_tasks;
         if (!isempty(sj->request_id))
@@ -332,6 +333,35 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
                 d->jobs_head = j;
         d->jobs_tail = j;
         d->n_jobs++;
+        *ret = j;
+        return 0;
+
+fail_scheduled:
+        (void) scheduler_cancel_job(d->scheduler, j->job, now);
+        (void) scheduler_remove_job(d->scheduler, j->job);
+        j->job = NULL;
+fail:
+        job_free(d, j);
+        return r;
+}
+
+int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
+        DriverJob *j;
+        const char *why;
+        usec_t now = now_mono_usec();
+        /* a reply frees the request, sj with it */
+        int wait_ms = sj->wait_ms;
+        int r;
+
+        if (!isempty(sj->request_id) && (j = hashmap_get(d->submissions, sj->request_id)))
+                return reply_submitted(req, j);  /* a resent submission */
+        why = submit_check(sj);
+        if (why)
+                return rpc_request_reply_error(req, -EINVAL, "%s", why);
+
+        r = job_create(d, sj, NULL, now, &j);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "cannot submit the job: %s", strerror(-r));
 
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .message_id = SPARK_MESSAGE_JOB_SUBMITTED),
                    "Job %s (%s) submitted: %u %s tasks", j->id, j->name, j->n_tasks,
@@ -349,14 +379,56 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
         }
         evict_finished_jobs(d);
         return r;
+}
 
-fail_scheduled:
-        (void) scheduler_cancel_job(d->scheduler, j->job, now);
-        (void) scheduler_remove_job(d->scheduler, j->job);
-        j->job = NULL;
-fail:
-        job_free(d, j);
-        return rpc_request_reply_error(req, r, "cannot submit the job: %s", strerror(-r));
+int driver_restore_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj) {
+        const char *why = submit_check(sj);
+        DriverJob *j;
+        unsigned number;
+        int r;
+
+        if (why || hashmap_get(d->jobs, job_id) || sscanf(job_id, "job-%u", &number) != 1)
+                return -EBADMSG;
+        r = job_create(d, sj, job_id, now_mono_usec(), &j);
+        if (r < 0)
+                return r;
+        d->next_job_number = MAX(d->next_job_number, number + 1);
+        return 0;
+}
+
+int driver_restore_result(Driver *d, const Spark__TaskResult *r) {
+        DriverJob *j = isempty(r->job_id) ? NULL : hashmap_get(d->jobs, r->job_id);
+        TaskOutput *o;
+        int k;
+
+        if (!j || r->index < 0 || (unsigned) r->index >= j->n_tasks || r->attempt < 1 ||
+            r->status != SPARK__TASK_STATUS__TASK_OK || r->output.len > UINT32_MAX)
+                return -EBADMSG;
+        k = scheduler_task_restore(d->scheduler, j->job, (unsigned) r->index, (unsigned) r->attempt, r->output.len,
+                                   now_mono_usec());
+        if (k < 0)
+                return k;  /* -EALREADY: a duplicate, the first one stays */
+        o = &j->outputs[r->index];
+        o->exit_code = r->exit_code;
+        if (r->output.len > 0) {
+                o->data = malloc(r->output.len);
+                if (!o->data)
+                        return -ENOMEM;
+                memcpy(o->data, r->output.data, r->output.len);
+                o->len = (uint32_t) r->output.len;
+                j->output_bytes += o->len;
+        }
+        d->metrics.tasks_succeeded++;
+        return 0;
+}
+
+int driver_restore_job_end(Driver *d, const char *job_id) {
+        DriverJob *j = hashmap_get(d->jobs, job_id);
+
+        if (!j)
+                return -EBADMSG;
+        (void) scheduler_cancel_job(d->scheduler, j->job, now_mono_usec());
+        return 0;
 }
 
 void driver_task_launch_fill(Driver *d, const TaskAssignment *a, Spark__TaskLaunch *tl) {
@@ -421,6 +493,8 @@ void driver_task_result(Driver *d, int executor_id, const Spark__TaskResult *r, 
                 }
         }
         if (verdict == TASK_RESULT_ACCEPTED) {
+                /* before any client sees it (fetch_reply() flushes) */
+                driver_journal_result(d, r);
                 d->metrics.tasks_succeeded++;
                 if (r->run_us >= 0)
                         prom_histogram_observe(&d->metrics.task_seconds, (double) r->run_us / USEC_PER_SEC);
@@ -459,6 +533,8 @@ void driver_drain_finished_jobs(Driver *d) {
                         if (j)
                                 answer_fetches(d, j, true);
                 }
+                if (st != JOB_SUCCEEDED)
+                        driver_journal_job_ended(d, scheduler_job_id(job));
                 scheduler_job_counts(job, &c);
                 if (st >= 0 && st < (int) ELEMENTSOF(d->metrics.jobs_ended))
                         d->metrics.jobs_ended[st]++;
@@ -577,6 +653,12 @@ static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, 
         Spark__JobInfo info;
         Envelope env = ENVELOPE_INIT;
         size_t ready = 0, bytes = 0, n_errors = 0;
+        int r;
+
+        /* What a client sees is on disk: a restart cannot take it back. */
+        r = driver_journal_flush(d);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "cannot write the journal: %s", strerror(-r));
 
         /* Consecutive finished tasks only: the client prints in task order. */
         for (; ready < max && bytes < FETCH_MAX_BYTES; ready++) {

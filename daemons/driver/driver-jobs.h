@@ -3,6 +3,7 @@
 #pragma once
 
 #include "driver.h"
+#include "driver-journal.h"
 
 int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj);
 int driver_job_status(Driver *d, RpcRequest *req, const char *job_id);
@@ -27,4 +28,11 @@ void driver_jobs_free(Driver *d);
 void driver_jobs_json(Driver *d, Json *json);
 int driver_job_json(Driver *d, const char *job_id, unsigned max_tasks, Json *json);
 uint64_t driver_jobs_output_bytes(Driver *d);
+
+/* The journal's replay (driver-journal.c): a job as it was submitted, one
+ * of its accepted results (-EALREADY: the task has one already), and the
+ * end of one that failed or was cancelled.  -EBADMSG: it does not fit. */
+int driver_restore_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj);
+int driver_restore_result(Driver *d, const Spark__TaskResult *r);
+int driver_restore_job_end(Driver *d, const char *job_id);
 

@@ -6,6 +6,7 @@
  * (driver-announced.c). */
 #include "daemon.h"
 #include "driver-executors.h"
+#include "driver-journal.h"
 #include "driver-master.h"
 #include "epoch-file.h"
 #include "log.h"
@@ -71,7 +72,11 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
                             d->master_epoch);
                 return;  /* the register timer asks again; a snapshot does not follow a deposed leader */
         }
-        snprintf(d->app_id, sizeof(d->app_id), "%s", reply->register_application_reply->app_id);
+        if (!streq(d->app_id, reply->register_application_reply->app_id)) {
+                snprintf(d->app_id, sizeof(d->app_id), "%s", reply->register_application_reply->app_id);
+                /* a restart comes back as this application */
+                (void) driver_journal_app(d);
+        }
         d->registered = true;
         (void) sd_event_source_set_enabled(d->register_timer, SD_EVENT_OFF);
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .message_id = SPARK_MESSAGE_APP_REGISTERED),
@@ -323,6 +328,7 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
                                    "The master removed application %s: %s; stopping", d->app_id,
                                    strempty(env->application_removed->reason));
                         d->registered = false;  /* nothing to unregister */
+                        driver_journal_remove(d);  /* nothing to come back to */
                         /* Failed for good (killed, or executors failing): a
                          * restart would start it again as a new application. */
                         d->exit_status = env->application_removed->state == SPARK__APP_STATE__APP_FAILED

@@ -4,6 +4,7 @@
 #include "daemon.h"
 #include "driver-executors.h"
 #include "driver-jobs.h"
+#include "driver-journal.h"
 #include "driver-master.h"
 #include "peer-log.h"
 #include "endpoint.h"
@@ -75,6 +76,10 @@ int driver_new(const char *config_path, Driver **ret) {
         r = sd_event_default(&d->event);
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate the event loop: %m");
+        /* the application id and key, jobs and results of before a restart */
+        r = driver_journal_open(d);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -95,6 +100,7 @@ Driver *driver_free(Driver *d) {
                 while (hashmap_iterate(d->worker_events, &i, &v, NULL))
                         event_sub_free(v);
         hashmap_free(d->worker_events);
+        driver_journal_close(d);
         driver_jobs_free(d);
         driver_executors_free(d);
         hashmap_free(d->jobs);
@@ -239,6 +245,13 @@ void driver_unregister(Driver *d) {
 
         if (!d->registered)
                 return;
+        if (driver_journal_enabled(d)) {
+                /* a restart takes the application back (master.driver_reconnect_ms) */
+                log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id),
+                           "Stopping with application %s kept: its jobs are in %s", d->app_id,
+                           d->config.driver.state_dir);
+                return;
+        }
         ua.app_id = d->app_id;
         ua.reason = (char *) "driver stopped";
         ENVELOPE_SET(&env, UNREGISTER_APPLICATION, unregister_application, &ua);

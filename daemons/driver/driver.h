@@ -32,6 +32,7 @@
 #define DRIVER_MAX_PREFETCH 4096
 
 typedef struct DriverExecutor DriverExecutor;
+typedef struct DriverJournal DriverJournal;
 typedef struct DriverJob DriverJob;
 
 /* Counters of /metrics: they only grow, across reloads too. */
@@ -102,6 +103,7 @@ typedef struct Driver {
         HttpServer *http;             /* NULL: http_listen is "" or its ports were taken */
         char *ui_url;                 /* http's address, registered with the master */
         DriverMetrics metrics;
+        DriverJournal *journal;       /* driver.state_dir; NULL: none (driver-journal.h) */
 
         /* Elastic executors (driver-elastic.c, docs/elastic.md); unused
          * unless driver.dynamic_allocation. */

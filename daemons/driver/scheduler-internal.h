@@ -151,4 +151,5 @@ int sched_job_task_finished(Job *job, uint32_t index, unsigned attempt, int exec
                             bool success, uint64_t result_bytes, const char *error, usec_t now);
 int sched_job_cancel(Job *job, usec_t now);
 int sched_job_kill_task(Job *job, uint32_t index, usec_t now, TaskAssignment *ret);
+int sched_job_task_restore(Job *job, uint32_t index, unsigned attempts, uint64_t result_bytes, usec_t now);
 void sched_job_release_slots(Job *job);

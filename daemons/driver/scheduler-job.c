@@ -605,6 +605,28 @@ int sched_job_kill_task(Job *job, uint32_t index, usec_t now, TaskAssignment *re
         }
 }
 
+int sched_job_task_restore(Job *job, uint32_t index, unsigned attempts, uint64_t result_bytes, usec_t now) {
+        Scheduler *s = job->scheduler;
+        Task *t;
+
+        if (index >= job->n_tasks)
+                return -EINVAL;
+        t = &job->tasks[index];
+        if (t->state != TASK_PENDING || job->state != JOB_RUNNING)
+                return -EALREADY;
+        /* as a kill of a pending task, but it succeeded */
+        t->state = TASK_SUCCEEDED;
+        t->attempts = (uint16_t) MIN(attempts, (unsigned) UINT16_MAX);
+        job->n_pending--;
+        s->n_pending--;
+        job->n_succeeded++;
+        job->result_bytes += result_bytes;
+        if (job->n_pending == 0 && job->in_pending)
+                sched_job_lost_pending(s, job);
+        sched_job_check_done(job, now);
+        return 0;
+}
+
 void sched_job_release_slots(Job *job) {
         for (uint32_t i = 0; job->n_in_flight > 0 && i < job->n_tasks; i++)
                 if (job->tasks[i].executor)

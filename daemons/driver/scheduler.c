@@ -526,6 +526,13 @@ int scheduler_kill_task(Scheduler *s, Job *job, unsigned index, usec_t now, Task
         return sched_job_kill_task(job, index, now, ret);
 }
 
+int scheduler_task_restore(Scheduler *s, Job *job, unsigned index, unsigned attempts, uint64_t result_bytes,
+                           usec_t now) {
+        if (!s || !job || job->scheduler != s)
+                return -EINVAL;
+        return sched_job_task_restore(job, index, attempts, result_bytes, now);
+}
+
 size_t scheduler_job_in_flight(const Scheduler *s, const Job *job, TaskAssignment *out, size_t max) {
         size_t n = 0;
 

@@ -230,6 +230,11 @@ int scheduler_cancel_job(Scheduler *s, Job *job, usec_t now);
  * -EALREADY if the task had ended, -EINVAL for a bad index.  The job goes
  * on; if all its other tasks succeed it ends CANCELLED. */
 int scheduler_kill_task(Scheduler *s, Job *job, unsigned index, usec_t now, TaskAssignment *ret);
+/* A pending task succeeded before a restart (driver-journal.c): it is done,
+ * after that many attempts, with a result of that size.  -EALREADY if the
+ * task is not pending. */
+int scheduler_task_restore(Scheduler *s, Job *job, unsigned index, unsigned attempts, uint64_t result_bytes,
+                           usec_t now);
 
 /* Jobs that ended (any state but RUNNING) since the last call, oldest
  * first, each once; NULL when none. */

@@ -283,6 +283,11 @@ static void handle_register_reply(Executor *e, Envelope *env) {
         e->prefetch = rr->prefetch < 0 ? 0 : MIN(rr->prefetch, EXECUTOR_PREFETCH_MAX);
         max_result = rr->max_result_bytes > 0 ? rr->max_result_bytes : EXECUTOR_DEFAULT_MAX_RESULT_BYTES;
         e->max_result_bytes = (size_t) MIN(max_result, (int64_t) (SIZE_MAX / 4));
+        e->durable_driver = rr->durable_driver;
+        /* a driver that journals its jobs comes back after a restart,
+         * which takes longer than a few heartbeats */
+        if (e->durable_driver)
+                e->timeout_ms = MAX(e->timeout_ms, EXECUTOR_DURABLE_DRIVER_TIMEOUT_MS);
 
         e->state = EXECUTOR_POLLING;
         e->last_reply = now_mono_usec();
@@ -299,6 +304,7 @@ static void handle_register_reply(Executor *e, Envelope *env) {
 static void handle_poll_reply(Executor *e, Envelope *env) {
         const Spark__PollReply *pr;
         TaskBatch *batch = NULL;
+        unsigned n_stopped;
         int r;
 
         if (env->body_case == SPARK__ENVELOPE__BODY_ERROR) {
@@ -314,6 +320,27 @@ static void handle_poll_reply(Executor *e, Envelope *env) {
                 return;
         }
         pr = env->poll_reply;
+        if (pr->reregister) {
+                /* Our driver restarted from its state directory: it takes
+                 * us back once we register again. */
+                log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                           "Driver %s does not know executor %d (it restarted); registering again.",
+                           e->args.driver_url, e->args.executor_id);
+                envelope_free(env);
+                /* The tasks it gave us before are not its tasks any more: it
+                 * runs again those it has no result of, and would drop what
+                 * they return.  Stop them, to take its tasks at once. */
+                n_stopped = task_runner_kill(e->runner, NULL, -1);
+                if (n_stopped > 0)
+                        log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e),
+                                   "Stopped %u tasks of the driver from before its restart.", n_stopped);
+                e->state = EXECUTOR_REGISTERING;
+                e->register_deadline = now_mono_usec() + EXECUTOR_REGISTER_TIMEOUT_USEC;
+                executor_arm_deadline(e);
+                if (executor_schedule_register_retry(e) < 0)
+                        executor_exit(e, EXIT_FAILURE, LOG_ERR, "Failed to schedule the registration.");
+                return;
+        }
         if (pr->shutdown) {
                 executor_exit(e, EXIT_SUCCESS, LOG_INFO, "Driver asked executor %d to shut down: %s",
                               e->args.executor_id, isempty(pr->reason) ? "no reason given" : pr->reason);
@@ -370,6 +397,21 @@ void executor_slot_done(void *userdata, bool discard) {
         if (discard || e->state == EXECUTOR_STOPPING)
                 return;
 
+        if (s->error < 0 && e->durable_driver && s->error != -EMSGSIZE && s->error != -EPROTO) {
+                /* The connection dropped: a driver with a state directory
+                 * is restarting, and takes us back (reregister).  What this
+                 * request carried is lost; the restarted driver runs again
+                 * what it has no result of.  The deadline decides when the
+                 * driver is gone for good. */
+                log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                           "Lost the connection to driver %s (%s); waiting for it to come back.", e->args.driver_url,
+                           strerror(-s->error));
+                if (e->state == EXECUTOR_REGISTERING)
+                        (void) executor_schedule_register_retry(e);
+                else
+                        executor_pump_soon(e);
+                return;
+        }
         if (s->error < 0 || !m) {
                 executor_exit(e, SPARK_EXIT_DRIVER_UNREACHABLE, LOG_ERR, "Lost the driver %s: %s", e->args.driver_url,
                               strerror(s->error < 0 ? -s->error : EIO));
@@ -383,6 +425,12 @@ void executor_slot_done(void *userdata, bool discard) {
         nng_msg_free(TAKE_PTR(m));
         e->last_reply = now_mono_usec();
 
+        if (e->state == EXECUTOR_REGISTERING && env->body_case == SPARK__ENVELOPE__BODY_POLL_REPLY) {
+                /* a poll that was out when the driver asked us to register
+                 * again: what it brings is from before */
+                envelope_free(env);
+                return;
+        }
         if (e->state == EXECUTOR_REGISTERING) {
                 handle_register_reply(e, env);
                 envelope_free(env);

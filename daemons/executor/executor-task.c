@@ -91,6 +91,8 @@ void task_release(Task *t) {
 }
 
 bool task_matches(const Task *t, const char *job_id, int32_t index) {
+        if (!job_id)
+                return true;  /* every task (a driver restarted) */
         return streq_ptr(t->launch->job_id, job_id) && (index < 0 || t->launch->index == index);
 }
 

@@ -84,6 +84,10 @@ static int on_register_retry(sd_event_source *s, uint64_t usec, void *userdata) 
         (void) usec;
         if (e->state != EXECUTOR_REGISTERING)
                 return 0;
+        if (e->slots[0].busy)
+                /* a poll is still out there (registering again after a
+                 * driver restart): the registration goes when it is back */
+                return executor_schedule_register_retry(e), 0;
         r = executor_send_register(e);
         if (r < 0)
                 executor_exit(e, EXIT_FAILURE, LOG_ERR, "Failed to send the registration: %s", strerror(-r));

@@ -39,6 +39,9 @@
 #define EXECUTOR_MISSED_HEARTBEATS 3
 /* ... but never less than this, whatever heartbeat_ms says. */
 #define EXECUTOR_MIN_TIMEOUT_MS 100
+/* How long an executor of a driver with a state_dir waits for it to come
+ * back (a restart) before it exits. */
+#define EXECUTOR_DURABLE_DRIVER_TIMEOUT_MS 15000
 #define EXECUTOR_FETCH_TIMEOUT_MS 60000
 /* A Poll carries at most this many results, of at most this many bytes in
  * all (but always at least one result, however big). */
@@ -133,6 +136,7 @@ struct Executor {
         int heartbeat_ms;
         int prefetch;
         size_t max_result_bytes;
+        bool durable_driver;   /* its driver comes back after a restart: wait for it */
         int timeout_ms;
 
         usec_t register_deadline;

@@ -48,7 +48,7 @@ void task_runner_submit(TaskRunner *r, Task *tasks, size_t n);
 /* TaskKill: every matching task (index < 0: the whole job) that is queued
  * is finished at once as TASK_KILLED; a running one is marked, its command's
  * process group gets SIGKILL, and it is reported TASK_KILLED when it returns.
- * Returns the number of tasks affected. */
+ * job_id NULL: every task.  Returns the number of tasks affected. */
 unsigned task_runner_kill(TaskRunner *r, const char *job_id, int32_t index);
 
 /* Takes finished tasks in completion order: at most max_n, and stopping

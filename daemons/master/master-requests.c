@@ -188,17 +188,25 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 return rpc_request_reply_error(req, -EINVAL, "executor_key has %zu bytes, not %u",
                                                ra->executor_key.len, EXECUTOR_KEY_SIZE);
 
-        /* A resent registration (nng req resends) finds its app: same id. */
-        if (!isempty(ra->app_id) && (a = cluster_app(m->cluster, ra->app_id)) && streq(a->driver_url, ra->driver_url)) {
+        /* A resent registration (nng req resends) finds its app: same id;
+         * so does a driver that restarted with its state directory, and
+         * takes its application back, executors and all (master-drivers.c
+         * kept it for driver_reconnect_ms). */
+        if (!isempty(ra->app_id) && (a = cluster_app(m->cluster, ra->app_id))) {
                 /* ... with the key it was registered with: a driver keeps
-                 * its key for its whole life. */
-                if (memcmp(a->executor_key, ra->executor_key.data, EXECUTOR_KEY_SIZE) != 0)
+                 * its key for its whole life, and in its state directory
+                 * across restarts; the key is what proves it is the same. */
+                if (!executor_key_equal(a->executor_key, ra->executor_key.data))
                         return rpc_request_reply_error(req, -EEXIST,
                                                        "application %s is registered with another executor key",
                                                        a->id);
                 r = master_bind_app_driver(m, req, a);
                 if (r < 0)
                         return r;
+                r = master_app_driver_moved(m, a, ra->driver_url, ra->driver_events);
+                if (r < 0)
+                        return rpc_request_reply_error(req, r, "cannot take application %s back: %s", a->id,
+                                                       strerror(-r));
                 goto reply;
         }
 

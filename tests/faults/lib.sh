@@ -327,7 +327,7 @@ cluster_config() {
         mkdir -p "$S/stamps"
         cluster_line="cluster: { master = \"$MASTER_URL\"; master_events = \"tcp://$HOST_IP:$mep\"; insecure = true; };"
         master_section="master: { listen = \"$MASTER_URL\"; events_listen = \"tcp://$HOST_IP:$mep\"; state_dir = \"$S/master-state\";
-          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10; $MASTER_EXTRA };"
+          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10; driver_reconnect_ms = $DRIVER_RECONNECT_MS; $MASTER_EXTRA };"
         if [ "$HA" = 1 ]; then
                 # two masters on the suite's ensemble (docs/ha.md): master
                 # leads (started first), master2 stands by
@@ -343,7 +343,7 @@ cluster_config() {
                         cat >"$S/$n.conf" <<EOF
 @include "cluster.conf"
 master: { listen = "$l"; events_listen = "$e"; state_dir = "$S/$n-state";
-          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10;
+          worker_timeout_ms = $WORKER_TIMEOUT_MS; max_executor_retries = 10; driver_reconnect_ms = $DRIVER_RECONNECT_MS;
           recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "/spark-faults/$SCENARIO-$$";
           zookeeper_session_timeout_ms = $ZK_SESSION_TIMEOUT_MS; };
 EOF
@@ -358,7 +358,8 @@ driver: { app_name = "fault-$SCENARIO"; listen = "$DRIVER_URL"; events_listen = 
           advertise_host = "$HOST_IP"; max_cores = $APP_CORES; cores_per_executor = 1;
           executor_memory_mb = $EXECUTOR_MEMORY_MB; task_max_failures = $TASK_MAX_FAILURES; locality_wait_ms = 0;
           executor_heartbeat_timeout_ms = $EXECUTOR_HEARTBEAT_TIMEOUT_MS;
-          executor_env = { SPARK_FAULT_TASK_MS = "$TASK_MS"; SPARK_FAULT_STAMP_DIR = "$S/stamps"; }; };
+          executor_env = { SPARK_FAULT_TASK_MS = "$TASK_MS"; SPARK_FAULT_STAMP_DIR = "$S/stamps"; };
+          $([ "$DRIVER_STATE" = 1 ] && echo "state_dir = \"$S/driver-state\";") };
 EOF
         for w in w1 w2; do
                 port=$(free_port) && eport=$(free_port) || return 1

@@ -34,6 +34,7 @@ TASK_LIB=$SPARK_BUILD/tests/helpers/tasks/spark-fault-tasks.so
 WORKER_TIMEOUT_MS=2000
 WORKER_HEARTBEAT_MS=200
 EXECUTOR_HEARTBEAT_TIMEOUT_MS=1500
+DRIVER_RECONNECT_MS=3000 # a lost driver's app is removed after this
 WORKER_CORES=4
 APP_CORES=4              # 4 executors of 1 core: two per worker, room for 2 more on each
 EXECUTOR_MEMORY_MB=128
@@ -149,8 +150,17 @@ after_jobs() {
                         LEAKS=$((LEAKS + n))
                         problem "units and the master's running executors differ; $n stray: ${stray:-none} (master: $(executors "$APP" | tr '\n' ','))"
                 fi
-                daemon_stop driver TERM || rc=$?
-                [ $rc -eq 0 ] || problem "the driver exited with status $rc on SIGTERM"
+                if [ "$DRIVER_STATE" = 1 ]; then
+                        # a driver with a state_dir keeps its application on
+                        # SIGTERM; kill-app ends it for good
+                        sparkctl kill-app "$APP" >/dev/null 2>&1 || problem "sparkctl kill-app $APP failed"
+                        wait_until 20 eval '! daemon_alive driver' || problem "the driver still runs after kill-app"
+                        daemon_stop driver TERM || true
+                        [ ! -e "$S/driver-state/jobs.journal" ] || problem "kill-app left the driver's journal"
+                else
+                        daemon_stop driver TERM || rc=$?
+                        [ $rc -eq 0 ] || problem "the driver exited with status $rc on SIGTERM"
+                fi
         fi
         if ! wait_until 30 no_units_left; then
                 n=$(($(n_of units) + $(n_of executor_pids)))
@@ -200,7 +210,7 @@ run_scenario() {
         S=$T/$name
         mkdir -p "$S"
         PROBLEMS=()
-        DETECT_MS=- DETECT_WHAT='-' EXPECT_FAILURE=0 HOG_TASKS='' HA=0 M_NETNS=0 MASTER_EXTRA=''
+        DETECT_MS=- DETECT_WHAT='-' EXPECT_FAILURE=0 HOG_TASKS='' HA=0 M_NETNS=0 MASTER_EXTRA='' DRIVER_STATE=0
         LOST=- DUPS=- RETRIED=- LEAKS=0
         W_NETNS=() W_TMPFS=() WID=() APP=''
         t_start=$(date +%s)

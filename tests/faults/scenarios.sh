@@ -9,8 +9,8 @@
 # stamp of the daemon's log line that shows it noticed.
 
 SCENARIOS=(executor-kill executor-stop worker-kill worker-stop host-freeze master-kill journal-bitflip memory-max
-           work-dir-full netns-cut driver-kill ha-leader-kill ha-zk-one-down ha-zk-quorum-loss ha-rolling-restart
-           ha-partition preempt-worker-lost)
+           work-dir-full netns-cut driver-lost driver-kill driver-restart ha-leader-kill ha-zk-one-down ha-zk-quorum-loss
+           ha-rolling-restart ha-partition preempt-worker-lost)
 # Run only when named.
 EXTRA_SCENARIOS=()
 
@@ -364,16 +364,17 @@ inject_netns-cut() {
                 problem "the worker did not register again once its link was up"
 }
 
-# --- SIGKILL of the driver: unrecoverable, a clear failure and nothing left behind -----------------
+# --- SIGKILL of a driver without a state_dir, for good: a clear failure and nothing left behind ---
 #
 # Regression: the master kept a dead driver's app for ever, its executors
-# replaced each time they failed to reach the driver.
+# replaced each time they failed to reach the driver.  Now it keeps it for
+# driver_reconnect_ms, then removes it.
 
-setup_driver-kill() {
+setup_driver-lost() {
         EXPECT_FAILURE=1
 }
 
-inject_driver-kill() {
+inject_driver-lost() {
         local t0 line
         t0=$(now_us)
         daemon_stop driver KILL
@@ -388,6 +389,75 @@ inject_driver-kill() {
         fi
 }
 
+# --- a driver with a state_dir killed (SIGKILL) or stopped (SIGTERM) and started again ---------
+#
+# It takes its application back; the executors keep their units and
+# processes and register again; the jobs go on, and `sparkctl results`
+# (in place of the submits, which may have given up on the driver) gives
+# every result exactly once.
+
+setup_driver-kill() {
+        DRIVER_STATE=1
+}
+
+setup_driver-restart() {
+        DRIVER_STATE=1
+}
+
+# "UNIT PID" of the app's executor units
+unit_pids() {
+        local u
+        for u in $(units); do
+                echo "$u $(unit_main_pid "$u")"
+        done
+}
+
+driver_comes_back() {
+        local sig=$1 t0 t1 line before cmd fn rc=0
+        cmd=$(sparkctl jobs | awk '$2 == "cmd" { print $1 }')
+        fn=$(sparkctl jobs | awk '$2 == "fn" { print $1 }')
+        [ -n "$cmd" ] && [ -n "$fn" ] || { problem "the driver does not list the jobs cmd and fn"; return; }
+        before=$(unit_pids)
+        t0=$(now_us)
+        daemon_stop driver "$sig" || rc=$?
+        log "SIG$sig driver (exit $rc); starting it again"
+        t1=$(now_us)
+        driver_start
+        if line=$(wait_line 30 driver "$t1" "Executor [0-9]+ registered from"); then
+                DETECT_MS=$(ms_between "$t0" "${line%% *}")
+                DETECT_WHAT="driver: SIG$sig, restarted, first executor back"
+        else
+                DETECT_MS=-
+                DETECT_WHAT="driver: no executor came back"
+                problem "no executor registered with the restarted driver"
+        fi
+        first_line_after driver "$t1" "Restored from .*application $APP" >/dev/null ||
+                problem "the restarted driver did not restore application $APP"
+        # the submits may have given up on the driver: the results come from
+        # `sparkctl results` instead, into the same files
+        kill -TERM "$SUBMIT_CMD" "$SUBMIT_FN" 2>/dev/null || true
+        wait "$SUBMIT_CMD" "$SUBMIT_FN" 2>/dev/null || true
+        sparkctl results "$cmd" --json >"$S/cmd.json" 2>"$S/cmd.err" &
+        SUBMIT_CMD=$!
+        sparkctl results "$fn" --json >"$S/fn.json" 2>"$S/fn.err" &
+        SUBMIT_FN=$!
+        wait_until 20 eval '[ "$(logged_since driver "$t1" "Executor [0-9]+ registered from")" -ge '"$APP_CORES"' ]' ||
+                problem "not all $APP_CORES executors registered again"
+        [ "$before" = "$(unit_pids)" ] || problem "executor units or processes changed: before: $(tr '\n' ' ' <<<"$before") after: $(unit_pids | tr '\n' ' ')"
+        [ "$(app_id)" = "$APP" ] || problem "the application is now $(app_id), not $APP"
+}
+
+logged_since() {
+        awk -v t0="$2" -v re="$3" '$1 >= t0 && $0 ~ re' "$S/$1.log" | grep -c .
+}
+
+inject_driver-kill() {
+        driver_comes_back KILL
+}
+
+inject_driver-restart() {
+        driver_comes_back TERM
+}
 
 # --- standby masters on ZooKeeper (docs/ha.md) ------------------------------------------
 #

@@ -1,0 +1,250 @@
+/* The driver's journal (driver-journal.c) on a real state directory, with
+ * a real driver (driver_new() from a generated config): what is journaled
+ * comes back after a "restart" (driver_free() and driver_new() again);
+ * results of one loop turn are synced once; a torn last entry is dropped;
+ * a damaged entry stops the replay and the file is kept aside. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check-run.h"
+#include "driver-jobs.h"
+#include "driver-journal.h"
+#include "macro.h"
+#include "rm-rf.h"
+
+#define APP "app-20261201120000-0007"
+
+static char dir[256], state[300], config[300], journal[400];
+
+static void setup(void) {
+        FILE *f;
+
+        snprintf(dir, sizeof(dir), "/tmp/test-driver-journal.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(state, sizeof(state), "%s/state", dir);
+        snprintf(config, sizeof(config), "%s/driver.conf", dir);
+        snprintf(journal, sizeof(journal), "%s/%s", state, DRIVER_JOURNAL_FILE);
+        f = fopen(config, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f,
+                "cluster: { master = \"ipc://%1$s/master.sock\"; master_events = \"ipc://%1$s/master-events.sock\"; };\n"
+                "driver: { app_name = \"journal\"; listen = \"ipc://%1$s/driver.sock\"; http_listen = \"\";\n"
+                "          events_listen = \"ipc://%1$s/driver-events.sock\"; state_dir = \"%2$s\"; };\n",
+                dir, state);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static void teardown(void) {
+        (void) rm_rf_at(AT_FDCWD, dir);
+}
+
+static Driver *start(void) {
+        Driver *d = NULL;
+
+        ck_assert_int_ge(driver_new(config, &d), 0);
+        ck_assert(driver_journal_enabled(d));
+        return d;
+}
+
+/* A command job of n tasks, as a client submits it. */
+static void command_job(Spark__SubmitJob *sj, ProtobufCBinaryData *inputs, size_t n) {
+        static char lines[16][32];
+
+        spark__submit_job__init(sj);
+        sj->kind = SPARK__TASK_KIND__TASK_COMMAND;
+        sj->name = (char *) "squares";
+        sj->request_id = (char *) "req-1";
+        for (size_t i = 0; i < n; i++) {
+                snprintf(lines[i], sizeof(lines[i]), "echo %zu", i * i);
+                inputs[i] = (ProtobufCBinaryData) { .len = strlen(lines[i]), .data = (uint8_t *) lines[i] };
+        }
+        sj->inputs = inputs;
+        sj->n_inputs = n;
+}
+
+static void result(Spark__TaskResult *r, int index, const char *output) {
+        spark__task_result__init(r);
+        r->job_id = (char *) "job-0001";
+        r->index = index;
+        r->attempt = 1;
+        r->status = SPARK__TASK_STATUS__TASK_OK;
+        r->output = (ProtobufCBinaryData) { .len = strlen(output), .data = (uint8_t *) output };
+}
+
+/* The first run: the app, a job of 4 tasks, results of tasks 0-2 in one
+ * loop turn. */
+static void first_run(void) {
+        Driver *d = start();
+        Spark__SubmitJob sj;
+        ProtobufCBinaryData inputs[4];
+        Spark__TaskResult r[3];
+        uint64_t syncs;
+
+        snprintf(d->app_id, sizeof(d->app_id), APP);
+        memset(d->executor_key, 0x5a, sizeof(d->executor_key));
+        ck_assert_int_eq(driver_journal_app(d), 0);
+        command_job(&sj, inputs, 4);
+        ck_assert_int_eq(driver_journal_job(d, "job-0001", &sj, NULL), 0);
+        ck_assert_int_eq(driver_restore_job(d, "job-0001", &sj), 0);  /* in the table, as a submission puts it */
+
+        syncs = driver_journal_n_syncs(d);
+        result(&r[0], 0, "0\n");
+        result(&r[1], 1, "1\n");
+        result(&r[2], 2, "4\n");
+        for (size_t i = 0; i < 3; i++)
+                driver_journal_result(d, &r[i]);
+        ck_assert_uint_eq(driver_journal_n_syncs(d), syncs);  /* not one per result */
+        /* the end of the turn: one sync for the batch */
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
+        /* nothing new: no sync */
+        ck_assert_int_eq(driver_journal_flush(d), 0);
+        ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
+        driver_free(d);
+}
+
+static void job_counts(Driver *d, JobCounts *c) {
+        Job *job = scheduler_first_job(d->scheduler);
+
+        ck_assert_ptr_nonnull(job);
+        ck_assert_str_eq(scheduler_job_id(job), "job-0001");
+        scheduler_job_counts(job, c);
+}
+
+START_TEST(test_replay) {
+        Driver *d;
+        JobCounts c;
+        uint8_t key[EXECUTOR_KEY_SIZE];
+
+        first_run();
+        d = start();
+        memset(key, 0x5a, sizeof(key));
+        ck_assert_str_eq(d->app_id, APP);
+        ck_assert_mem_eq(d->executor_key, key, sizeof(key));
+        job_counts(d, &c);
+        ck_assert_uint_eq(c.tasks, 4);
+        ck_assert_uint_eq(c.succeeded, 3);
+        ck_assert_uint_eq(scheduler_n_pending(d->scheduler), 1);  /* task 3 runs again */
+        ck_assert_uint_eq(driver_jobs_output_bytes(d), 6);
+        /* the next job gets the next id */
+        ck_assert_uint_eq(d->next_job_number, 2);
+        driver_free(d);
+}
+END_TEST
+
+START_TEST(test_duplicate_result_dropped) {
+        Driver *d;
+        Spark__TaskResult r;
+        JobCounts c;
+
+        first_run();
+        d = start();
+        /* the same task's result again (an attempt from before the restart):
+         * the journaled one stays */
+        result(&r, 1, "wrong\n");
+        ck_assert_int_eq(driver_restore_result(d, &r), -EALREADY);
+        ck_assert_uint_eq(driver_jobs_output_bytes(d), 6);
+        job_counts(d, &c);
+        ck_assert_uint_eq(c.succeeded, 3);
+        driver_free(d);
+}
+END_TEST
+
+START_TEST(test_torn_tail) {
+        struct stat st;
+        Driver *d;
+        JobCounts c;
+
+        first_run();
+        ck_assert_int_eq(stat(journal, &st), 0);
+        /* the last result's append was cut short */
+        ck_assert_int_eq(truncate(journal, st.st_size - 3), 0);
+        d = start();
+        ck_assert_str_eq(d->app_id, APP);
+        job_counts(d, &c);
+        ck_assert_uint_eq(c.succeeded, 2);
+        driver_free(d);
+        {
+                char damaged[500];
+                snprintf(damaged, sizeof(damaged), "%s/%s", state, DRIVER_JOURNAL_DAMAGED);
+                ck_assert_int_ne(access(damaged, F_OK), 0);
+        }
+}
+END_TEST
+
+START_TEST(test_corruption) {
+        char damaged[500];
+        struct stat st;
+        Driver *d;
+        JobCounts c;
+        int fd;
+        uint8_t b;
+        off_t off;
+
+        first_run();
+        ck_assert_int_eq(stat(journal, &st), 0);
+        /* one byte flipped in the second result (the last three entries
+         * are results of the same size) */
+        fd = open(journal, O_RDWR);
+        ck_assert_int_ge(fd, 0);
+        {
+                /* each result entry: 8 header + 1 type + packed TaskResult */
+                Spark__TaskResult r;
+                size_t entry;
+
+                result(&r, 1, "1\n");
+                entry = 8 + 1 + spark__task_result__get_packed_size(&r);
+                off = st.st_size - 2 * (off_t) entry + 12;
+        }
+        ck_assert_int_eq(pread(fd, &b, 1, off), 1);
+        b ^= 0x40;
+        ck_assert_int_eq(pwrite(fd, &b, 1, off), 1);
+        close(fd);
+
+        d = start();
+        job_counts(d, &c);
+        ck_assert_uint_eq(c.succeeded, 1);  /* what comes before the damage */
+        driver_free(d);
+        snprintf(damaged, sizeof(damaged), "%s/%s", state, DRIVER_JOURNAL_DAMAGED);
+        ck_assert_int_eq(stat(damaged, &st), 0);
+        ck_assert_int_gt(st.st_size, 0);
+}
+END_TEST
+
+START_TEST(test_remove) {
+        Driver *d;
+
+        first_run();
+        d = start();
+        driver_journal_remove(d);
+        driver_free(d);
+        ck_assert_int_ne(access(journal, F_OK), 0);
+        d = start();
+        ck_assert_str_eq(d->app_id, "");
+        ck_assert_ptr_null(scheduler_first_job(d->scheduler));
+        driver_free(d);
+}
+END_TEST
+
+static Suite *suite(void) {
+        Suite *s = suite_create("driver-journal");
+        TCase *tc = tcase_create("journal");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_replay);
+        tcase_add_test(tc, test_duplicate_result_dropped);
+        tcase_add_test(tc, test_torn_tail);
+        tcase_add_test(tc, test_corruption);
+        tcase_add_test(tc, test_remove);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_run(suite());
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# A driver with a driver.state_dir is killed (SIGKILL) or stopped (SIGTERM)
+# in the middle of a job and started again: it takes its application back
+# under the same id, the executors keep their units and processes and
+# register again, the job goes on, and `sparkctl results` gives every
+# task's result exactly once.
+# shellcheck source=tests/harness/lib.sh
+. "$(dirname "$0")/../harness/lib.sh"
+require_user_manager
+
+tmp=$(harness_tmpdir)
+lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
+[ -f "$lib" ] || die "test helpers are not built (make test-helpers)"
+
+cat >"$tmp/cluster.conf" <<EOF
+cluster: { master = "ipc://$tmp/master.sock"; master_events = "ipc://$tmp/master-events.sock"; };
+master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-events.sock";
+          state_dir = "$tmp/state"; worker_timeout_ms = 5000; http_listen = ""; };
+driver: { app_name = "durable-test"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
+          cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;
+          http_listen = ""; state_dir = "$tmp/driver-state"; };
+EOF
+for i in 1 2; do
+        cat >"$tmp/worker$i.conf" <<EOF
+@include "cluster.conf"
+worker: { listen = "ipc://$tmp/worker$i.sock"; events_listen = "ipc://$tmp/worker$i-events.sock";
+          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i"; heartbeat_ms = 300;
+          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; http_listen = ""; };
+EOF
+done
+stop_user_units_on_exit 'spark-executor-*'
+
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "ipc://$tmp/driver.sock" "$@"; }
+# "UNIT PID" of every active executor unit
+units() {
+        local u
+        for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
+                echo "$u $(systemctl --user show -p MainPID --value "$u")"
+        done
+}
+units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
+job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' [1-9][0-9]*/2000 '; }
+reregistered() { [ "$(logged EXECUTOR_REGISTERED driver)" -ge 4 ]; }
+
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
+start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
+start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+check "four executor units start" wait_until 30 units_running 4
+check "the four register with the driver" wait_until 30 reregistered
+app=$(sparkctl status --json | jq -r '.apps[0].app_id')
+units_before=$(units)
+
+seq 0 1999 >"$tmp/numbers"
+seq 0 1999 | awk '{ print $1 * $1 }' >"$tmp/squares"
+
+# restart_during_job NAME SIGNAL: a job of 2,000 tasks; the driver gets
+# SIGNAL mid-job and is started again.
+restart_during_job() {
+        local name=$1 sig=$2 rc=0 job
+        job=$(sparkctl submit --detach --name "$name" --function "$lib:slow_square" --inputs "$tmp/numbers") || rc=$?
+        check_eq "$name: the job is submitted" 0 "$rc"
+        check "$name: the job is under way" wait_until 20 job_running "$name"
+        stop_daemon driver "$sig" || true
+        mv "$(daemon_log driver)" "$tmp/driver-before-$name.log"
+        check "$name: the driver kept its application" \
+                bash -c "! grep -q 'unregistered' '$tmp/driver-before-$name.log'"
+        start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+        check "$name: the driver restored its journal" wait_for grep -q "Restored from .*application $app" \
+                "$(daemon_log driver)"
+        check "$name: the executors register with it again" wait_until 30 reregistered
+        rc=0
+        sparkctl results "$job" --json >"$tmp/$name.json" 2>"$tmp/$name.err" || rc=$?
+        check_eq "$name: the job succeeds" 0 "$rc"
+        check_eq "$name: 2,000 results" 2000 "$(grep -c '"task":' "$tmp/$name.json")"
+        check_eq "$name: each task exactly once" 2000 \
+                "$(grep -o '"task":[0-9]*' "$tmp/$name.json" | sort -u | wc -l)"
+        check_eq "$name: every result correct" "$(cat "$tmp/squares")" \
+                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$tmp/$name.json")"
+        check_eq "$name: the same executor units and processes run, none added" "$units_before" "$(units)"
+        check_eq "$name: the application kept its id" "$app" "$(sparkctl status --json | jq -r '.apps[0].app_id')"
+        check_eq "$name: the master knows one application" 1 "$(sparkctl status --json | jq '.apps | length')"
+        check_eq "$name: the master registered no other application" 1 "$(logged APP_REGISTERED master)"
+}
+
+restart_during_job crash KILL
+restart_during_job stop TERM
+
+# the earlier job's results are still there, after two restarts
+first=$(sparkctl jobs | awk '/crash/ { print $1 }')
+check_eq "a finished job's results stay fetchable" 2000 "$(sparkctl results "$first" --json | grep -c '"task":')"
+
+# kill-app ends the application for good: the journal goes with it
+sparkctl kill-app "$app" >/dev/null
+check "kill-app stops the driver" wait_until 20 bash -c "! kill -0 $(daemon_pid driver) 2>/dev/null"
+check "... and removes its journal" wait_until 5 bash -c "[ ! -e '$tmp/driver-state/jobs.journal' ]"
