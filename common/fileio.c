@@ -66,3 +66,20 @@ int read_full_file(const char *path, ReadFileFlags flags, size_t max, char **ret
                 *ret_size = size;
         return 0;
 }
+
+int write_full(int fd, const void *p, size_t n) {
+        const uint8_t *q = p;
+
+        while (n > 0) {
+                ssize_t k = write(fd, q, n);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                q += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}

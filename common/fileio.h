@@ -1,4 +1,5 @@
-/* Reading a whole file into memory, the one way every program does it. */
+/* Reading a whole file into memory, and writing a whole buffer, the one way
+ * every program does it. */
 #pragma once
 
 #include <stddef.h>
@@ -14,3 +15,7 @@ typedef enum ReadFileFlags {
  * More than max bytes is -EFBIG (0: no limit).  A directory is -EISDIR.
  * ret_size may be NULL. */
 int read_full_file(const char *path, ReadFileFlags flags, size_t max, char **ret, size_t *ret_size);
+
+/* Writes all n bytes of p to fd, again after a short write or EINTR;
+ * a negative errno on failure (then an unknown part was written). */
+int write_full(int fd, const void *p, size_t n);

@@ -1,6 +1,8 @@
 /* The basic helpers: growable arrays, whole-file reads, error strings, the
  * wire enums' names and the intrusive FIFO. */
 #include <check.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +168,38 @@ START_TEST(test_read_full_file_stdin) {
 }
 END_TEST
 
+/* A whole buffer, larger than a pipe or one write takes, and the errors. */
+START_TEST(test_write_full) {
+        char path[] = "/tmp/test-basic-write.XXXXXX";
+        size_t big_len = 300 * 1000, len = 0;
+        _cleanup_free_ char *big = malloc(big_len);
+        char *data = NULL;
+        int fd, fds[2];
+
+        ck_assert_ptr_nonnull(big);
+        for (size_t i = 0; i < big_len; i++)
+                big[i] = (char) ('a' + i % 26);
+        fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write_full(fd, big, big_len), 0);
+        ck_assert_int_eq(write_full(fd, big, 0), 0);
+        close(fd);
+        ck_assert_int_eq(read_full_file(path, 0, 0, &data, &len), 0);
+        ck_assert_uint_eq(len, big_len);
+        ck_assert_mem_eq(data, big, big_len);
+        free(data);
+        unlink(path);
+
+        ck_assert_int_eq(write_full(-1, "x", 1), -EBADF);
+        /* a pipe nobody reads: EPIPE (SIGPIPE ignored), not a loop */
+        signal(SIGPIPE, SIG_IGN);
+        ck_assert_int_eq(pipe(fds), 0);
+        close(fds[0]);
+        ck_assert_int_eq(write_full(fds[1], big, big_len), -EPIPE);
+        close(fds[1]);
+}
+END_TEST
+
 START_TEST(test_error_buf) {
         char err[16] = "untouched";
 
@@ -284,6 +318,7 @@ int main(void) {
         tcase_add_test(tc, test_greedy_realloc_narrow);
         tcase_add_test(tc, test_read_full_file);
         tcase_add_test(tc, test_read_full_file_stdin);
+        tcase_add_test(tc, test_write_full);
         tcase_add_test(tc, test_error_buf);
         tcase_add_test(tc, test_wire_names);
         tcase_add_test(tc, test_fifo);

@@ -56,26 +56,12 @@ uint64_t driver_journal_n_syncs(const Driver *d) {
         return d->journal ? d->journal->n_syncs : 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static int journal_write_out(DriverJournal *j) {
         int r;
 
         if (j->len == 0)
                 return 0;
-        r = write_all(j->fd, j->buf, j->len);
+        r = write_full(j->fd, j->buf, j->len);
         if (r < 0)
                 return r;
         j->len = 0;
@@ -166,7 +152,7 @@ static int library_store(Driver *d, const char *hash, const ProtobufCBinaryData 
         fd = openat(j->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
-        r = write_all(fd, lib->data, lib->len);
+        r = write_full(fd, lib->data, lib->len);
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         if (r >= 0 && renameat(j->dir_fd, tmp, j->dir_fd, name) < 0)
@@ -379,7 +365,7 @@ static void keep_damaged(DriverJournal *j, const uint8_t *buf, size_t len) {
         _cleanup_close_ int fd = openat(j->dir_fd, DRIVER_JOURNAL_DAMAGED, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                                         0600);
 
-        if (fd < 0 || write_all(fd, buf, len) < 0 || fsync(fd) < 0)
+        if (fd < 0 || write_full(fd, buf, len) < 0 || fsync(fd) < 0)
                 log_warning_errno(errno > 0 ? -errno : -EIO, "Failed to keep the damaged journal aside as %s: %m",
                                   DRIVER_JOURNAL_DAMAGED);
 }

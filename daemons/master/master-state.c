@@ -245,23 +245,9 @@ typedef struct Writer {
         uint8_t buf[WRITER_BUFFER_BYTES];
 } Writer;
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static void writer_flush(Writer *w) {
         if (w->error == 0 && w->n > 0)
-                w->error = write_all(w->fd, w->buf, w->n);
+                w->error = write_full(w->fd, w->buf, w->n);
         w->n = 0;
 }
 
@@ -270,7 +256,7 @@ static void writer_put(Writer *w, const void *p, size_t n) {
                 writer_flush(w);
         if (n > sizeof(w->buf)) {
                 if (w->error == 0)
-                        w->error = write_all(w->fd, p, n);
+                        w->error = write_full(w->fd, p, n);
                 return;
         }
         memcpy(w->buf + w->n, p, n);
@@ -547,7 +533,7 @@ static int journal_append(Master *m, App *a, bool sync) {
         spark__state_journal_entry__pack(&entry, buf + RECORD_FRAME_HEADER);
         record_frame_header(buf, buf + RECORD_FRAME_HEADER, len);
         /* one write: an entry is whole or torn at the end, never interleaved */
-        r = write_all(m->journal_fd, buf, len + RECORD_FRAME_HEADER);
+        r = write_full(m->journal_fd, buf, len + RECORD_FRAME_HEADER);
         if (r < 0)
                 return r;
         m->journal_seq = entry.seq;
