@@ -15,12 +15,19 @@
  *
  * Capacity is that of the workers that take executors (alive, not
  * draining), pooled: DRF divides the sum; placement then finds each
- * executor a worker, and what fits nowhere waits. */
+ * executor a worker, and what fits nowhere waits.  Named resources count
+ * as their addresses, each name in a slot of its own (placement-fair.h),
+ * the first FAIR_NAMED_MAX names met in a pass; a name an application
+ * wants and no worker offers has a capacity of 0, so that application's
+ * share is beyond any other's and it is given nothing. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc-util.h"
 #include "cluster-internal.h"
+#include "cluster-resources.h"
 #include "log.h"
 #include "placement-fair.h"
 
@@ -32,7 +39,20 @@ typedef struct FairState {
         size_t n;
         int64_t capacity[_FAIR_RESOURCES];
         int64_t used[_FAIR_RESOURCES];       /* on those workers */
+        char names[FAIR_NAMED_MAX][RESOURCE_NAME_MAX + 1];  /* of the named slots */
+        size_t n_names;
 } FairState;
+
+/* The slot of a named resource, given a new one if there is room; -1: none. */
+static int fair_named_slot(FairState *s, const char *name) {
+        for (size_t i = 0; i < s->n_names; i++)
+                if (streq(s->names[i], name))
+                        return FAIR_NAMED_FIRST + (int) i;
+        if (s->n_names == FAIR_NAMED_MAX)
+                return -1;
+        snprintf(s->names[s->n_names], sizeof(s->names[0]), "%s", name);
+        return FAIR_NAMED_FIRST + (int) s->n_names++;
+}
 
 static void fair_state_done(FairState *s) {
         free(s->apps);
@@ -66,6 +86,15 @@ static int fair_state_build(Cluster *c, FairState *s) {
                 s->capacity[FAIR_MEMORY_MB] += w->memory_mb;
                 s->used[FAIR_CORES] += w->cores_used;
                 s->used[FAIR_MEMORY_MB] += w->memory_used_mb;
+                for (size_t k = 0; k < w->n_resources; k++) {
+                        const ClusterResource *res = &w->resources[k];
+                        int slot = fair_named_slot(s, res->name);
+
+                        if (slot < 0)
+                                continue;
+                        s->capacity[slot] += (int64_t) res->n_addresses;
+                        s->used[slot] += (int64_t) (res->n_addresses - res->n_free);
+                }
         }
         for (int k = 0; k < _FAIR_RESOURCES; k++)
                 s->capacity[k] = MIN(s->capacity[k], FAIR_CAPACITY_MAX);
@@ -88,6 +117,12 @@ static int fair_state_build(Cluster *c, FairState *s) {
                         .held = MAX(app_held(a), 0),
                         .wanted = app_executors_wanted(a),
                 };
+                for (size_t k = 0; k < a->n_wants; k++) {
+                        int slot = fair_named_slot(s, a->wants[k].name);
+
+                        if (slot >= 0)
+                                s->fa[s->n].per_executor[slot] = a->wants[k].amount;
+                }
                 s->n++;
         }
         r = fair_targets(s->fa, s->n, s->capacity, s->targets);

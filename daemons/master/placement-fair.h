@@ -3,8 +3,9 @@
  * gets out of a cluster's capacity, and which application free capacity
  * goes to next.  docs/DESIGN.md "Fair share".
  *
- * Resources are a fixed vector: cores and memory now; a named resource
- * (gpu, ...) is one more entry, with nothing else to change here. */
+ * Resources are a fixed vector: cores, memory, then up to FAIR_NAMED_MAX
+ * named resources (gpu, ...) in slots the caller assigns names to; a slot
+ * no one uses is 0 in the capacity and in every application's need. */
 #pragma once
 
 #include <stdbool.h>
@@ -12,10 +13,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define FAIR_NAMED_MAX 8
+
 enum {
         FAIR_CORES,
         FAIR_MEMORY_MB,
-        _FAIR_RESOURCES,
+        FAIR_NAMED_FIRST,
+        _FAIR_RESOURCES = FAIR_NAMED_FIRST + FAIR_NAMED_MAX,
 };
 
 /* Bounds that let shares be compared exactly, as 128-bit products of

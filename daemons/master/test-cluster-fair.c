@@ -110,6 +110,39 @@ START_TEST(test_weighted_placement) {
 }
 END_TEST
 
+/* Named resources count in the shares: two workers of 4 cores and 1 gpu;
+ * A's executors each take a gpu, so its dominant share is the gpus' (1/2
+ * an executor) and DRF gives it 2 executors and B 6, not 4 and 4. */
+START_TEST(test_named_resource_share) {
+        static const char *const gpu0[] = { "0" };
+        ClusterResourceOffer offer = { "gpu", gpu0, 1 };
+        ClusterResourceAmount want = { "gpu", 1 };
+        AppRegistration areg = { .name = "t", .driver_url = "tcp://d:7091", .cores_per_executor = 1,
+                                 .executor_memory_mb = 1024, .executor_key = test_key,
+                                 .executor_key_len = sizeof(test_key), .weight = 1, .wants = &want, .n_wants = 1 };
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a = NULL, *b;
+
+        ck_assert_int_eq(cluster_register_app(c, &areg, 0, &a), 0);
+        b = add_app(c, 0, 1, 1);
+        for (int i = 1; i <= 2; i++) {
+                char id[64], ep[64];
+                WorkerRegistration reg = { .id = id, .host = "host", .endpoint = ep, .events_endpoint = "tcp://h:7082",
+                                           .cores = 4, .memory_mb = 65536, .resources = &offer, .n_resources = 1 };
+
+                snprintf(id, sizeof(id), "worker-20261129172233-host%d-7081", i);
+                snprintf(ep, sizeof(ep), "tcp://h%d:7081", i);
+                ck_assert_int_eq(cluster_register_worker(c, &reg, NULL, 0, now_mono_usec(), NULL, NULL), 0);
+        }
+        ck_assert_int_eq(a->fair_target, 2);
+        ck_assert_int_eq(b->fair_target, 6);
+        ck_assert_int_eq(a->n_live_executors, 2);
+        ck_assert_int_eq(b->n_live_executors, 6);
+        cluster_free(c);
+}
+END_TEST
+
 /* FIFO: the first app keeps the cluster, the second gets nothing, and
  * nothing is ever taken back. */
 START_TEST(test_fifo_unchanged) {
@@ -264,6 +297,7 @@ int main(void) {
 
         tcase_add_test(tc, test_weighted_placement);
         tcase_add_test(tc, test_fifo_unchanged);
+        tcase_add_test(tc, test_named_resource_share);
         tcase_add_test(tc, test_preemption);
         tcase_add_test(tc, test_preemption_deadline);
         tcase_add_test(tc, test_no_regrowth_within_timeout);

@@ -15,7 +15,7 @@
  * <3 CPUs, 1 GB>.  A gets 3 tasks, B 2: both dominant shares 2/3. */
 START_TEST(test_paper_example) {
         FairApp apps[] = { APP(1, 4, 1, NOCAP), APP(3, 1, 1, NOCAP) };
-        int64_t cap[] = { 9, 18 };
+        int64_t cap[_FAIR_RESOURCES] = { 9, 18 };
         int t[2];
 
         ck_assert_int_eq(fair_targets(apps, 2, cap, t), 0);
@@ -27,7 +27,7 @@ END_TEST
 
 START_TEST(test_equal_apps_split_evenly) {
         FairApp apps[] = { APP(1, 1024, 1, NOCAP), APP(1, 1024, 1, NOCAP), APP(1, 1024, 1, NOCAP) };
-        int64_t cap[] = { 12, 65536 };
+        int64_t cap[_FAIR_RESOURCES] = { 12, 65536 };
         int t[3];
 
         ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
@@ -46,7 +46,7 @@ END_TEST
 
 START_TEST(test_weights) {
         FairApp apps[] = { APP(1, 100, 1, NOCAP), APP(1, 100, 2, NOCAP), APP(1, 100, 3, NOCAP) };
-        int64_t cap[] = { 12, 1 << 20 };
+        int64_t cap[_FAIR_RESOURCES] = { 12, 1 << 20 };
         int t[3];
 
         ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
@@ -56,10 +56,32 @@ START_TEST(test_weights) {
 }
 END_TEST
 
+/* A named resource (a gpu, in the first named slot) is one more dimension:
+ * 8 cores and 2 gpus; A's executors take 1 core and 1 gpu, B's 1 core.  A's
+ * dominant resource is the gpu: A gets both gpus (share 1/2 each), B 6
+ * cores; C needs a resource the cluster has none of and gets nothing. */
+START_TEST(test_named_resource) {
+        FairApp apps[] = {
+                { .per_executor = { [FAIR_CORES] = 1, [FAIR_NAMED_FIRST] = 1 }, .weight = 1, .wanted = NOCAP },
+                { .per_executor = { [FAIR_CORES] = 1 }, .weight = 1, .wanted = NOCAP },
+                { .per_executor = { [FAIR_CORES] = 1, [FAIR_NAMED_FIRST + 1] = 1 }, .weight = 1, .wanted = NOCAP },
+        };
+        int64_t cap[_FAIR_RESOURCES] = { [FAIR_CORES] = 8, [FAIR_NAMED_FIRST] = 2 };
+        int t[3];
+
+        ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
+        ck_assert_int_eq(t[0], 2);
+        ck_assert_int_eq(t[1], 6);
+        ck_assert_int_eq(t[2], 0);
+        ck_assert_int_eq(fair_share_cmp(fair_share_of(&apps[0], 1, cap), fair_share_of(&apps[1], 4, cap)), 0);
+        ck_assert_int_gt(fair_share_cmp(fair_share_of(&apps[2], 0, cap), fair_share_of(&apps[1], 8, cap)), 0);
+}
+END_TEST
+
 /* A capped app takes its demand; the rest goes to the others. */
 START_TEST(test_capped_demand) {
         FairApp apps[] = { APP(1, 100, 1, 2), APP(1, 100, 1, NOCAP), APP(2, 100, 1, 0) };
-        int64_t cap[] = { 10, 1 << 20 };
+        int64_t cap[_FAIR_RESOURCES] = { 10, 1 << 20 };
         int t[3];
 
         ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
@@ -72,7 +94,7 @@ END_TEST
 /* Memory-heavy apps are held back by memory, and cores go to the others. */
 START_TEST(test_memory_dominant) {
         FairApp apps[] = { APP(1, 4096, 1, NOCAP), APP(1, 256, 1, NOCAP) };
-        int64_t cap[] = { 16, 16384 };
+        int64_t cap[_FAIR_RESOURCES] = { 16, 16384 };
         int t[2];
 
         ck_assert_int_eq(fair_targets(apps, 2, cap, t), 0);
@@ -86,7 +108,7 @@ END_TEST
 
 START_TEST(test_next_and_bad_input) {
         FairApp apps[] = { APP(1, 100, 1, NOCAP), APP(1, 100, 1, NOCAP), APP(1, 100, 1, 1) };
-        int64_t cap[] = { 10, 1000 };
+        int64_t cap[_FAIR_RESOURCES] = { 10, 1000 };
         bool skip[3] = { false, true, false };
         int t[3];
 
@@ -123,7 +145,7 @@ END_TEST
 /* A large cluster, one app alone: everything at once, not one by one. */
 START_TEST(test_large_single_app) {
         FairApp apps[] = { APP(1, 1024, 1, NOCAP) };
-        int64_t cap[] = { 640000, INT64_C(1024) * 1000000 };
+        int64_t cap[_FAIR_RESOURCES] = { 640000, INT64_C(1024) * 1000000 };
         int t[1];
 
         ck_assert_int_eq(fair_targets(apps, 1, cap, t), 0);
@@ -251,6 +273,7 @@ int main(void) {
         tcase_add_test(tc, test_equal_apps_split_evenly);
         tcase_add_test(tc, test_weights);
         tcase_add_test(tc, test_capped_demand);
+        tcase_add_test(tc, test_named_resource);
         tcase_add_test(tc, test_memory_dominant);
         tcase_add_test(tc, test_next_and_bad_input);
         tcase_add_test(tc, test_large_single_app);
