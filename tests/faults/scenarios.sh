@@ -642,6 +642,8 @@ inject_ha-partition() {
         both=$(comm -12 <(launches master "$t0") <(launches master2 "$t0") | tr '\n' ' ')
         [ -z "$both" ] || problem "both masters launched $both"
         no_executor_lost_since "$t0"
+}
+
 # --- a worker lost while executors are being taken back (fair share) -------------------
 #
 # The master shares fairly (preemption_timeout_ms 500).  The app holds 4 of
