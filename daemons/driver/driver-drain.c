@@ -45,7 +45,8 @@ void driver_drain_check(Driver *d, DriverExecutor *ex) {
         }
         ex->drain_released_at = now;
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id),
-                   "Executor %d on draining worker %s is idle: released", ex->id, ex->worker_id);
+                   "Executor %d on worker %s, drained (its worker drains, or fair share takes it back), "
+                   "is idle: released", ex->id, ex->worker_id);
 }
 
 void driver_executor_set_draining(Driver *d, int id, bool draining) {

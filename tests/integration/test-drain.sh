@@ -97,7 +97,7 @@ check_eq "each task once, in order, with its own output" \
         "$(seq 0 4999 | awk '{ printf "%s %s\n", $1, $1 }')" \
         "$(jq -r '"\(.task) \(.output | rtrimstr("\n"))"' "$T/big.out")"
 check_eq "no task failed or ran twice" "" "$(jq -c 'select(.status != "ok" or .attempts != 1)' "$T/big.out")"
-check "the driver released the idle executor" grep -q "on draining worker $w1 is idle: released" "$(daemon_log driver)"
+check "the driver released the idle executor" grep -q "on worker $w1, drained (its worker drains, or fair share takes it back), is idle: released" "$(daemon_log driver)"
 check "the master logged the drain" grep -q "Worker $w1 drained" "$(daemon_log master)"
 
 # a resent or repeated drain changes nothing; an unknown worker is an error
