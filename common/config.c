@@ -186,20 +186,6 @@ _printf_(4, 5) static int add_error(Loader *l, const char *file, int line, const
         return r;
 }
 
-_printf_(3, 4) static int setting_error(Loader *l, const config_setting_t *s, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = add_errorv(l,
-                       source_path(l, config_setting_source_file(s)),
-                       config_setting_source_line(s),
-                       fmt,
-                       ap);
-        va_end(ap);
-        return r;
-}
-
 int config_loader_error(Loader *l, const config_setting_t *s, const char *fmt, ...) {
         va_list ap;
         int r;
@@ -241,7 +227,7 @@ const char *config_loader_type_name(const config_setting_t *s) {
 }
 
 static int type_error(Loader *l, const config_setting_t *s, const char *key, const char *expected) {
-        return setting_error(l, s, "%s: expected %s, got %s", key, expected, setting_type_name(s));
+        return config_loader_error(l, s, "%s: expected %s, got %s", key, expected, setting_type_name(s));
 }
 
 static int value_error(Loader *l, const config_setting_t *s, const char *key, const char *value, const char *why) {
@@ -249,7 +235,7 @@ static int value_error(Loader *l, const config_setting_t *s, const char *key, co
 
         if (config_quote(value, &q) < 0)
                 return -ENOMEM;
-        return setting_error(l, s, "%s: invalid value %s: %s", key, q, why);
+        return config_loader_error(l, s, "%s: invalid value %s: %s", key, q, why);
 }
 
 static int parse_error(Loader *l) {
@@ -355,7 +341,7 @@ static int load_int(Loader *l, const ConfigKey *k, const config_setting_t *s) {
         if (v < k->min || v > k->max) {
                 if (!token[0])
                         snprintf(token, sizeof(token), "%" PRId64, v);
-                return setting_error(l, s, "%s: value %s out of range (%" PRId64 "..%" PRId64 ")",
+                return config_loader_error(l, s, "%s: value %s out of range (%" PRId64 "..%" PRId64 ")",
                                      k->key, token, k->min, k->max);
         }
         *(int64_t *) config_key_value(k, &l->config) = v;
@@ -393,11 +379,11 @@ static int load_env(Loader *l, const ConfigKey *k, config_setting_t *s) {
                 const char *name = config_setting_name(e), *value;
 
                 if (!config_env_name_is_valid(name))
-                        r = setting_error(l, e, "%s.%s: not a valid environment variable name", k->key, name);
+                        r = config_loader_error(l, e, "%s.%s: not a valid environment variable name", k->key, name);
                 else if (executor_env_name_is_reserved(name, strlen(name)))
-                        r = setting_error(l, e, "%s.%s: reserved, the worker sets it", k->key, name);
+                        r = config_loader_error(l, e, "%s.%s: reserved, the worker sets it", k->key, name);
                 else if (config_setting_type(e) != CONFIG_TYPE_STRING)
-                        r = setting_error(l, e, "%s.%s: expected a string, got %s",
+                        r = config_loader_error(l, e, "%s.%s: expected a string, got %s",
                                           k->key, name, setting_type_name(e));
                 else if (!env_value_is_valid(value = config_setting_get_string(e))) {
                         _cleanup_free_ char *key = NULL;
@@ -444,10 +430,10 @@ static int load_strv(Loader *l, const ConfigKey *k, config_setting_t *s) {
                 char buf[256] = "";
 
                 if (config_setting_type(e) != CONFIG_TYPE_STRING)
-                        r = setting_error(l, e, "%s[%d]: expected a string, got %s", k->key, i, setting_type_name(e));
+                        r = config_loader_error(l, e, "%s[%d]: expected a string, got %s", k->key, i, setting_type_name(e));
                 else if (k->validate_element &&
                          (why = k->validate_element(config_setting_get_string(e), buf, sizeof(buf))))
-                        r = setting_error(l, e, "%s[%d]: %s", k->key, i, why);
+                        r = config_loader_error(l, e, "%s[%d]: %s", k->key, i, why);
                 else if (!(strv[n++] = strdup(config_setting_get_string(e))))
                         r = -ENOMEM;
         }
@@ -492,7 +478,7 @@ static int load_root(Loader *l) {
                 ConfigSection section = config_section_from_string(section_name);
 
                 if (section < 0) {
-                        r = setting_error(l, group, "unknown %s '%s'",
+                        r = config_loader_error(l, group, "unknown %s '%s'",
                                           config_setting_is_group(group) ? "section" : "key", section_name);
                         if (r < 0)
                                 return r;
@@ -511,7 +497,7 @@ static int load_root(Loader *l) {
                         if (k)
                                 r = load_key(l, k, s);
                         else
-                                r = setting_error(l, s, "unknown key '%s.%s'",
+                                r = config_loader_error(l, s, "unknown key '%s.%s'",
                                                   section_name, config_setting_name(s));
                         if (r < 0)
                                 return r;
@@ -575,13 +561,13 @@ static int check_tls_pair(Loader *l, ConfigSection s) {
                 return 0;
 
         if (isempty(string_of(l, "cluster.tls_ca_file"))) {
-                r = setting_error(l, set, "cluster.tls_ca_file: not set, but %s is: TLS needs the CA, the "
+                r = config_loader_error(l, set, "cluster.tls_ca_file: not set, but %s is: TLS needs the CA, the "
                                   "certificate and the key", set_key);
                 if (r < 0)
                         return r;
         }
         if (isempty(cert_value) || isempty(key_value))
-                return setting_error(l, set, "%s: not set, but %s is: TLS needs the CA, the certificate and the key",
+                return config_loader_error(l, set, "%s: not set, but %s is: TLS needs the CA, the certificate and the key",
                                      isempty(cert_value) ? cert : key, set_key);
         return 0;
 }
@@ -611,7 +597,7 @@ static int check_tls_endpoints(Loader *l, ConfigSection s, bool *ca_reported) {
         t = config_tls_for(&l->config, s);
         if (isempty(t.ca_file) && !*ca_reported) {
                 *ca_reported = true;
-                r = setting_error(l, where, "cluster.tls_ca_file: must be set: %s is a tls+tcp:// endpoint",
+                r = config_loader_error(l, where, "cluster.tls_ca_file: must be set: %s is a tls+tcp:// endpoint",
                                   endpoint->key);
                 if (r < 0)
                         return r;
@@ -619,13 +605,13 @@ static int check_tls_endpoints(Loader *l, ConfigSection s, bool *ca_reported) {
         if (s == CONFIG_SECTION_CLUSTER)
                 return 0; /* dialed: a CA is enough to verify the server */
         if (isempty(t.cert_file)) {
-                r = setting_error(l, where, "%s.tls_cert_file (or cluster.tls_cert_file): must be set: %s is a "
+                r = config_loader_error(l, where, "%s.tls_cert_file (or cluster.tls_cert_file): must be set: %s is a "
                                   "tls+tcp:// endpoint", name, endpoint->key);
                 if (r < 0)
                         return r;
         }
         if (isempty(t.key_file)) {
-                r = setting_error(l, where, "%s.tls_key_file (or cluster.tls_key_file): must be set: %s is a "
+                r = config_loader_error(l, where, "%s.tls_key_file (or cluster.tls_key_file): must be set: %s is a "
                                   "tls+tcp:// endpoint", name, endpoint->key);
                 if (r < 0)
                         return r;
@@ -659,7 +645,7 @@ static int check_tls_readable(Loader *l) {
                         if (config_quote(value, &q) < 0)
                                 return -ENOMEM;
                         errno = -r;
-                        r = setting_error(l, where, "%s: cannot read %s: %m", schema[i].key, q);
+                        r = config_loader_error(l, where, "%s: cannot read %s: %m", schema[i].key, q);
                         if (r < 0)
                                 return r;
                 }
@@ -708,7 +694,7 @@ static int check_listen_exposure(Loader *l) {
                         continue;
                 where = setting_of(l, schema[i].key);
                 if (where)
-                        r = setting_error(l, where,
+                        r = config_loader_error(l, where,
                                           "%s: plaintext %s listens beyond loopback; use a tls+tcp:// endpoint, or "
                                           "set cluster.insecure = true",
                                           schema[i].key, *(char *const *) config_key_value_const(schema + i, &l->config));
@@ -730,7 +716,7 @@ static int check_executor_listen(Loader *l) {
 
         if (!tls_url(l->config.driver.listen) || !isempty(l->config.driver.executor_listen) || !s)
                 return 0;
-        return setting_error(l, s,
+        return config_loader_error(l, s,
                              "driver.executor_listen: must be set: driver.listen is a tls+tcp:// endpoint, which "
                              "asks for a client certificate, and executors have none");
 }
@@ -749,7 +735,7 @@ static int check_work_dir(Loader *l) {
                 at = setting_of(l, "worker.systemd_bus");
         if (!at)
                 return 0;
-        return setting_error(l, at,
+        return config_loader_error(l, at,
                              "worker.work_dir: \"%s\" is not below /var/lib/, where systemd makes the work "
                              "directories of executor_user \"dynamic\"",
                              w->work_dir);
