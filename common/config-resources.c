@@ -139,20 +139,40 @@ static int load_one_resource(Loader *l, const char *key, const config_setting_t 
         return 0;
 }
 
-int config_load_resources(Loader *l, const ConfigKey *k, const config_setting_t *s, char ***v) {
-        char **entries;
-        size_t n = 0;
-        bool bad = false;
-        int r = 0;
-
+/* A group of at most RESOURCE_KINDS_MAX members, and a NULL-terminated
+ * array with room for a string of each; *ret NULL if it is not one (the
+ * error is recorded) or on -ENOMEM. */
+static int resource_group_begin(Loader *l, const ConfigKey *k, const config_setting_t *s, char ***ret) {
+        *ret = NULL;
         if (config_setting_type(s) != CONFIG_TYPE_GROUP)
                 return config_loader_error(l, s, "%s: expected a group, got %s", k->key, config_loader_type_name(s));
         if (config_setting_length(s) > RESOURCE_KINDS_MAX)
                 return config_loader_error(l, s, "%s: more than %d resources", k->key, RESOURCE_KINDS_MAX);
+        *ret = calloc((size_t) config_setting_length(s) + 1, sizeof(char *));
+        return *ret ? 0 : -ENOMEM;
+}
 
-        entries = calloc((size_t) config_setting_length(s) + 1, sizeof(char *));
+/* The key's new value is strv if every member was good (r >= 0, !bad);
+ * otherwise strv is freed and the old value stays. */
+static int resource_group_end(char **strv, int r, bool bad, char ***v) {
+        if (r < 0 || bad) {
+                config_strv_free(strv);
+                return r < 0 ? r : 0;
+        }
+        config_strv_free(*v);
+        *v = strv;
+        return 0;
+}
+
+int config_load_resources(Loader *l, const ConfigKey *k, const config_setting_t *s, char ***v) {
+        char **entries;
+        size_t n = 0;
+        bool bad = false;
+        int r;
+
+        r = resource_group_begin(l, k, s, &entries);
         if (!entries)
-                return -ENOMEM;
+                return r;
         for (int i = 0; i < config_setting_length(s) && r >= 0; i++) {
                 char *e = NULL;
 
@@ -162,29 +182,18 @@ int config_load_resources(Loader *l, const ConfigKey *k, const config_setting_t 
                 else
                         bad = true;
         }
-        if (r < 0 || bad) {
-                config_strv_free(entries);
-                return r < 0 ? r : 0;
-        }
-        config_strv_free(*v);
-        *v = entries;
-        return 0;
+        return resource_group_end(entries, r, bad, v);
 }
 
 int config_load_amounts(Loader *l, const ConfigKey *k, const config_setting_t *s, char ***v) {
         char **amounts;
         size_t n = 0;
         bool bad = false;
-        int r = 0;
+        int r;
 
-        if (config_setting_type(s) != CONFIG_TYPE_GROUP)
-                return config_loader_error(l, s, "%s: expected a group, got %s", k->key, config_loader_type_name(s));
-        if (config_setting_length(s) > RESOURCE_KINDS_MAX)
-                return config_loader_error(l, s, "%s: more than %d resources", k->key, RESOURCE_KINDS_MAX);
-
-        amounts = calloc((size_t) config_setting_length(s) + 1, sizeof(char *));
+        r = resource_group_begin(l, k, s, &amounts);
         if (!amounts)
-                return -ENOMEM;
+                return r;
         for (int i = 0; i < config_setting_length(s) && r >= 0; i++) {
                 const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
                 const char *name = config_setting_name(e);
@@ -217,13 +226,7 @@ int config_load_amounts(Loader *l, const ConfigKey *k, const config_setting_t *s
                 }
                 n++;
         }
-        if (r < 0 || bad) {
-                config_strv_free(amounts);
-                return r < 0 ? r : 0;
-        }
-        config_strv_free(*v);
-        *v = amounts;
-        return 0;
+        return resource_group_end(amounts, r, bad, v);
 }
 
 static void format_list(FILE *f, const char *csv) {
