@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "alloc-util.h"
@@ -14,6 +15,7 @@
 #include "executor-usage.h"
 #include "fileio.h"
 #include "macro.h"
+#include "rm-rf.h"
 
 static char root[] = "/tmp/test-executor-usage.XXXXXX";
 
@@ -22,10 +24,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-        char cmd[sizeof(root) + 16];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-        (void) system(cmd);
+        (void) rm_rf_at(AT_FDCWD, root);
         snprintf(root, sizeof(root), "/tmp/test-executor-usage.XXXXXX");
 }
 
