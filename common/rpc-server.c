@@ -18,6 +18,7 @@
 #include <nng/transport/ipc/ipc.h>
 
 #include "hashmap.h"
+#include "local-peer.h"
 #include "loop-queue.h"
 #include "nng-util.h"
 #include "peer-proof.h"
@@ -54,10 +55,13 @@ struct RpcRequest {
         void *abandon_userdata;
 };
 
-/* A connection whose role is proven (loop-owned; dropped with the pipe). */
+/* A connection whose role is proven, or on a plaintext listener the local
+ * user behind it (loop-owned; dropped with the pipe). */
 typedef struct PeerRecord {
         char key[12]; /* the pipe id in decimal: the map's key */
         PeerIdentity id;
+        LocalPeerKind local_kind; /* plaintext: who connected (local-peer.h) */
+        uid_t local_uid;          /* ... if LOCAL_PEER_UID */
 } PeerRecord;
 
 typedef struct PipeEvent {
@@ -455,6 +459,65 @@ static int request_take_proof(RpcServer *s, RpcRequest *r, PeerRecord **ret, cha
         return 0;
 }
 
+/* On a plaintext listener: the local user behind the request's connection,
+ * looked up once per connection (a netlink round trip for tcp://). */
+static int local_peer_lookup(RpcServer *s, uint32_t pipe_id, PeerRecord **ret) {
+        _cleanup_free_ PeerRecord *rec = NULL;
+        nng_pipe pipe = NNG_PIPE_INITIALIZER;
+        int k;
+
+        *ret = peer_lookup(s, pipe_id);
+        if (*ret)
+                return 0;
+        if (!s->peers) {
+                k = hashmap_new(&s->peers);
+                if (k < 0)
+                        return k;
+        }
+        rec = calloc(1, sizeof(*rec));
+        if (!rec)
+                return -ENOMEM;
+        pipe.id = pipe_id;
+        k = local_peer_of_pipe(pipe, &rec->local_kind, &rec->local_uid);
+        if (k < 0)
+                return k;
+        pipe_key(pipe_id, rec->key);
+        rec->id = (PeerIdentity) { .tls = false, .role = _PEER_ROLE_INVALID };
+        k = hashmap_put(s->peers, rec->key, rec);
+        if (k < 0)
+                return k;
+        *ret = TAKE_PTR(rec);
+        return 0;
+}
+
+/* A plaintext listener proves no role, so a request that needs one goes
+ * through from anyone who can connect (docs/security.md) — except from a
+ * job's task: its connection belongs to one of systemd's dynamic users. */
+static int request_check_local_user(RpcServer *s, RpcRequest *r) {
+        char reason[600], name[64];
+        PeerRecord *p;
+        int k;
+
+        k = local_peer_lookup(s, r->pipe_id, &p);
+        if (k == -ENOMEM) {
+                request_drop(r);
+                return k;
+        }
+        body_display_name(r->env, name, sizeof(name));
+        if (k < 0) {
+                snprintf(reason, sizeof(reason), "%s: cannot tell which local user sent it: %s", name,
+                         strerror(-k));
+                return request_refuse(s, r, reason);
+        }
+        if (p->local_kind == LOCAL_PEER_UID && local_peer_uid_is_dynamic(p->local_uid)) {
+                snprintf(reason, sizeof(reason),
+                         "%s is not for a job's tasks: uid %u is a dynamic user, as executors run", name,
+                         (unsigned) p->local_uid);
+                return request_refuse(s, r, reason);
+        }
+        return 0;
+}
+
 /* Returns 0 if the handler may see the request, else < 0 with the request
  * answered (or dropped). */
 static int request_check_role(RpcServer *s, RpcRequest *r) {
@@ -463,11 +526,11 @@ static int request_check_role(RpcServer *s, RpcRequest *r) {
         uint32_t need;
         int k;
 
-        if (!s->verifier)
-                return 0; /* not a TLS listener: no roles */
         need = s->role_check(r->env, s->role_userdata);
         if (need == PEER_ROLES_NONE)
                 return 0;
+        if (!s->verifier)
+                return request_check_local_user(s, r); /* not a TLS listener: no roles */
 
         p = peer_lookup(s, r->pipe_id);
         if (!p && r->env->peer_proof) {
@@ -756,8 +819,20 @@ const PeerIdentity *rpc_request_peer(const RpcRequest *r) {
         return p ? &p->id : &unproven_peer;
 }
 
+/* " uid=N" when a plaintext request's local user is known (looked up for
+ * a request that needed a role), for the audit trail; else "". */
+static const char *local_uid_suffix(const RpcRequest *r, char *buf, size_t size) {
+        const PeerRecord *p = r->server->verifier ? NULL : peer_lookup(r->server, r->pipe_id);
+
+        if (!p || p->local_kind != LOCAL_PEER_UID)
+                return "";
+        snprintf(buf, size, " uid=%u", (unsigned) p->local_uid);
+        return buf;
+}
+
 const char *rpc_request_peer_describe(const RpcRequest *r, char *buf, size_t size) {
         const PeerIdentity *id = rpc_request_peer(r);
+        char uid_buf[24];
         nng_pipe pipe = NNG_PIPE_INITIALIZER;
         char addr[INET6_ADDRSTRLEN] = "?";
         const char *scheme = "tcp";
@@ -782,13 +857,13 @@ const char *rpc_request_peer_describe(const RpcRequest *r, char *buf, size_t siz
         switch (sa.s_family) {
         case NNG_AF_INET:
                 inet_ntop(AF_INET, &sa.s_in.sa_addr, addr, sizeof(addr));
-                snprintf(buf, size, "%s %s:%u%s", id->tls ? "tls" : scheme, addr, ntohs(sa.s_in.sa_port),
-                         id->tls ? " (no role proven)" : "");
+                snprintf(buf, size, "%s %s:%u%s%s", id->tls ? "tls" : scheme, addr, ntohs(sa.s_in.sa_port),
+                         id->tls ? " (no role proven)" : "", local_uid_suffix(r, uid_buf, sizeof(uid_buf)));
                 break;
         case NNG_AF_INET6:
                 inet_ntop(AF_INET6, sa.s_in6.sa_addr, addr, sizeof(addr));
-                snprintf(buf, size, "%s [%s]:%u%s", id->tls ? "tls" : scheme, addr, ntohs(sa.s_in6.sa_port),
-                         id->tls ? " (no role proven)" : "");
+                snprintf(buf, size, "%s [%s]:%u%s%s", id->tls ? "tls" : scheme, addr, ntohs(sa.s_in6.sa_port),
+                         id->tls ? " (no role proven)" : "", local_uid_suffix(r, uid_buf, sizeof(uid_buf)));
                 break;
         case NNG_AF_IPC:
                 if (nng_pipe_get_uint64(pipe, NNG_OPT_IPC_PEER_UID, &uid) == 0)

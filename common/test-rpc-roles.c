@@ -5,16 +5,22 @@
  * a client is refused with EPERM and the reason, and the refusal handler
  * is told; a certificate without a role is refused; later requests on a
  * proven connection go through; a client without a certificate gets no
- * connection at all; a plaintext listener checks nothing. */
+ * connection at all; a plaintext listener lets anyone through except a
+ * job's task (a process running as one of systemd's dynamic users). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check-run.h"
+#include "local-peer.h"
 #include "macro.h"
 #include "peer-proof.h"
 #include "rpc-client.h"
@@ -250,6 +256,103 @@ START_TEST(test_plaintext_checks_nothing) {
 }
 END_TEST
 
+/* A child process that makes one blocking call as uid once told to go:
+ * KillApplication (needs admin) or a Heartbeat (needs no role).  It is
+ * forked before this process uses nng, which does not survive a fork. */
+typedef struct Caller {
+        pid_t pid;
+        int go; /* write end: a byte says go */
+} Caller;
+
+static Caller caller_fork(uid_t uid, bool kill) {
+        Caller c;
+        int p[2];
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        c.pid = fork();
+        ck_assert_int_ge(c.pid, 0);
+        if (c.pid == 0) {
+                _cleanup_(envelope_freep) Envelope *reply = NULL;
+                Spark__KillApplication ka;
+                Spark__Heartbeat hb = SPARK__HEARTBEAT__INIT;
+                Envelope env = ENVELOPE_INIT;
+                char b;
+                int k;
+
+                close(p[1]);
+                if (read(p[0], &b, 1) != 1)
+                        _exit(4);
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(3);
+                if (kill)
+                        kill_app(&env, &ka);
+                else
+                        ENVELOPE_SET(&env, HEARTBEAT, heartbeat, &hb);
+                k = rpc_call_sync(url, &env, 5000, 0, &reply);
+                _exit(k == 0 ? 0 : k == -EPERM ? 1 : 2);
+        }
+        close(p[0]);
+        c.go = p[1];
+        return c;
+}
+
+/* Lets c make its call while the loop serves; its exit status: 0 answered,
+ * 1 refused with EPERM, 2 another error. */
+static int caller_run(sd_event *e, Caller *c) {
+        int status;
+
+        ck_assert_int_eq(write(c->go, "g", 1), 1);
+        close(c->go);
+        for (uint64_t deadline = now_usec() + 10 * SEC;;) {
+                pid_t w = waitpid(c->pid, &status, WNOHANG);
+
+                ck_assert_int_ge(w, 0);
+                if (w == c->pid)
+                        break;
+                ck_assert_msg(now_usec() < deadline, "the child's call did not end");
+                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
+        }
+        ck_assert(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+START_TEST(test_plaintext_refuses_a_job) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(rpc_server_freep) RpcServer *s = NULL;
+        const uid_t job = LOCAL_PEER_DYNAMIC_UID_MIN + 17;
+        Caller root, user, task_kill, task_heartbeat;
+        char error[256] = "";
+        Seen seen = {};
+
+        if (geteuid() != 0)
+                return; /* needs to become other users: run as root (CI does) */
+        snprintf(url, sizeof(url), "tcp://127.0.0.1:%u", free_port());
+        root = caller_fork(0, true);
+        user = caller_fork(1000, true);
+        task_kill = caller_fork(job, true);
+        task_heartbeat = caller_fork(job, false);
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, handler, &seen, &s), 0);
+        ck_assert_int_eq(rpc_server_set_roles(s, policy, on_refused, &seen, error, sizeof(error)), 0);
+
+        /* an operator (root here) and any other local user get through */
+        ck_assert_int_eq(caller_run(e, &root), 0);
+        ck_assert_int_eq(caller_run(e, &user), 0);
+        ck_assert_int_eq(seen.handled, 2);
+        /* a task: what needs a role is refused, with the uid in the reason */
+        ck_assert_int_eq(caller_run(e, &task_kill), 1);
+        ck_assert_int_eq(seen.refused, 1);
+        ck_assert_int_eq(seen.handled, 2);
+        ck_assert_ptr_nonnull(strstr(seen.reason, "KillApplication is not for a job's tasks: uid 61201"));
+        /* ... and what needs none still goes through (as an executor's
+         * RegisterExecutor and Poll do at its driver) */
+        ck_assert_int_eq(caller_run(e, &task_heartbeat), 0);
+        ck_assert_int_eq(seen.handled, 3);
+        ck_assert_int_eq(seen.refused, 1);
+}
+END_TEST
+
 START_TEST(test_no_certificate_no_connection) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         _cleanup_(rpc_server_freep) RpcServer *s = NULL;
@@ -286,6 +389,7 @@ int main(void) {
         tcase_add_test(tc, test_async_roles);
         tcase_add_test(tc, test_sync_roles);
         tcase_add_test(tc, test_plaintext_checks_nothing);
+        tcase_add_test(tc, test_plaintext_refuses_a_job);
         tcase_add_test(tc, test_no_certificate_no_connection);
         suite_add_tcase(s, tc);
         return check_run(s);

@@ -4,7 +4,8 @@
 # tasks of two applications try what a job must not do (read the hosts' TLS
 # keys, write the master's or the worker's state, read the other
 # application's work dir, find a key path in their environment, register a
-# worker of their own with the master) and each attempt fails.  Also
+# worker of their own with the master, kill the other application or submit
+# jobs to either driver) and each attempt fails.  Also
 # systemd-analyze security of a live executor unit.
 . "$(dirname "$0")/lib.sh"
 require_system_test_host
@@ -73,6 +74,16 @@ check_eq "no SPARK_TLS_* (a key path) in a task's environment" "" \
 check_eq "a task has no capabilities and cannot gain any (CapBnd, NoNewPrivs)" "0000000000000000 1" \
         "$(one_task $D1 'grep -E "^(CapBnd|NoNewPrivs):" /proc/self/status | cut -f2 | xargs')"
 try "nor see other users' processes (ProtectProc=invisible)" $D1 '[ -e /proc/1/status ]'
+
+# The cluster's requests, on the plaintext loopback endpoints of a single
+# host: a task's connection belongs to its application's dynamic user, and
+# the daemons refuse that user what needs a role (docs/security.md).
+try "a task cannot kill the other application (sparkctl kill-app)" $D1 "sparkctl kill-app $A2"
+try "nor submit a job to the other application's driver" $D1 "sparkctl --driver $D2 submit --command true --count 1"
+try "nor submit one to its own driver" $D1 "sparkctl --driver $D1 submit --command true --count 1"
+check_eq "the other application still runs" "$A2" "$(ct_app_id $H hostile-2)"
+refusals() { ct $H journalctl -q -o cat MESSAGE_ID=f84ae17c40cb4abbb33a6b1871b84391 | grep -c "is not for a job's tasks: uid 6" || true; }
+check "the master and the drivers logged each refusal with the task's uid" test "$(refusals)" -ge 3
 
 # Registering a worker of its own: the installed spark-worker, run by the task
 # with a configuration of the task's making.

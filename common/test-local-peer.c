@@ -1,0 +1,81 @@
+/* local-peer.h against the kernel's real socket table: the owner of the
+ * connecting end of a loopback TCP connection, seen from the accepting
+ * end; a connection that does not exist; the dynamic-user range. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check-run.h"
+#include "local-peer.h"
+#include "macro.h"
+
+static nng_sockaddr to_nng(const struct sockaddr_in *sa) {
+        nng_sockaddr n = { .s_in = { .sa_family = NNG_AF_INET, .sa_port = sa->sin_port,
+                                     .sa_addr = sa->sin_addr.s_addr } };
+        return n;
+}
+
+/* A loopback connection: *server the accepted end, *client the other. */
+static void connect_loopback(int *listener, int *client, int *server) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(sa);
+
+        *listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(*listener, 0);
+        ck_assert_int_eq(bind(*listener, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(*listener, 1), 0);
+        ck_assert_int_eq(getsockname(*listener, (struct sockaddr *) &sa, &len), 0);
+        *client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(*client, 0);
+        ck_assert_int_eq(connect(*client, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        *server = accept4(*listener, NULL, NULL, SOCK_CLOEXEC);
+        ck_assert_int_ge(*server, 0);
+}
+
+START_TEST(test_tcp_uid_of_the_connecting_end) {
+        _cleanup_close_ int listener = -EBADF, client = -EBADF, server = -EBADF;
+        struct sockaddr_in local, remote;
+        socklen_t len = sizeof(local);
+        nng_sockaddr l, r;
+        uid_t uid = (uid_t) -1;
+
+        connect_loopback(&listener, &client, &server);
+        ck_assert_int_eq(getsockname(server, (struct sockaddr *) &local, &len), 0);
+        len = sizeof(remote);
+        ck_assert_int_eq(getpeername(server, (struct sockaddr *) &remote, &len), 0);
+        l = to_nng(&local);
+        r = to_nng(&remote);
+        ck_assert_int_eq(local_peer_tcp_uid(&r, &l, &uid), 0);
+        ck_assert_int_eq(uid, geteuid());
+
+        /* no socket has these four addresses */
+        r.s_in.sa_port = htons(ntohs(r.s_in.sa_port) == 1 ? 2 : 1);
+        ck_assert_int_eq(local_peer_tcp_uid(&r, &l, &uid), -ENOENT);
+        /* mixed families: refused before any lookup */
+        r.s_in6.sa_family = NNG_AF_INET6;
+        ck_assert_int_eq(local_peer_tcp_uid(&r, &l, &uid), -EAFNOSUPPORT);
+}
+END_TEST
+
+START_TEST(test_dynamic_range) {
+        ck_assert(!local_peer_uid_is_dynamic(0));
+        ck_assert(!local_peer_uid_is_dynamic(1000));
+        ck_assert(!local_peer_uid_is_dynamic(LOCAL_PEER_DYNAMIC_UID_MIN - 1));
+        ck_assert(local_peer_uid_is_dynamic(LOCAL_PEER_DYNAMIC_UID_MIN));
+        ck_assert(local_peer_uid_is_dynamic(LOCAL_PEER_DYNAMIC_UID_MAX));
+        ck_assert(!local_peer_uid_is_dynamic(LOCAL_PEER_DYNAMIC_UID_MAX + 1));
+        ck_assert(!local_peer_uid_is_dynamic(65534)); /* nobody */
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("local-peer");
+        TCase *tc = tcase_create("local-peer");
+
+        tcase_add_test(tc, test_tcp_uid_of_the_connecting_end);
+        tcase_add_test(tc, test_dynamic_range);
+        suite_add_tcase(s, tc);
+        return check_run(s);
+}
