@@ -11,7 +11,14 @@
  *                                  whose lines carry no time of their own
  *   bench-tool rss PID             prints "VmRSS_kB VmHWM_kB" of PID
  *   bench-tool ctxsw PID [PREFIX]  prints PID's context switches, all its
- *                                  threads (or those named PREFIX...) */
+ *                                  threads (or those named PREFIX...)
+ *   bench-tool fsync DIR COUNT     appends a 128-byte record to a new file
+ *                                  in DIR and fdatasync()s it, COUNT times;
+ *                                  prints "fdatasync_us_p50 N" and p99: what
+ *                                  one group commit of a durable driver's
+ *                                  journal costs on that file system at the
+ *                                  least */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 
@@ -72,6 +79,39 @@ static int rss(const char *pid) {
         return 0;
 }
 
+static int fsync_cost(const char *dir, long count) {
+        _cleanup_free_ uint64_t *samples = NULL;
+        char path[4096], record[128] = { 0 };
+        int fd;
+
+        if (count < 1 || count > 100000 || (size_t) snprintf(path, sizeof(path), "%s/fsync-probe", dir) >= sizeof(path))
+                return 2;
+        samples = calloc((size_t) count, sizeof(*samples));
+        if (!samples)
+                return 1;
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                fprintf(stderr, "bench-tool: %s: %s\n", path, strerror(errno));
+                return 1;
+        }
+        for (long i = 0; i < count; i++) {
+                uint64_t t0;
+
+                if (write(fd, record, sizeof(record)) != (ssize_t) sizeof(record))
+                        break;
+                t0 = bench_now_usec();
+                if (fdatasync(fd) < 0)
+                        break;
+                samples[i] = bench_now_usec() - t0;
+        }
+        close(fd);
+        (void) unlink(path);
+        bench_sort_u64(samples, (size_t) count);
+        printf("fdatasync_us_p50 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 50));
+        printf("fdatasync_us_p99 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 99));
+        return 0;
+}
+
 int main(int argc, char **argv) {
         if (argc == 2 && streq(argv[1], "now")) {
                 printf("%" PRIu64 "\n", bench_now_usec());
@@ -100,6 +140,8 @@ int main(int argc, char **argv) {
                 printf("%" PRIu64 "\n", bench_ctxsw_of((pid_t) atol(argv[2]), argc == 4 ? argv[3] : NULL));
                 return 0;
         }
-        fprintf(stderr, "usage: bench-tool now | kill SIGNAL PID | tslog | rss PID | ctxsw PID [PREFIX]\n");
+        if (argc == 4 && streq(argv[1], "fsync"))
+                return fsync_cost(argv[2], atol(argv[3]));
+        fprintf(stderr, "usage: bench-tool now | kill SIGNAL PID | tslog | rss PID | ctxsw PID [PREFIX] | fsync DIR COUNT\n");
         return 2;
 }
