@@ -13,9 +13,23 @@
 #include "macro.h"
 #include "nng-util.h"
 
+/* ::ffff:a.b.c.d, an IPv4 peer of an IPv6 listener: its socket is an IPv4
+ * one, listed under AF_INET. */
+static bool v4_mapped(const nng_sockaddr *sa, uint32_t *v4) {
+        static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+        if (sa->s_family != NNG_AF_INET6 || memcmp(sa->s_in6.sa_addr, prefix, sizeof(prefix)) != 0)
+                return false;
+        memcpy(v4, sa->s_in6.sa_addr + 12, sizeof(*v4));
+        return true;
+}
+
 static bool sockaddr_is_loopback(const nng_sockaddr *sa) {
         static const uint8_t v6_loopback[16] = { [15] = 1 };
+        uint32_t v4;
 
+        if (v4_mapped(sa, &v4))
+                return (ntohl(v4) >> 24) == 127;
         switch (sa->s_family) {
         case NNG_AF_INET:
                 return (ntohl(sa->s_in.sa_addr) >> 24) == 127;
@@ -46,6 +60,12 @@ static int fill_request(struct inet_diag_req_v2 *req, const nng_sockaddr *remote
                 req->id.idiag_dst[0] = local->s_in.sa_addr;
                 return 0;
         case NNG_AF_INET6:
+                if (v4_mapped(remote, &req->id.idiag_src[0]) && v4_mapped(local, &req->id.idiag_dst[0])) {
+                        req->sdiag_family = AF_INET;
+                        req->id.idiag_sport = remote->s_in6.sa_port;
+                        req->id.idiag_dport = local->s_in6.sa_port;
+                        return 0;
+                }
                 req->sdiag_family = AF_INET6;
                 req->id.idiag_sport = remote->s_in6.sa_port;
                 req->id.idiag_dport = local->s_in6.sa_port;

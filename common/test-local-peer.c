@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -59,6 +60,44 @@ START_TEST(test_tcp_uid_of_the_connecting_end) {
 }
 END_TEST
 
+/* An IPv4 client of an IPv6 listener: both addresses come as ::ffff:a.b.c.d,
+ * while the client's socket is an IPv4 one. */
+START_TEST(test_tcp_uid_v4_mapped) {
+        _cleanup_close_ int listener = -EBADF, client = -EBADF, server = -EBADF;
+        struct sockaddr_in6 any = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT }, local, remote;
+        struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(any);
+        nng_sockaddr l = { .s_in6.sa_family = NNG_AF_INET6 }, r = { .s_in6.sa_family = NNG_AF_INET6 };
+        int off = 0;
+        uid_t uid = (uid_t) -1;
+
+        listener = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (listener < 0)
+                return; /* no IPv6 here */
+        ck_assert_int_eq(setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)), 0);
+        ck_assert_int_eq(bind(listener, (struct sockaddr *) &any, sizeof(any)), 0);
+        ck_assert_int_eq(listen(listener, 1), 0);
+        ck_assert_int_eq(getsockname(listener, (struct sockaddr *) &any, &len), 0);
+        to.sin_port = any.sin6_port;
+        client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(client, 0);
+        ck_assert_int_eq(connect(client, (struct sockaddr *) &to, sizeof(to)), 0);
+        server = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        ck_assert_int_ge(server, 0);
+        len = sizeof(local);
+        ck_assert_int_eq(getsockname(server, (struct sockaddr *) &local, &len), 0);
+        len = sizeof(remote);
+        ck_assert_int_eq(getpeername(server, (struct sockaddr *) &remote, &len), 0);
+        ck_assert(IN6_IS_ADDR_V4MAPPED(&remote.sin6_addr));
+        l.s_in6.sa_port = local.sin6_port;
+        memcpy(l.s_in6.sa_addr, &local.sin6_addr, 16);
+        r.s_in6.sa_port = remote.sin6_port;
+        memcpy(r.s_in6.sa_addr, &remote.sin6_addr, 16);
+        ck_assert_int_eq(local_peer_tcp_uid(&r, &l, &uid), 0);
+        ck_assert_int_eq(uid, geteuid());
+}
+END_TEST
+
 START_TEST(test_dynamic_range) {
         ck_assert(!local_peer_uid_is_dynamic(0));
         ck_assert(!local_peer_uid_is_dynamic(1000));
@@ -75,6 +114,7 @@ int main(void) {
         TCase *tc = tcase_create("local-peer");
 
         tcase_add_test(tc, test_tcp_uid_of_the_connecting_end);
+        tcase_add_test(tc, test_tcp_uid_v4_mapped);
         tcase_add_test(tc, test_dynamic_range);
         suite_add_tcase(s, tc);
         return check_run(s);
