@@ -86,6 +86,7 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
         /* a new registration starts at initial_executors: tell it ours */
         d->elastic_synced = false;
         driver_elastic_kick(d);
+        d->load_sent = 0;  /* and our executors' load, at the next tick */
         /* Events about our executors may have come before we knew our id:
          * a snapshot subscribes to the workers that host them. */
         driver_request_snapshot(d);
