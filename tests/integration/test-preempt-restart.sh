@@ -110,3 +110,27 @@ check "the shares are 4 and 4, none being taken back" wait_until 30 eval '
 check_eq "the restarted master took nothing more back" 0 "$(logged EXECUTOR_PREEMPTED master)"
 check "A's driver released the busy one itself, not stopped at the deadline" \
         eval '! grep -q "not released in time" "$(daemon_log master)" "$T/master-1.log"'
+
+# --- a driver's load report is checked whole, never trusted further
+fake_driver=$SPARK_BUILD/tests/helpers/fake-driver
+[ -x "$fake_driver" ] || die "test helpers are not built (make test-helpers)"
+# load_refused REGEX ARG...: the master answers the report with an Error
+# matching REGEX
+load_refused() {
+        local regex=$1 out rc=0
+        shift
+        out=$("$fake_driver" --master "$SPARK_MASTER_URL" executor-load "$@" 2>&1) || rc=$?
+        [ $rc -eq 1 ] && grep -Eq -- "^fake-driver: error -[0-9]+: .*$regex" <<<"$out" && return 0
+        echo "#   executor-load $*: exit $rc: $out"
+        return 1
+}
+check "a report naming an executor not the app's is refused, naming it" \
+        load_refused "executor 999 is not one of application $app_a" "$app_a" 1=0 999=1
+check "a negative count is refused" load_refused "executor $app_a/2: negative" "$app_a" 1=0 2=-1
+check "more entries than the app ever had executors are refused" \
+        load_refused "9 entries, more than its executors" "$app_a" 1=0 2=0 3=0 4=0 5=0 6=0 7=0 8=0 1=0
+check "a report for an unknown application is refused" \
+        load_refused "unknown application" app-20991231000000-9999 1=0
+check "a good report is taken (its count clamped to the executor's cores)" \
+        quietly "$fake_driver" --master "$SPARK_MASTER_URL" executor-load "$app_a" 1=0 2=1000000
+check "the master still answers" quietly "$SPARKCTL" status
