@@ -2,7 +2,8 @@
  * (ExecutorLoad), so that fair share takes back the least busy executors
  * first (docs/DESIGN.md "Fair share").  Cheap: once a second at most, from
  * the status timer, and only when the counts changed since the master last
- * had them, or after we registered again (a restarted master knows none). */
+ * had them, after we registered again, or after a snapshot of the master's
+ * state (a restarted master knows none). */
 #include "daemon.h"
 #include "driver-executors.h"
 #include "log.h"

@@ -202,6 +202,10 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                 return;
         }
 
+        /* A snapshot follows a gap or a new leader, which may know none
+         * of our executors' load (it is not saved): report it again. */
+        d->load_sent = 0;
+
         /* Executors we hold that the master no longer lists are gone. */
         for (size_t i = 0; i < d->n_executors_allocated; i++) {
                 DriverExecutor *ex = d->executors[i];
