@@ -86,6 +86,7 @@ static void on_register_reply(RpcClient *c, int error, const Envelope *reply, vo
         /* a new registration starts at initial_executors: tell it ours */
         d->elastic_synced = false;
         driver_elastic_kick(d);
+        d->load_sent = 0;  /* and our executors' load, at the next tick */
         /* Events about our executors may have come before we knew our id:
          * a snapshot subscribes to the workers that host them. */
         driver_request_snapshot(d);
@@ -200,6 +201,10 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                 driver_register_app(d);
                 return;
         }
+
+        /* A snapshot follows a gap or a new leader, which may know none
+         * of our executors' load (it is not saved): report it again. */
+        d->load_sent = 0;
 
         /* Executors we hold that the master no longer lists are gone. */
         for (size_t i = 0; i < d->n_executors_allocated; i++) {

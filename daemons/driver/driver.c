@@ -153,6 +153,7 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                  d->registered ? "application" : "registering", d->registered ? d->app_id : d->config.driver.app_name,
                  d->n_live_executors, running, scheduler_n_pending(d->scheduler));
         daemon_notify_status(status);
+        driver_report_load(d);
         (void) sd_event_source_set_time(s, usec + USEC_PER_SEC);
         return 0;
 }

@@ -112,6 +112,11 @@ typedef struct Driver {
         unsigned elastic_sent;        /* the total last sent in RequestExecutors */
         bool elastic_synced;          /* the master acknowledged elastic_sent */
         bool elastic_in_flight;       /* a RequestExecutors is on its way */
+
+        /* Running tasks per executor, reported to the master
+         * (driver-load.c): a fingerprint of the last report, 0: none. */
+        uint64_t load_sent;
+        bool load_in_flight;
 } Driver;
 
 /* How an executor was found lost; it decides whether its unit must be
@@ -203,6 +208,10 @@ void driver_elastic_reload(Driver *d);
  * decide again soon, on the loop. */
 void driver_elastic_kick(Driver *d);
 void driver_elastic_done(Driver *d);
+
+/* driver-load.c: tells the master its executors' running tasks if they
+ * changed since the last report (at most once a second: the status timer). */
+void driver_report_load(Driver *d);
 
 /* driver-announced.c */
 int driver_announce_executor(Driver *d, int id, const char *worker_id);

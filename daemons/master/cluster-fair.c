@@ -212,27 +212,33 @@ bool cluster_fair_schedule(Cluster *c, size_t n_workers, int budget) {
         return false;
 }
 
-/* The executor of a to take back: one not yet running (it holds no task),
- * else the one that has run the shortest time, which has taken the fewest
- * tasks; none on a draining worker, which goes anyway. */
+static FairVictim fair_victim_of(const ClusterExecutor *e) {
+        return (FairVictim) {
+                .running_tasks = e->running_tasks,
+                .launching = e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING,
+                .running_since = e->running_since,
+        };
+}
+
+/* The executor of a to take back: the least busy by its driver's last
+ * report, in fair_victim_cmp()'s order; none already on its way out
+ * (released, taken back) or on a draining worker, which goes anyway. */
 static ClusterExecutor *fair_pick_victim_executor(App *a) {
         ClusterExecutor *best = NULL;
+        FairVictim best_v = {};
 
         for (size_t i = 0; i < a->n_executors_allocated; i++) {
                 ClusterExecutor *e = a->executors[i];
+                FairVictim v;
 
-                if (!e || executor_state_is_terminal(e->state) || e->preempting || !e->worker ||
+                if (!e || executor_state_is_terminal(e->state) || e->preempting || e->released || !e->worker ||
                     worker_is_draining(e->worker))
                         continue;
-                if (!best)
+                v = fair_victim_of(e);
+                if (!best || fair_victim_cmp(&v, &best_v) < 0) {
                         best = e;
-                else if (e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING &&
-                         best->state != SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING)
-                        best = e;
-                else if ((e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING) ==
-                                 (best->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING) &&
-                         e->running_since > best->running_since)
-                        best = e;
+                        best_v = v;
+                }
         }
         return best;
 }

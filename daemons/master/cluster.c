@@ -296,6 +296,7 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
         e->cores = a->cores_per_executor;
         e->memory_mb = a->executor_memory_mb;
         e->state = SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING;
+        e->running_tasks = -1;
         a->executors[id] = e;
         a->next_executor_id++;
         a->n_live_executors++;
@@ -846,6 +847,30 @@ int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, 
         e->state = state;
         e->running_since = now;
         return 0;
+}
+
+void cluster_restore_app_marks(Cluster *c, App *a, usec_t starved_for, usec_t regrow_left, usec_t now) {
+        if (starved_for > 0) {
+                /* 1 at the least: 0 says it is not starved */
+                a->starved_since = now > starved_for ? now - starved_for : 1;
+                if (c->fx.check_at)
+                        c->fx.check_at(c, MAX(now, a->starved_since + c->cfg.preemption_timeout), c->userdata);
+        }
+        if (regrow_left > 0)
+                a->regrow_after = now + MIN(regrow_left, c->cfg.preemption_timeout);
+}
+
+void cluster_restore_executor_marks(Cluster *c, ClusterExecutor *e, bool released, bool preempting,
+                                    usec_t preempt_left, bool preempt_killed, usec_t now) {
+        e->released = released;
+        if (preempting && !e->preempting) {
+                e->preempting = true;
+                e->app->n_preempting++;
+                e->preempt_deadline = now + MIN(preempt_left, c->cfg.preemption_timeout);
+                e->preempt_killed = preempt_killed;
+                if (c->fx.check_at)
+                        c->fx.check_at(c, e->preempt_deadline, c->userdata);
+        }
 }
 
 /* ------------------------------------------------------------- scheduling */

@@ -60,6 +60,7 @@ struct ClusterExecutor {
         bool preempting;         /* taken back for another app: drained like on a draining worker */
         usec_t preempt_deadline; /* preempting: stopped then if its driver has not released it */
         bool preempt_killed;     /* that stop went out */
+        int running_tasks;       /* as its driver last reported (ExecutorLoad); -1: not reported */
         ClusterGrant *grants;    /* the named resources' addresses it was given */
         size_t n_grants;
         Spark__ResourceAddresses **grant_ptrs;   /* n_grants, for ExecutorInfo and LaunchExecutor */
@@ -241,6 +242,14 @@ int cluster_request_executors(Cluster *c, const char *app_id, int total);
  * -EINVAL for a count beyond max_ids; *ret_bad: the id at fault. */
 int cluster_release_executors(Cluster *c, const char *app_id, const int32_t *ids, size_t n_ids, const char *reason,
                               int *ret_bad);
+/* cluster-load.c: the app's driver reports its running tasks on each of
+ * its executors ids[i]: counts[i], each clamped to the executor's cores.
+ * The whole report is checked first: -ENOENT (nothing changes) if an id is
+ * not one of the app's executors (*ret_bad: that id), -EINVAL if there are
+ * more entries than the app ever had executors, or a count is negative
+ * (*ret_bad: its id).  Returns how many counts changed. */
+int cluster_report_executor_load(Cluster *c, const char *app_id, const int32_t *ids, const int32_t *counts,
+                                 size_t n, int *ret_bad);
 /* How many executors a wants in all: its executor limit and max_cores;
  * INT32_MAX: no limit. */
 int app_executors_wanted(const App *a);
@@ -291,6 +300,13 @@ int cluster_restore_app(Cluster *c, const AppRegistration *reg, AppState state, 
                         int executor_limit, int retry_count, usec_t now, App **ret);
 int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, int cores, int64_t memory_mb,
                              ExecutorState state, usec_t now);
+/* A restored executor's release and preemption marks (its stop went out
+ * before they were saved); preempt_left: what was left of its timeout. */
+/* A restored app's fair-share clocks: starved for this long already (0:
+ * not starved), no regrowth for regrow_left more. */
+void cluster_restore_app_marks(Cluster *c, App *a, usec_t starved_for, usec_t regrow_left, usec_t now);
+void cluster_restore_executor_marks(Cluster *c, ClusterExecutor *e, bool released, bool preempting,
+                                    usec_t preempt_left, bool preempt_killed, usec_t now);
 
 Worker *cluster_worker(Cluster *c, const char *id);
 App *cluster_app(Cluster *c, const char *id);

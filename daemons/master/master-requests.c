@@ -322,6 +322,41 @@ static int handle_release_executors(Master *m, RpcRequest *req, const Spark__Rel
         return rpc_request_reply_ack(req);
 }
 
+/* A driver's running tasks per executor (cluster-load.c): what preemption
+ * takes back first.  Nothing is saved: a restarted master has the next
+ * report within a second. */
+static int handle_executor_load(Master *m, RpcRequest *req, const Spark__ExecutorLoad *el) {
+        _cleanup_free_ int32_t *ids = NULL, *counts = NULL;
+        int bad = 0, r;
+
+        if (!app_id_is_valid(el->app_id))
+                return rpc_request_reply_error(req, -EINVAL, "invalid application id");
+        if (el->n_executors > ELASTIC_EXECUTORS_MAX)
+                return rpc_request_reply_error(req, -EINVAL, "%zu executors in a load report, more than %d",
+                                               el->n_executors, ELASTIC_EXECUTORS_MAX);
+        ids = calloc(el->n_executors + 1, sizeof(*ids));
+        counts = calloc(el->n_executors + 1, sizeof(*counts));
+        if (!ids || !counts)
+                return rpc_request_reply_error(req, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < el->n_executors; i++) {
+                ids[i] = el->executors[i]->executor_id;
+                counts[i] = el->executors[i]->running_tasks;
+        }
+        r = cluster_report_executor_load(m->cluster, el->app_id, ids, counts, el->n_executors, &bad);
+        if (r == -ENOENT && bad > 0)
+                return rpc_request_reply_error(req, r, "executor %d is not one of application %s's; load report ignored",
+                                               bad, el->app_id);
+        if (r == -ENOENT)
+                return rpc_request_reply_error(req, r, "unknown application %s", el->app_id);
+        if (r == -EINVAL && bad != 0)
+                return rpc_request_reply_error(req, r, "executor %s/%d: negative running task count; load report ignored",
+                                               el->app_id, bad);
+        if (r < 0)
+                return rpc_request_reply_error(req, r, "load report of %s: %zu entries, more than its executors; ignored",
+                                               el->app_id, el->n_executors);
+        return rpc_request_reply_ack(req);
+}
+
 static int handle_request_executors(Master *m, RpcRequest *req, const Spark__RequestExecutors *re) {
         int r;
 
@@ -402,6 +437,9 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         case SPARK__ENVELOPE__BODY_RELEASE_EXECUTORS:
                 r = master_check_app_driver(m, req, env->release_executors->app_id);
                 break;
+        case SPARK__ENVELOPE__BODY_EXECUTOR_LOAD:
+                r = master_check_app_driver(m, req, env->executor_load->app_id);
+                break;
         default:
                 r = 0;
         }
@@ -432,6 +470,8 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
                 return handle_request_executors(m, req, env->request_executors);
         case SPARK__ENVELOPE__BODY_RELEASE_EXECUTORS:
                 return handle_release_executors(m, req, env->release_executors);
+        case SPARK__ENVELOPE__BODY_EXECUTOR_LOAD:
+                return handle_executor_load(m, req, env->executor_load);
         case SPARK__ENVELOPE__BODY_DRAIN_WORKER:
                 return handle_drain_worker(m, req, env->drain_worker);
         case SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST:

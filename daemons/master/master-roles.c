@@ -19,6 +19,7 @@ uint32_t master_required_roles(const Envelope *env, void *userdata) {
         case SPARK__ENVELOPE__BODY_UNREGISTER_APPLICATION:
         case SPARK__ENVELOPE__BODY_REQUEST_EXECUTORS:
         case SPARK__ENVELOPE__BODY_RELEASE_EXECUTORS:
+        case SPARK__ENVELOPE__BODY_EXECUTOR_LOAD:
                 return PEER_ROLE_BIT(PEER_ROLE_DRIVER);
         case SPARK__ENVELOPE__BODY_KILL_APPLICATION:
         case SPARK__ENVELOPE__BODY_DRAIN_WORKER:

@@ -116,6 +116,23 @@ static int record_buffers_alloc(RecordBuffers *b, size_t n_apps, size_t n_env) {
         return 0;
 }
 
+/* Fair share's clocks, kept as durations: the monotonic clock they are on
+ * starts again with the host. */
+static void app_marks_fill(const App *a, Spark__AppRecord *r, usec_t now) {
+        if (a->starved_since > 0 && a->starved_since <= now)
+                r->starved_ms = (int64_t) ((now - a->starved_since) / USEC_PER_MSEC) + 1;  /* 0: not starved */
+        if (a->regrow_after > now)
+                r->regrow_left_ms = (int64_t) ((a->regrow_after - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
+}
+
+static void executor_marks_fill(const ClusterExecutor *e, Spark__ExecutorInfo *info, usec_t now) {
+        info->released = e->released;
+        info->preempting = e->preempting;
+        info->preempt_killed = e->preempt_killed;
+        if (e->preempting && e->preempt_deadline > now)
+                info->preempt_left_ms = (int64_t) ((e->preempt_deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
+}
+
 /* The next record of b, for a; its strings point into a. */
 static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         Spark__AppRecord *r = &b->records[b->n_records];
@@ -146,6 +163,7 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         r->next_executor_id = a->next_executor_id;
         r->executor_limit = a->executor_limit;
         r->retry_count = a->retry_count;
+        app_marks_fill(a, r, now_mono_usec());
         r->executor_key = (ProtobufCBinaryData) { .len = sizeof(a->executor_key), .data = (uint8_t *) a->executor_key };
         r->env = &b->env_ptrs[b->n_env_keys];
         for (size_t k = 0; k < a->n_env; k++) {
@@ -282,6 +300,7 @@ static void writer_put_varint(Writer *w, uint64_t v) {
  * message. */
 static int write_executors(Master *m, Writer *w, size_t *ret_n) {
         uint8_t small[1024];
+        usec_t now = now_mono_usec();
         size_t n = 0;
 
         for (App *a = cluster_apps(m->cluster); a; a = a->next)
@@ -295,6 +314,7 @@ static int write_executors(Master *m, Writer *w, size_t *ret_n) {
                         if (!e || executor_state_is_terminal(e->state) || !e->worker)
                                 continue;
                         executor_info_fill(e, &info, NULL, 0);
+                        executor_marks_fill(e, &info, now);
                         len = spark__executor_info__get_packed_size(&info);
                         if (len > sizeof(small)) {
                                 p = big = malloc(len);
@@ -650,6 +670,9 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
                 if (!isempty(r->info->ui_url))
                         a->ui_url = strdup(r->info->ui_url);  /* the driver's page until it registers again */
                 a->dynamic_allocation = r->info->dynamic_allocation;
+                cluster_restore_app_marks(m->cluster, a, r->starved_ms > 0 ? (usec_t) r->starved_ms * USEC_PER_MSEC : 0,
+                                          r->regrow_left_ms > 0 ? (usec_t) r->regrow_left_ms * USEC_PER_MSEC : 0,
+                                          now);
         }
         for (size_t e = 0; e < r->n_env; e++)
                 free(env[e]);
@@ -657,7 +680,7 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
 }
 
 static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, size_t *ret_executors, bool *same_boot) {
-        size_t restored = 0;
+        size_t restored = 0, n_released = 0, n_preempting = 0;
 
         cluster_restore_counters(m->cluster, (time_t) snap->start_time, snap->next_app_number);
         m->journal_seq = snap->journal_seq;
@@ -720,10 +743,21 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
                                      cluster_resource_restore(ce->worker, ce, grants, x->n_resources) < 0))
                                         log_warning("State: executor %s/%d: invalid resource record", a->id,
                                                     x->executor_id);
+                                cluster_restore_executor_marks(m->cluster, ce, x->released, x->preempting,
+                                                               x->preempt_left_ms > 0
+                                                                       ? (usec_t) x->preempt_left_ms * USEC_PER_MSEC
+                                                                       : 0,
+                                                               x->preempt_killed, now);
                                 restored++;
+                                n_released += x->released;
+                                n_preempting += x->preempting;
                         }
                 }
         }
+        if (n_released + n_preempting > 0)
+                log_notice("Restored %zu executors being taken back for fair share and %zu released by their "
+                           "drivers: their stops are not asked for again",
+                           n_preempting, n_released);
         *ret_executors = restored;
         return 0;
 }

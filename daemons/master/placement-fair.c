@@ -211,3 +211,25 @@ ssize_t fair_next(const FairApp *apps, size_t n, const int64_t capacity[_FAIR_RE
         }
         return best;
 }
+
+/* An executor's rank by its running tasks: not running counts as none, not
+ * known after every known count. */
+static int64_t victim_tasks(const FairVictim *v) {
+        if (v->launching)
+                return 0;
+        if (v->running_tasks < 0)
+                return INT64_MAX;
+        return v->running_tasks;
+}
+
+int fair_victim_cmp(const FairVictim *a, const FairVictim *b) {
+        int64_t ta = victim_tasks(a), tb = victim_tasks(b);
+
+        if (ta != tb)
+                return ta < tb ? -1 : 1;
+        if (a->launching != b->launching)
+                return a->launching ? -1 : 1;
+        if (a->running_since != b->running_since)
+                return a->running_since > b->running_since ? -1 : 1;  /* the youngest first */
+        return 0;
+}

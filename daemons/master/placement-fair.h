@@ -62,3 +62,20 @@ int fair_targets(const FairApp *apps, size_t n, const int64_t capacity[_FAIR_RES
  * at its held executors (the earlier one on a tie) among those with held <
  * wanted and not skip[i] (skip may be NULL).  -1: none. */
 ssize_t fair_next(const FairApp *apps, size_t n, const int64_t capacity[_FAIR_RESOURCES], const bool *skip);
+
+/* Which of an app's executors preemption takes back first
+ * (docs/DESIGN.md "Fair share"): the one with the fewest running tasks, as
+ * its driver last reported them, since its drain then costs the least
+ * work; on a tie one not yet running (it holds no task), then the one that
+ * has run the shortest time.  An executor whose count is not known (no
+ * report yet, or a driver that sends none) comes after those whose count
+ * is known, so that a driver that reports nothing gets the order by state
+ * and age alone. */
+typedef struct FairVictim {
+        int running_tasks;       /* as reported; < 0: not known */
+        bool launching;          /* not running yet: holds no task whatever is reported */
+        uint64_t running_since;  /* when it started running (monotonic µs) */
+} FairVictim;
+
+/* < 0: a is taken back before b; > 0: b before a; 0: either. */
+int fair_victim_cmp(const FairVictim *a, const FairVictim *b);

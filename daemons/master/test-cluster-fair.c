@@ -291,6 +291,142 @@ START_TEST(test_bad_weight) {
 }
 END_TEST
 
+/* Four running executors on one worker; the driver reports how busy each
+ * is.  b's executors take two of them back: the two with the fewest
+ * running tasks, not the two youngest as without a report. */
+static App *busy_app(Cluster *c, Recorder *rec, usec_t now, bool report) {
+        static const int32_t ids[] = { 1, 2, 3, 4 }, counts[] = { 1, 0, 3, 2 };
+        App *a;
+        (void) rec;
+
+        add_worker(c, 1, 8, now);
+        a = add_app(c, 0, 2, 1);
+        ck_assert_int_eq(a->n_live_executors, 4);
+        for (int id = 1; id <= 4; id++) {
+                ClusterExecutor *e = cluster_executor(c, a->id, id);
+                ck_assert_int_eq(cluster_executor_state_changed(c, e->worker->id, a->id, id,
+                                                                SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0,
+                                                                now + (usec_t) id),
+                                 0);
+        }
+        if (report)
+                ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 4, NULL), 4);
+        return a;
+}
+
+START_TEST(test_preempts_least_busy) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t now = now_mono_usec(), next;
+        App *a, *b;
+
+        a = busy_app(c, &rec, now, true);
+        b = add_app(c, 0, 2, 1);
+        ck_assert_int_eq(a->fair_target, 2);
+        now = b->starved_since + TIMEOUT;
+        cluster_check_workers(c, now, &next);
+        ck_assert_int_eq(a->n_preempting, 2);
+        /* executor 2 runs no task, executor 1 one: those go */
+        ck_assert(cluster_executor(c, a->id, 2)->preempting);
+        ck_assert(cluster_executor(c, a->id, 1)->preempting);
+        ck_assert(!cluster_executor(c, a->id, 3)->preempting);
+        ck_assert(!cluster_executor(c, a->id, 4)->preempting);
+        cluster_free(c);
+}
+END_TEST
+
+/* No report (an older driver, or none yet): the youngest go, as before. */
+START_TEST(test_preempts_youngest_without_report) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t now = now_mono_usec(), next;
+        App *a, *b;
+
+        a = busy_app(c, &rec, now, false);
+        b = add_app(c, 0, 2, 1);
+        now = b->starved_since + TIMEOUT;
+        cluster_check_workers(c, now, &next);
+        ck_assert_int_eq(a->n_preempting, 2);
+        ck_assert(cluster_executor(c, a->id, 4)->preempting);
+        ck_assert(cluster_executor(c, a->id, 3)->preempting);
+        ck_assert(!cluster_executor(c, a->id, 1)->preempting);
+        cluster_free(c);
+}
+END_TEST
+
+/* A report is checked whole before anything changes; counts are clamped
+ * to the executor's cores. */
+START_TEST(test_load_report_checked) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t now = now_mono_usec();
+        int32_t ids[8] = { 1, 2, 99 }, counts[8] = { 1, 1, 1 };
+        App *a;
+        int bad = 0;
+
+        a = busy_app(c, &rec, now, true);
+        ck_assert_int_eq(cluster_report_executor_load(c, "app-20261129172233-9999", ids, counts, 1, &bad), -ENOENT);
+        /* an id not the app's: nothing changes, the id is named */
+        ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 3, &bad), -ENOENT);
+        ck_assert_int_eq(bad, 99);
+        ck_assert_int_eq(cluster_executor(c, a->id, 2)->running_tasks, 0);
+        ids[2] = -1;
+        ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 3, &bad), -ENOENT);
+        /* a negative count */
+        ids[2] = 3;
+        counts[2] = -5;
+        ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 3, &bad), -EINVAL);
+        ck_assert_int_eq(bad, 3);
+        ck_assert_int_eq(cluster_executor(c, a->id, 2)->running_tasks, 0);
+        /* more entries than the app ever had executors */
+        for (int i = 0; i < 8; i++)
+                ids[i] = 1 + i % 4, counts[i] = 0;
+        ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 8, &bad), -EINVAL);
+        /* clamped to the executor's 2 cores */
+        ids[0] = 2;
+        counts[0] = 1000000;
+        ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 1, &bad), 1);
+        ck_assert_int_eq(cluster_executor(c, a->id, 2)->running_tasks, 2);
+        /* the same again changes nothing */
+        ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 1, &bad), 0);
+        cluster_free(c);
+}
+END_TEST
+
+/* Marks restored after a master restart: the executor counts as being taken
+ * back, nothing more is taken for it, and it is stopped at what was left of
+ * its timeout. */
+START_TEST(test_restored_marks) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t now = now_mono_usec(), next;
+        App *a, *b;
+        ClusterExecutor *e;
+
+        a = busy_app(c, &rec, now, true);
+        b = add_app(c, 0, 2, 1);
+        e = cluster_executor(c, a->id, 3);
+        cluster_restore_executor_marks(c, e, false, true, TIMEOUT / 2, false, now);
+        ck_assert_int_eq(a->n_preempting, 1);
+        ck_assert_uint_eq(e->preempt_deadline, now + TIMEOUT / 2);
+        /* a restarted master was told b waited a whole timeout already */
+        cluster_restore_app_marks(c, b, TIMEOUT, 0, now);
+        ck_assert_uint_eq(b->starved_since, now - TIMEOUT);
+        cluster_check_workers(c, now, &next);
+        /* one more to take: executor 3 covers one of b's two */
+        ck_assert_int_eq(a->n_preempting, 2);
+        ck_assert(cluster_executor(c, a->id, 2)->preempting);
+        ck_assert_int_eq(rec.kills, 0);
+        cluster_check_workers(c, now + TIMEOUT / 2, &next);
+        ck_assert_int_eq(rec.kills, 1);                     /* executor 3, at its restored deadline */
+        ck_assert(e->preempt_killed);
+        /* a pause longer than the timeout is cut to it */
+        cluster_restore_app_marks(c, a, 0, 100 * TIMEOUT, now);
+        ck_assert_uint_eq(a->regrow_after, now + TIMEOUT);
+        cluster_free(c);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("cluster-fair");
         TCase *tc = tcase_create("fair");
@@ -302,6 +438,10 @@ int main(void) {
         tcase_add_test(tc, test_preemption_deadline);
         tcase_add_test(tc, test_no_regrowth_within_timeout);
         tcase_add_test(tc, test_bad_weight);
+        tcase_add_test(tc, test_preempts_least_busy);
+        tcase_add_test(tc, test_preempts_youngest_without_report);
+        tcase_add_test(tc, test_load_report_checked);
+        tcase_add_test(tc, test_restored_marks);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

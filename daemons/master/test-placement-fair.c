@@ -265,6 +265,65 @@ START_TEST(test_random_invariants) {
 }
 END_TEST
 
+/* Preemption's order among an app's executors: fewest running tasks first
+ * when counts are known; not running, then youngest, on a tie and when
+ * counts are unknown. */
+START_TEST(test_victim_order) {
+        FairVictim idle = { .running_tasks = 0, .running_since = 100 };
+        FairVictim busy_young = { .running_tasks = 3, .running_since = 900 };
+        FairVictim one = { .running_tasks = 1, .running_since = 50 };
+        FairVictim launching = { .running_tasks = -1, .launching = true };
+        FairVictim old_unknown = { .running_tasks = -1, .running_since = 100 };
+        FairVictim young_unknown = { .running_tasks = -1, .running_since = 900 };
+        FairVictim idle_young = { .running_tasks = 0, .running_since = 900 };
+        /* a launching executor holds no task whatever is reported */
+        FairVictim launching_reported = { .running_tasks = 4, .launching = true };
+
+        /* counts known: the least busy first, however old */
+        ck_assert_int_lt(fair_victim_cmp(&idle, &busy_young), 0);
+        ck_assert_int_gt(fair_victim_cmp(&busy_young, &idle), 0);
+        ck_assert_int_lt(fair_victim_cmp(&one, &busy_young), 0);
+        ck_assert_int_lt(fair_victim_cmp(&idle, &one), 0);
+        /* a tie on tasks: not running first, then the youngest */
+        ck_assert_int_lt(fair_victim_cmp(&launching, &idle), 0);
+        ck_assert_int_lt(fair_victim_cmp(&launching_reported, &idle), 0);
+        ck_assert_int_lt(fair_victim_cmp(&idle_young, &idle), 0);
+        ck_assert_int_eq(fair_victim_cmp(&idle, &idle), 0);
+        /* counts unknown: the old order, not running then youngest */
+        ck_assert_int_lt(fair_victim_cmp(&launching, &old_unknown), 0);
+        ck_assert_int_lt(fair_victim_cmp(&young_unknown, &old_unknown), 0);
+        ck_assert_int_gt(fair_victim_cmp(&old_unknown, &young_unknown), 0);
+        /* known counts come before unknown ones */
+        ck_assert_int_lt(fair_victim_cmp(&busy_young, &young_unknown), 0);
+        ck_assert_int_gt(fair_victim_cmp(&old_unknown, &busy_young), 0);
+}
+END_TEST
+
+/* The order is a total one: antisymmetric and transitive on random sets. */
+START_TEST(test_victim_order_is_total) {
+        unsigned seed = 7;
+
+        for (int round = 0; round < 2000; round++) {
+                FairVictim v[3];
+
+                for (int i = 0; i < 3; i++)
+                        v[i] = (FairVictim) { .running_tasks = rand_r(&seed) % 4 - 1,
+                                              .launching = rand_r(&seed) % 4 == 0,
+                                              .running_since = (uint64_t) (rand_r(&seed) % 3) };
+                for (int i = 0; i < 3; i++)
+                        for (int j = 0; j < 3; j++) {
+                                int ij = fair_victim_cmp(&v[i], &v[j]), ji = fair_victim_cmp(&v[j], &v[i]);
+
+                                ck_assert_int_eq(ij < 0, ji > 0);
+                                ck_assert_int_eq(ij == 0, ji == 0);
+                                for (int k = 0; k < 3; k++)
+                                        if (ij < 0 && fair_victim_cmp(&v[j], &v[k]) < 0)
+                                                ck_assert_int_lt(fair_victim_cmp(&v[i], &v[k]), 0);
+                        }
+        }
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("placement-fair");
         TCase *tc = tcase_create("drf");
@@ -279,6 +338,8 @@ int main(void) {
         tcase_add_test(tc, test_large_single_app);
         tcase_add_test(tc, test_random_clusters_are_drf);
         tcase_add_test(tc, test_random_invariants);
+        tcase_add_test(tc, test_victim_order);
+        tcase_add_test(tc, test_victim_order_is_total);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

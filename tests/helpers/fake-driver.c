@@ -63,6 +63,7 @@ static int usage(void) {
                 "                   [--env KEY=VALUE]... [--env-pair KEY VALUE]... [--ui-url URL]\n"
                 "       fake-driver --master URL unregister APP [REASON]\n"
                 "       fake-driver --master URL request-executors APP TOTAL\n"
+                "       fake-driver --master URL executor-load APP [ID=RUNNING_TASKS]...\n"
                 "       fake-driver --master WORKER-URL launch --app-id ID --worker-id ID [--executor-id N]\n"
                 "                   [--cores N] [--memory MB] [--driver-url URL] [--env KEY=VALUE]... [--epoch N]\n"
                 "       register and launch: [--key HEX]\n"
@@ -284,6 +285,41 @@ static int cmd_request_executors(const char *master, int argc, char **argv) {
         return r;
 }
 
+#define LOAD_ENTRIES_MAX 64
+
+/* An ExecutorLoad as a driver sends it, with whatever ids and counts it is
+ * given (negative ones too: the master must refuse them). */
+static int cmd_executor_load(const char *master, int argc, char **argv) {
+        Spark__ExecutorLoad el = SPARK__EXECUTOR_LOAD__INIT;
+        Spark__ExecutorTasks entries[LOAD_ENTRIES_MAX], *ptrs[LOAD_ENTRIES_MAX];
+        Envelope env = ENVELOPE_INIT, *reply = NULL;
+        int r;
+
+        if (argc < 1 || argc - 1 > LOAD_ENTRIES_MAX)
+                return usage();
+        el.app_id = argv[0];
+        for (int i = 1; i < argc; i++) {
+                char *eq = strchr(argv[i], '=');
+                long id, n;
+
+                if (!eq)
+                        return usage();
+                *eq = 0;
+                if (!parse_long(argv[i], &id) || !parse_long(eq + 1, &n))
+                        return usage();
+                spark__executor_tasks__init(&entries[i - 1]);
+                entries[i - 1].executor_id = (int32_t) id;
+                entries[i - 1].running_tasks = (int32_t) n;
+                ptrs[i - 1] = &entries[i - 1];
+        }
+        el.executors = ptrs;
+        el.n_executors = (size_t) (argc - 1);
+        ENVELOPE_SET(&env, EXECUTOR_LOAD, executor_load, &el);
+        r = call(master, &env, SPARK__ENVELOPE__BODY_ACK, &reply);
+        envelope_free(reply);
+        return r;
+}
+
 /* "running" for EXECUTOR_RUNNING, as sparkctl status --json says it */
 static const char *state_name(const ProtobufCEnumDescriptor *d, int value, const char *prefix) {
         const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(d, value);
@@ -426,6 +462,8 @@ int main(int argc, char **argv) {
                 return cmd_unregister(master, argc - i - 1, argv + i + 1);
         if (strcmp(argv[i], "request-executors") == 0)
                 return cmd_request_executors(master, argc - i - 1, argv + i + 1);
+        if (strcmp(argv[i], "executor-load") == 0)
+                return cmd_executor_load(master, argc - i - 1, argv + i + 1);
         if (strcmp(argv[i], "launch") == 0)
                 return cmd_launch(master, argc - i - 1, argv + i + 1);
         return usage();
