@@ -39,6 +39,14 @@ build_table() {
                         "the same without a state_dir: $(fmt "${R[dur_p50_memory]:-}") µs" "$r" "≤ 1.3×" "$(verdict "$r" le 1.3)"
         fi
 
+        # --- the driver's memory with 10 M results held (most of them spilled)
+        if [ -n "${R[mem_driver_hwm_kB]:-}" ]; then
+                r=$(awk -v k="${R[mem_driver_hwm_kB]}" 'BEGIN { if (k ~ /^[0-9]+$/) printf("%.0f\n", k / 1024) }')
+                row "$(fmt "${R[mem_tasks]:-}") results held, driver RSS (peak), result_memory_mb = 1" "$(fmt "$r") MiB" \
+                        "the job, submission to the last result fetched: $(ms "${R[mem_elapsed_ms]%.*}") s" "—" "≤ 256 MiB" \
+                        "$(verdict "$r" le 256)"
+        fi
+
         # --- throughput
         r=$(ratio "${R[tput_empty_2]:-}" "${R[nng_rate]:-}")
         row "Empty function tasks/s, 1 driver, 2 executors" "$(fmt "${R[tput_empty_2]:-}") /s" \
