@@ -71,6 +71,7 @@ struct DriverJob {
         usec_t submitted;
         uint64_t output_bytes;         /* held in outputs, for /metrics */
         uint64_t spilled, spilled_bytes; /* of them in the spill */
+        uint64_t journal_bytes;        /* its entries in the journal: dead once it is removed */
         DriverJob *prev, *next;
 };
 
@@ -264,6 +265,7 @@ static void job_unlink(Driver *d, DriverJob *j) {
 
 static void job_remove(Driver *d, DriverJob *j) {
         answer_fetches(d, j, true);
+        driver_journal_forget(d, j->journal_bytes);
         hashmap_remove(d->jobs, j->id);
         if (j->request_id[0])
                 hashmap_remove(d->submissions, j->request_id);
@@ -461,6 +463,7 @@ static int job_create(Driver *d, const Spark__SubmitJob *sj, const char *restore
                 r = driver_journal_job(d, j->id, sj, j->library ? j->library->hash : NULL);
                 if (r < 0)
                         goto fail_scheduled;
+                j->journal_bytes = (uint64_t) r;
         }
         j->submitted = now;
         d->metrics.tasks_submitted += j->n_tasks;
@@ -565,6 +568,22 @@ int driver_restore_result(Driver *d, const Spark__TaskResult *r) {
         return 0;
 }
 
+int driver_remove_job(Driver *d, const char *job_id) {
+        DriverJob *j = isempty(job_id) ? NULL : hashmap_get(d->jobs, job_id);
+
+        if (!j)
+                return -ENOENT;
+        job_remove(d, j);
+        return 0;
+}
+
+void driver_job_journaled(Driver *d, const char *job_id, uint64_t bytes) {
+        DriverJob *j = isempty(job_id) ? NULL : hashmap_get(d->jobs, job_id);
+
+        if (j)
+                j->journal_bytes += bytes;
+}
+
 int driver_restore_job_end(Driver *d, const char *job_id) {
         DriverJob *j = hashmap_get(d->jobs, job_id);
 
@@ -628,7 +647,7 @@ void driver_task_result(Driver *d, int executor_id, const Spark__TaskResult *r, 
         }
         if (verdict == TASK_RESULT_ACCEPTED) {
                 /* before any client sees it (fetch_reply() flushes) */
-                driver_journal_result(d, r);
+                j->journal_bytes += driver_journal_result(d, r);
                 d->metrics.tasks_succeeded++;
                 if (r->run_us >= 0)
                         prom_histogram_observe(&d->metrics.task_seconds, (double) r->run_us / USEC_PER_SEC);
@@ -666,9 +685,14 @@ void driver_drain_finished_jobs(Driver *d) {
                         DriverJob *j = job_by_scheduler_job(d, job);
                         if (j)
                                 answer_fetches(d, j, true);
+                        if (st != JOB_SUCCEEDED) {
+                                uint64_t bytes = driver_journal_job_ended(d, scheduler_job_id(job));
+                                if (j)
+                                        j->journal_bytes += bytes;
+                                else
+                                        driver_journal_forget(d, bytes);
+                        }
                 }
-                if (st != JOB_SUCCEEDED)
-                        driver_journal_job_ended(d, scheduler_job_id(job));
                 scheduler_job_counts(job, &c);
                 if (st >= 0 && st < (int) ELEMENTSOF(d->metrics.jobs_ended))
                         d->metrics.jobs_ended[st]++;

@@ -37,4 +37,9 @@ uint64_t driver_jobs_spilled_bytes(Driver *d);
 int driver_restore_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj);
 int driver_restore_result(Driver *d, const Spark__TaskResult *r);
 int driver_restore_job_end(Driver *d, const char *job_id);
+/* Removes a job, as the eviction of the oldest ended ones does (-ENOENT:
+ * no such job); its journal entries become dead. */
+int driver_remove_job(Driver *d, const char *job_id);
+/* A replayed entry of job_id took bytes of the journal. */
+void driver_job_journaled(Driver *d, const char *job_id, uint64_t bytes);
 
