@@ -59,6 +59,7 @@ struct DriverJournal {
         uint64_t dead;               /* of them, dead (see above) */
         uint64_t app_bytes;          /* the newest application entry's */
         uint64_t compact_min;        /* JOURNAL_COMPACT_MIN; tests lower it */
+        bool removed;                /* driver_journal_remove(): never written again by a compaction */
 };
 
 bool driver_journal_enabled(const Driver *d) {
@@ -128,7 +129,7 @@ int driver_journal_flush(Driver *d) {
 }
 
 static bool compaction_due(const DriverJournal *j) {
-        return j->dead >= j->compact_min && j->dead * 2 >= j->size;
+        return !j->removed && j->dead >= j->compact_min && j->dead * 2 >= j->size;
 }
 
 static int on_commit(sd_event_source *s, void *userdata) {
@@ -550,7 +551,7 @@ int driver_journal_compact_steps(Driver *d, bool stop_before_rename) {
         size_t len = 0, off = 0;
         int r;
 
-        if (!j)
+        if (!j || j->removed)
                 return 0;
         r = driver_journal_flush(d);
         if (r < 0)
@@ -821,5 +822,6 @@ void driver_journal_remove(Driver *d) {
         }
         j->len = 0;
         j->unsynced = false;
+        j->removed = true;
         (void) fsync(j->dir_fd);
 }
