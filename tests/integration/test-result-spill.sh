@@ -61,7 +61,7 @@ s=$(spilled_bytes)
 check "more than 1.9 MB of the 3 MB are spilled (got ${s:-none})" test "${s:-0}" -gt 1900000
 results_ok before "$job"
 check_eq "the state directory holds no spill file by name" "jobs.journal lib-" \
-        "$(ls "$tmp/driver-state" | sed 's/lib-.*/lib-/' | sort | xargs)"
+        "$(find "$tmp/driver-state" -mindepth 1 -printf '%f\n' | sed 's/lib-.*/lib-/' | sort | xargs)"
 
 stop_daemon driver TERM
 mv "$(daemon_log driver)" "$tmp/driver-before.log"
