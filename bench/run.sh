@@ -15,9 +15,10 @@
 #   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
 #                      master scale phase again with master.scheduling "fair";
 #                      fair: a second application's share by preemption): baselines
-#                      throughput latency durable tools loss freeze drain worker elastic scale
+#                      throughput latency durable memory tools loss freeze drain worker elastic scale
 #                      scale-fair fair failover scale-zk dask
 #   BENCH_FAILOVER_TRIALS  leader SIGKILLs of the failover row (5)
+#   BENCH_MEMORY_TASKS the tasks of the driver memory row (10000000)
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
 #                      the rows against xargs and GNU parallel: `true`
 #                      tasks (10000), gzip'd 64 KiB files (2000), rounds (2)
@@ -470,6 +471,27 @@ measure_durable() {
                 "in memory: ${R[dur_tput_memory]} tasks/s, p50 ${R[dur_p50_memory]} µs"
 }
 
+# ============================================ the driver's memory, 10 M results
+# One job of BENCH_MEMORY_TASKS (10,000,000) function tasks that each return
+# one byte (echo of "r"), on a driver of 2 executors with result_memory_mb = 1,
+# so that nearly every result goes to the spill file; the client fetches
+# them all, 100,000 a page, as the throughput rows do.  The driver's peak
+# RSS (VmHWM) and the job's time, submission to the last page fetched.
+MEMORY_TASKS=${BENCH_MEMORY_TASKS:-10000000}
+measure_driver_memory() {
+        local out=$tmp/memory.out
+        DRIVER_EXTRA='result_memory_mb = 1;'
+        start_driver 2 || { DRIVER_EXTRA=''; return 1; }
+        DRIVER_EXTRA=''
+        run_fg "${CLIENT_ENV[@]}" timeout 900 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" echo r \
+                "$MEMORY_TASKS" >"$out" 2>>"$tmp/client.log" || { stop_driver; return 1; }
+        read -r _ R[mem_driver_hwm_kB] <<<"$(rss_of "${DAEMON_PID[$DRIVER]}")"
+        R[mem_tasks]=$MEMORY_TASKS
+        R[mem_elapsed_ms]=$(kv "$out" elapsed_ms)
+        stop_driver
+        say "  driver memory: $MEMORY_TASKS results, peak RSS ${R[mem_driver_hwm_kB]} kB, ${R[mem_elapsed_ms]} ms"
+}
+
 # ============================================== against xargs and parallel
 # What a user would run instead of command tasks on one host: the same N
 # commands through `sparkctl submit --command` (the driver's E one-core
@@ -751,6 +773,7 @@ run_cluster_phases() {
                 stop_driver
         done
         skip durable || measure_durable || note "the durable driver's rows failed"
+        skip memory || measure_driver_memory || note "the driver memory row failed"
         # more start-ups for the app registered → first executor figure: each
         # is one or two grace periods (unit-baseline.c), so a median needs
         # a good number of them

@@ -41,6 +41,14 @@ build_table() {
                         "$(fmt "${R[fsync_p50]:-}") µs" "durable − in-memory p50: $(fmt "$(awk -v a="${R[dur_p50_durable]:-}" -v b="${R[dur_p50_memory]:-}" 'BEGIN { if (a != "" && b != "") print a - b }')") µs" "—" "—" "info"
         fi
 
+        # --- the driver's memory with 10 M results held (most of them spilled)
+        if [ -n "${R[mem_driver_hwm_kB]:-}" ]; then
+                r=$(awk -v k="${R[mem_driver_hwm_kB]}" 'BEGIN { if (k ~ /^[0-9]+$/) printf("%.0f\n", k / 1024) }')
+                row "$(fmt "${R[mem_tasks]:-}") results held, driver RSS (peak), result_memory_mb = 1" "$(fmt "$r") MiB" \
+                        "the job, submission to the last result fetched: $(ms "${R[mem_elapsed_ms]%.*}") s" "—" "≤ 256 MiB" \
+                        "$(verdict "$r" le 256)"
+        fi
+
         # --- throughput
         r=$(ratio "${R[tput_empty_2]:-}" "${R[nng_rate]:-}")
         row "Empty function tasks/s, 1 driver, 2 executors" "$(fmt "${R[tput_empty_2]:-}") /s" \

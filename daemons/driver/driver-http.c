@@ -39,6 +39,9 @@ static void write_metrics(Driver *d, FILE *f) {
         prom_sample_u64(f, "spark_tasks_pending", NULL, scheduler_n_pending(d->scheduler));
         prom_family(f, "spark_results_held_bytes", "gauge", "Bytes of task results held for clients to fetch.");
         prom_sample_u64(f, "spark_results_held_bytes", NULL, driver_jobs_output_bytes(d));
+        prom_family(f, "spark_results_spilled_bytes", "gauge",
+                    "Of the results held, bytes in the spill file (beyond driver.result_memory_mb).");
+        prom_sample_u64(f, "spark_results_spilled_bytes", NULL, driver_jobs_spilled_bytes(d));
 
         prom_family(f, "spark_tasks_submitted_total", "counter", "Tasks of the jobs submitted.");
         prom_sample_u64(f, "spark_tasks_submitted_total", NULL, d->metrics.tasks_submitted);

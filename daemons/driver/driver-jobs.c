@@ -5,6 +5,7 @@
 #include <inttypes.h>
 
 #include "driver-jobs.h"
+#include "driver-spill.h"
 #include "state-json.h"
 #include "log.h"
 #include "sha256.h"
@@ -23,11 +24,22 @@ typedef struct DriverLibrary {
         unsigned refs;
 } DriverLibrary;
 
+/* A task's result, 8 bytes a task whatever it holds, so that a job of ten
+ * million tasks keeps its results in little memory: 0 (no bytes, exit
+ * code 0: most function tasks), a HeldOutput in memory (an aligned
+ * pointer), or the offset in the spill (driver-spill.h) with the lowest
+ * bit set. */
 typedef struct TaskOutput {
-        void *data;
+        uint64_t ref;
+} TaskOutput;
+
+typedef struct HeldOutput {
         uint32_t len;
         int32_t exit_code;
-} TaskOutput;
+        uint8_t data[];
+} HeldOutput;
+
+#define OUTPUT_SPILLED UINT64_C(1)
 
 /* A FetchResults waiting for the job's next result (a long poll): the client
  * gets each result one round trip after it arrives, without polling. */
@@ -58,6 +70,8 @@ struct DriverJob {
         ParkedFetch *fetches;
         usec_t submitted;
         uint64_t output_bytes;         /* held in outputs, for /metrics */
+        uint64_t spilled, spilled_bytes; /* of them in the spill */
+        uint64_t journal_bytes;        /* its entries in the journal: dead once it is removed */
         DriverJob *prev, *next;
 };
 
@@ -79,12 +93,150 @@ static void library_unref(Driver *d, DriverLibrary *lib) {
         free(lib);
 }
 
+/* ------------------------------------------------------- results kept */
+
+static const char *spill_dir(Driver *d) {
+        const char *t;
+
+        if (!isempty(d->config.driver.state_dir))
+                return d->config.driver.state_dir;
+        t = getenv("TMPDIR");
+        return !isempty(t) && t[0] == '/' ? t : "/var/tmp";
+}
+
+/* Forgets task idx's result, wherever it is. */
+static void output_release(Driver *d, DriverJob *j, unsigned idx) {
+        uint64_t ref = j->outputs[idx].ref;
+
+        if (ref == 0)
+                return;
+        j->outputs[idx].ref = 0;
+        if (ref & OUTPUT_SPILLED) {
+                uint32_t len = 0;
+                int32_t e;
+
+                /* rare (a failed attempt's output replaced): one read */
+                (void) result_spill_stat(d->spill, ref & ~OUTPUT_SPILLED, &len, &e);
+                j->output_bytes -= MIN(j->output_bytes, (uint64_t) len);
+                j->spilled_bytes -= MIN(j->spilled_bytes, (uint64_t) len);
+                j->spilled--;
+                result_spill_forget(d->spill, 1, len);
+        } else {
+                HeldOutput *h = (HeldOutput *) (uintptr_t) ref;
+
+                j->output_bytes -= MIN(j->output_bytes, (uint64_t) h->len);
+                d->results_in_memory -= MIN(d->results_in_memory, sizeof(*h) + h->len);
+                free(h);
+        }
+}
+
+/* Keeps a result: in memory while the results there stay within
+ * driver.result_memory_mb, in the spill beyond.  A spill that cannot be
+ * made or written is logged (once) and the result stays in memory: an
+ * accepted result is never lost. */
+static int output_store(Driver *d, DriverJob *j, unsigned idx, int32_t exit_code, const void *data, size_t len) {
+        uint64_t limit = (uint64_t) d->config.driver.result_memory_mb * 1024u * 1024u;
+        HeldOutput *h;
+        int r;
+
+        output_release(d, j, idx);
+        if (len > UINT32_MAX)
+                return -EFBIG;
+        if (len == 0 && exit_code == 0)
+                return 0;
+        if (d->results_in_memory + sizeof(*h) + len > limit && !d->spill_failed) {
+                uint64_t offset;
+
+                r = d->spill ? 0 : result_spill_open(spill_dir(d), &d->spill);
+                if (r < 0)
+                        log_error_errno(r, "Failed to make the result spill file in %s: %m; results beyond "
+                                           "driver.result_memory_mb stay in memory",
+                                        spill_dir(d));
+                else {
+                        if (result_spill_file_bytes(d->spill) == 0)
+                                log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id),
+                                           "Results held in memory reached driver.result_memory_mb (%" PRIi64
+                                           " MiB): further results go to the spill file in %s",
+                                           d->config.driver.result_memory_mb, result_spill_dir(d->spill));
+                        r = result_spill_append(d->spill, exit_code, data, (uint32_t) len, &offset);
+                        if (r >= 0) {
+                                j->outputs[idx].ref = offset | OUTPUT_SPILLED;
+                                j->output_bytes += len;
+                                j->spilled++;
+                                j->spilled_bytes += len;
+                                return 0;
+                        }
+                        log_error_errno(r, "Failed to write a result of job %s to the spill file in %s: %m; "
+                                           "results beyond driver.result_memory_mb stay in memory",
+                                        j->id, result_spill_dir(d->spill));
+                }
+                d->spill_failed = true;
+        }
+        h = malloc(sizeof(*h) + len);
+        if (!h)
+                return -ENOMEM;
+        h->len = (uint32_t) len;
+        h->exit_code = exit_code;
+        if (len)
+                memcpy(h->data, data, len);
+        j->outputs[idx].ref = (uint64_t) (uintptr_t) h;
+        j->output_bytes += len;
+        d->results_in_memory += sizeof(*h) + len;
+        return 0;
+}
+
+/* The length and exit code of task idx's result; for one in memory also
+ * its bytes (*ret_data NULL: in the spill, read it with output_read()). */
+static int output_peek(Driver *d, DriverJob *j, unsigned idx, uint32_t *ret_len, int32_t *ret_exit_code,
+                       const uint8_t **ret_data) {
+        uint64_t ref = j->outputs[idx].ref;
+        int r;
+
+        *ret_data = NULL;
+        if (ref == 0) {
+                *ret_len = 0;
+                *ret_exit_code = 0;
+                return 0;
+        }
+        if (!(ref & OUTPUT_SPILLED)) {
+                const HeldOutput *h = (const HeldOutput *) (uintptr_t) ref;
+
+                *ret_len = h->len;
+                *ret_exit_code = h->exit_code;
+                *ret_data = h->data;
+                return 0;
+        }
+        r = result_spill_stat(d->spill, ref & ~OUTPUT_SPILLED, ret_len, ret_exit_code);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the result of task %s/%u from the spill file in %s: %m",
+                                       j->id, idx, result_spill_dir(d->spill));
+        return 0;
+}
+
+static int output_read(Driver *d, DriverJob *j, unsigned idx, void *buf, uint32_t len) {
+        int r = result_spill_read(d->spill, j->outputs[idx].ref & ~OUTPUT_SPILLED, buf, len);
+
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the result of task %s/%u from the spill file in %s: %m",
+                                       j->id, idx, result_spill_dir(d->spill));
+        return 0;
+}
+
 static void job_free(Driver *d, DriverJob *j) {
         if (!j)
                 return;
         if (j->outputs)
-                for (unsigned i = 0; i < j->n_tasks; i++)
-                        free(j->outputs[i].data);
+                for (unsigned i = 0; i < j->n_tasks; i++) {
+                        uint64_t ref = j->outputs[i].ref;
+
+                        if (ref != 0 && !(ref & OUTPUT_SPILLED)) {
+                                HeldOutput *h = (HeldOutput *) (uintptr_t) ref;
+                                d->results_in_memory -= MIN(d->results_in_memory, sizeof(*h) + h->len);
+                                free(h);
+                        }
+                }
+        /* the spill forgets them in one go: no read per result */
+        result_spill_forget(d->spill, j->spilled, j->spilled_bytes);
         free(j->outputs);
         for (size_t i = 0; i < j->n_inputs; i++)
                 free(j->inputs[i].data);
@@ -113,6 +265,7 @@ static void job_unlink(Driver *d, DriverJob *j) {
 
 static void job_remove(Driver *d, DriverJob *j) {
         answer_fetches(d, j, true);
+        driver_journal_forget(d, j->journal_bytes);
         hashmap_remove(d->jobs, j->id);
         if (j->request_id[0])
                 hashmap_remove(d->submissions, j->request_id);
@@ -310,6 +463,7 @@ static int job_create(Driver *d, const Spark__SubmitJob *sj, const char *restore
                 r = driver_journal_job(d, j->id, sj, j->library ? j->library->hash : NULL);
                 if (r < 0)
                         goto fail_scheduled;
+                j->journal_bytes = (uint64_t) r;
         }
         j->submitted = now;
         d->metrics.tasks_submitted += j->n_tasks;
@@ -398,7 +552,6 @@ int driver_restore_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj
 
 int driver_restore_result(Driver *d, const Spark__TaskResult *r) {
         DriverJob *j = isempty(r->job_id) ? NULL : hashmap_get(d->jobs, r->job_id);
-        TaskOutput *o;
         int k;
 
         if (!j || r->index < 0 || (unsigned) r->index >= j->n_tasks || r->attempt < 1 ||
@@ -408,18 +561,27 @@ int driver_restore_result(Driver *d, const Spark__TaskResult *r) {
                                    now_mono_usec());
         if (k < 0)
                 return k;  /* -EALREADY: a duplicate, the first one stays */
-        o = &j->outputs[r->index];
-        o->exit_code = r->exit_code;
-        if (r->output.len > 0) {
-                o->data = malloc(r->output.len);
-                if (!o->data)
-                        return -ENOMEM;
-                memcpy(o->data, r->output.data, r->output.len);
-                o->len = (uint32_t) r->output.len;
-                j->output_bytes += o->len;
-        }
+        k = output_store(d, j, (unsigned) r->index, r->exit_code, r->output.data, r->output.len);
+        if (k < 0)
+                return k;
         d->metrics.tasks_succeeded++;
         return 0;
+}
+
+int driver_remove_job(Driver *d, const char *job_id) {
+        DriverJob *j = isempty(job_id) ? NULL : hashmap_get(d->jobs, job_id);
+
+        if (!j)
+                return -ENOENT;
+        job_remove(d, j);
+        return 0;
+}
+
+void driver_job_journaled(Driver *d, const char *job_id, uint64_t bytes) {
+        DriverJob *j = isempty(job_id) ? NULL : hashmap_get(d->jobs, job_id);
+
+        if (j)
+                j->journal_bytes += bytes;
 }
 
 int driver_restore_job_end(Driver *d, const char *job_id) {
@@ -477,24 +639,15 @@ void driver_task_result(Driver *d, int executor_id, const Spark__TaskResult *r, 
         verdict = scheduler_task_finished(d->scheduler, j->job, (unsigned) r->index, (unsigned) r->attempt, executor_id,
                                           success, r->output.len, isempty(r->error) ? NULL : r->error, now);
         if (verdict == TASK_RESULT_ACCEPTED || (!success && verdict != TASK_RESULT_DROPPED)) {
-                TaskOutput *o = &j->outputs[r->index];
-                j->output_bytes -= o->len;
-                free(o->data);
-                o->data = NULL;
-                o->len = 0;
-                o->exit_code = r->exit_code;
-                if (verdict == TASK_RESULT_ACCEPTED && r->output.len > 0 && r->output.len <= UINT32_MAX) {
-                        o->data = malloc(r->output.len);
-                        if (o->data) {
-                                memcpy(o->data, r->output.data, r->output.len);
-                                o->len = (uint32_t) r->output.len;
-                                j->output_bytes += o->len;
-                        }
-                }
+                bool keep = verdict == TASK_RESULT_ACCEPTED && r->output.len <= UINT32_MAX;
+
+                if (output_store(d, j, (unsigned) r->index, r->exit_code, keep ? r->output.data : NULL,
+                                 keep ? r->output.len : 0) < 0)
+                        log_oom();
         }
         if (verdict == TASK_RESULT_ACCEPTED) {
                 /* before any client sees it (fetch_reply() flushes) */
-                driver_journal_result(d, r);
+                j->journal_bytes += driver_journal_result(d, r);
                 d->metrics.tasks_succeeded++;
                 if (r->run_us >= 0)
                         prom_histogram_observe(&d->metrics.task_seconds, (double) r->run_us / USEC_PER_SEC);
@@ -532,9 +685,14 @@ void driver_drain_finished_jobs(Driver *d) {
                         DriverJob *j = job_by_scheduler_job(d, job);
                         if (j)
                                 answer_fetches(d, j, true);
+                        if (st != JOB_SUCCEEDED) {
+                                uint64_t bytes = driver_journal_job_ended(d, scheduler_job_id(job));
+                                if (j)
+                                        j->journal_bytes += bytes;
+                                else
+                                        driver_journal_forget(d, bytes);
+                        }
                 }
-                if (st != JOB_SUCCEEDED)
-                        driver_journal_job_ended(d, scheduler_job_id(job));
                 scheduler_job_counts(job, &c);
                 if (st >= 0 && st < (int) ELEMENTSOF(d->metrics.jobs_ended))
                         d->metrics.jobs_ended[st]++;
@@ -650,9 +808,10 @@ static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, 
         _cleanup_free_ Spark__TaskOutcome *outcomes = NULL;
         _cleanup_free_ Spark__TaskOutcome **ptrs = NULL;
         _cleanup_free_ const char **errors = NULL;
+        _cleanup_free_ uint8_t *spilled = NULL;  /* the bytes of spilled results, read back */
         Spark__JobInfo info;
         Envelope env = ENVELOPE_INIT;
-        size_t ready = 0, bytes = 0, n_errors = 0;
+        size_t ready = 0, bytes = 0, n_errors = 0, spilled_bytes = 0, at = 0;
         int r;
 
         /* What a client sees is on disk: a restart cannot take it back. */
@@ -663,12 +822,22 @@ static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, 
         /* Consecutive finished tasks only: the client prints in task order. */
         for (; ready < max && bytes < FETCH_MAX_BYTES; ready++) {
                 TaskInfo ti;
+                const uint8_t *data;
+                uint32_t len;
+                int32_t exit_code;
                 int ne;
 
                 if (scheduler_task_info(j->job, from + (unsigned) ready, &ti) < 0 || ti.state == TASK_PENDING ||
                     ti.state == TASK_RUNNING)
                         break;
-                bytes += j->outputs[from + ready].len + 64;
+                r = output_peek(d, j, from + (unsigned) ready, &len, &exit_code, &data);
+                if (r < 0)
+                        return rpc_request_reply_error(req, r, "cannot read the results of job %s from the spill "
+                                                       "file in %s: %s", j->id, result_spill_dir(d->spill),
+                                                       strerror(-r));
+                bytes += len + 64;
+                if (!data)
+                        spilled_bytes += len;
                 ne = scheduler_task_errors(j->job, from + (unsigned) ready, NULL, 0);
                 n_errors += (size_t) MAX(ne, 0);
         }
@@ -676,7 +845,8 @@ static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, 
         outcomes = calloc(ready + 1, sizeof(*outcomes));
         ptrs = calloc(ready + 1, sizeof(*ptrs));
         errors = calloc(n_errors + 1, sizeof(char *));
-        if (!outcomes || !ptrs || !errors)
+        spilled = malloc(spilled_bytes + 1);
+        if (!outcomes || !ptrs || !errors || !spilled)
                 return -ENOMEM;
 
         n_errors = 0;
@@ -691,9 +861,24 @@ static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, 
                 o->index = (int32_t) idx;
                 o->status = task_state_to_wire(ti.state);
                 o->attempts = (int32_t) ti.attempts;
-                o->exit_code = j->outputs[idx].exit_code;
-                o->output.data = j->outputs[idx].data;
-                o->output.len = j->outputs[idx].len;
+                {
+                        const uint8_t *data;
+                        uint32_t len;
+
+                        r = output_peek(d, j, idx, &len, &o->exit_code, &data);
+                        if (r >= 0 && !data && len > 0) {
+                                /* peeked above: the same len, within spilled_bytes */
+                                r = output_read(d, j, idx, spilled + at, len);
+                                data = spilled + at;
+                                at += len;
+                        }
+                        if (r < 0)
+                                return rpc_request_reply_error(req, r, "cannot read the results of job %s from "
+                                                               "the spill file in %s: %s", j->id,
+                                                               result_spill_dir(d->spill), strerror(-r));
+                        o->output.data = (uint8_t *) data;
+                        o->output.len = len;
+                }
                 ne = scheduler_task_errors(j->job, idx, errors + n_errors, SIZE_MAX);
                 if (ne > 0) {
                         o->errors = (char **) (errors + n_errors);
@@ -879,6 +1064,10 @@ int driver_job_json(Driver *d, const char *job_id, unsigned max_tasks, Json *jso
         json_array_end(json);
         json_object_end(json);
         return 0;
+}
+
+uint64_t driver_jobs_spilled_bytes(Driver *d) {
+        return result_spill_live_bytes(d->spill);
 }
 
 uint64_t driver_jobs_output_bytes(Driver *d) {

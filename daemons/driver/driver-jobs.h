@@ -24,10 +24,12 @@ void driver_jobs_free(Driver *d);
 /* For the HTTP API: {"jobs":[...]} as `sparkctl jobs --json`; one job as
  * `sparkctl job ID --json` (max_tasks 0), or {"job":{..},"tasks":[..]}
  * with its first max_tasks tasks' states and attempts (-ENOENT: no such
- * job); the bytes of results held. */
+ * job); the bytes of results held, in memory or spilled. */
 void driver_jobs_json(Driver *d, Json *json);
 int driver_job_json(Driver *d, const char *job_id, unsigned max_tasks, Json *json);
 uint64_t driver_jobs_output_bytes(Driver *d);
+/* Of them, the bytes in the spill file (beyond driver.result_memory_mb). */
+uint64_t driver_jobs_spilled_bytes(Driver *d);
 
 /* The journal's replay (driver-journal.c): a job as it was submitted, one
  * of its accepted results (-EALREADY: the task has one already), and the
@@ -35,4 +37,9 @@ uint64_t driver_jobs_output_bytes(Driver *d);
 int driver_restore_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj);
 int driver_restore_result(Driver *d, const Spark__TaskResult *r);
 int driver_restore_job_end(Driver *d, const char *job_id);
+/* Removes a job, as the eviction of the oldest ended ones does (-ENOENT:
+ * no such job); its journal entries become dead. */
+int driver_remove_job(Driver *d, const char *job_id);
+/* A replayed entry of job_id took bytes of the journal. */
+void driver_job_journaled(Driver *d, const char *job_id, uint64_t bytes);
 

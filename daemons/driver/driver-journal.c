@@ -9,12 +9,23 @@
  *                                 without the object
  *   'R' result                    an accepted TaskResult
  *   'E' id                        a job that failed or was cancelled
+ *   'N' number[4]                 the next job's number (little-endian),
+ *                                 written by a compaction, so that ids of
+ *                                 removed jobs are not given again
  *
  * The application and the jobs are synced before anyone hears of them.
  * Results are appended to a buffer and written with one fdatasync() at the
  * end of the event loop's turn (a deferred source of the lowest priority),
  * or sooner when a client is about to see them: a result a client has seen
- * is on disk, so a restart never delivers another one in its place. */
+ * is on disk, so a restart never delivers another one in its place.
+ *
+ * Compaction: the entries of a job the driver has removed (the oldest
+ * ended ones beyond those it keeps), an application entry replaced by a
+ * newer one and a duplicate result are dead bytes.  When they pass half the
+ * file and JOURNAL_COMPACT_MIN, the live entries are copied to
+ * jobs.journal.new, which is synced, renamed over jobs.journal, and the
+ * directory synced.  A crash before the rename leaves the old journal
+ * whole (the next start removes the .new file); after it, the new one. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,6 +44,8 @@
  * (still synced at the end of the turn): bounded memory. */
 #define JOURNAL_BUFFER_MAX (4u * 1024u * 1024u)
 #define JOURNAL_LIBRARY_MAX (256u * 1024u * 1024u)
+#define JOURNAL_COMPACT_MIN (8u * 1024u * 1024u)
+#define DRIVER_JOURNAL_NEW "jobs.journal.new"
 
 struct DriverJournal {
         int fd;
@@ -41,7 +54,12 @@ struct DriverJournal {
         size_t len, allocated;
         bool unsynced;               /* written or buffered, not yet synced */
         sd_event_source *commit;     /* the end of this turn */
-        uint64_t n_entries, n_syncs;
+        uint64_t n_entries, n_syncs, n_compactions;
+        uint64_t size;               /* bytes of entries, written or buffered */
+        uint64_t dead;               /* of them, dead (see above) */
+        uint64_t app_bytes;          /* the newest application entry's */
+        uint64_t compact_min;        /* JOURNAL_COMPACT_MIN; tests lower it */
+        bool removed;                /* driver_journal_remove(): never written again by a compaction */
 };
 
 bool driver_journal_enabled(const Driver *d) {
@@ -54,6 +72,31 @@ uint64_t driver_journal_n_entries(const Driver *d) {
 
 uint64_t driver_journal_n_syncs(const Driver *d) {
         return d->journal ? d->journal->n_syncs : 0;
+}
+
+uint64_t driver_journal_n_compactions(const Driver *d) {
+        return d->journal ? d->journal->n_compactions : 0;
+}
+
+void driver_journal_sizes(const Driver *d, uint64_t *ret_size, uint64_t *ret_dead) {
+        *ret_size = d->journal ? d->journal->size : 0;
+        *ret_dead = d->journal ? d->journal->dead : 0;
+}
+
+void driver_journal_set_compact_min(Driver *d, uint64_t bytes) {
+        if (d->journal)
+                d->journal->compact_min = bytes;
+}
+
+void driver_journal_forget(Driver *d, uint64_t bytes) {
+        DriverJournal *j = d->journal;
+
+        if (!j || bytes == 0)
+                return;
+        j->dead = MIN(j->dead + bytes, j->size);
+        /* the end of this turn looks whether it is time to compact */
+        if (j->commit)
+                (void) sd_event_source_set_enabled(j->commit, SD_EVENT_ONESHOT);
 }
 
 static int journal_write_out(DriverJournal *j) {
@@ -85,9 +128,16 @@ int driver_journal_flush(Driver *d) {
         return 0;
 }
 
+static bool compaction_due(const DriverJournal *j) {
+        return !j->removed && j->dead >= j->compact_min && j->dead * 2 >= j->size;
+}
+
 static int on_commit(sd_event_source *s, void *userdata) {
+        Driver *d = userdata;
+
         (void) s;
-        (void) driver_journal_flush(userdata);
+        if (driver_journal_flush(d) >= 0 && compaction_due(d->journal))
+                (void) driver_journal_compact(d);
         return 0;
 }
 
@@ -121,11 +171,12 @@ static int journal_append(Driver *d, uint8_t type, const void *a, size_t a_len, 
                 memcpy(p + 1 + a_len, b, b_len);
         record_frame_header(j->buf + j->len, p, payload);
         j->len += need;
+        j->size += need;
         j->n_entries++;
         j->unsynced = true;
         if (j->commit)
                 (void) sd_event_source_set_enabled(j->commit, SD_EVENT_ONESHOT);
-        return 0;
+        return (int) MIN(need, (size_t) INT_MAX);
 }
 
 int driver_journal_app(Driver *d) {
@@ -136,6 +187,9 @@ int driver_journal_app(Driver *d) {
         r = journal_append(d, 'A', d->executor_key, sizeof(d->executor_key), d->app_id, strlen(d->app_id));
         if (r < 0)
                 return log_error_errno(r, "Failed to journal application %s: %m", d->app_id);
+        /* the newest one counts: an older one is dead */
+        driver_journal_forget(d, d->journal->app_bytes);
+        d->journal->app_bytes = (uint64_t) r;
         return driver_journal_flush(d);
 }
 
@@ -195,14 +249,17 @@ int driver_journal_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj
         if (has_lib)
                 memcpy(head + 2 + id_len, library_hash, SHA256_HEX_SIZE - 1);
         r = journal_append(d, 'J', head, head_len, packed, packed_len);
-        if (r >= 0)
-                r = driver_journal_flush(d);
+        if (r >= 0) {
+                int k = driver_journal_flush(d);
+                if (k < 0)
+                        r = k;
+        }
         if (r < 0)
                 return log_error_errno(r, "Failed to journal job %s: %m", job_id);
-        return 0;
+        return r;
 }
 
-void driver_journal_result(Driver *d, const Spark__TaskResult *res) {
+uint64_t driver_journal_result(Driver *d, const Spark__TaskResult *res) {
         Spark__TaskResult copy;
         uint8_t small[256];
         _cleanup_free_ uint8_t *big = NULL;
@@ -211,7 +268,7 @@ void driver_journal_result(Driver *d, const Spark__TaskResult *res) {
         int r;
 
         if (!d->journal)
-                return;
+                return 0;
         /* what replay needs; the error and timing are not kept */
         copy = *res;
         copy.error = NULL;
@@ -221,20 +278,31 @@ void driver_journal_result(Driver *d, const Spark__TaskResult *res) {
                 p = big = malloc(n);
                 if (!big) {
                         log_oom();
-                        return;
+                        return 0;
                 }
         }
         spark__task_result__pack(&copy, p);
         r = journal_append(d, 'R', p, n, NULL, 0);
-        if (r < 0)
+        if (r < 0) {
                 log_struct_errno(LOG_ERR, r, LOG_FIELDS(.app_id = d->app_id, .job_id = res->job_id),
                                  "Failed to journal the result of task %s/%d: %m", res->job_id, res->index);
+                return 0;
+        }
+        return (uint64_t) r;
 }
 
-void driver_journal_job_ended(Driver *d, const char *job_id) {
-        if (d->journal && journal_append(d, 'E', job_id, strlen(job_id), NULL, 0) < 0)
+uint64_t driver_journal_job_ended(Driver *d, const char *job_id) {
+        int r;
+
+        if (!d->journal)
+                return 0;
+        r = journal_append(d, 'E', job_id, strlen(job_id), NULL, 0);
+        if (r < 0) {
                 log_struct(LOG_ERR, LOG_FIELDS(.app_id = d->app_id, .job_id = job_id),
                            "Failed to journal the end of job %s", job_id);
+                return 0;
+        }
+        return (uint64_t) r;
 }
 
 /* ---------------------------------------------------------------- replay */
@@ -316,7 +384,20 @@ static int replay_job(Driver *d, const uint8_t *p, size_t n, ReplayCounts *c) {
         return r;
 }
 
-static int replay_entry(Driver *d, const uint8_t *p, size_t n, ReplayCounts *c) {
+/* The job id of a 'J' entry's body (n > 0). */
+static bool job_entry_id(const uint8_t *p, size_t n, char id[static 256]) {
+        size_t id_len = p[0];
+
+        if (id_len == 0 || n < 2 + id_len)
+                return false;
+        memcpy(id, p + 1, id_len);
+        id[id_len] = 0;
+        return true;
+}
+
+/* entry: the whole entry's size, which counts toward its job (or is dead). */
+static int replay_entry(Driver *d, const uint8_t *p, size_t n, uint64_t entry, ReplayCounts *c) {
+        DriverJournal *j = d->journal;
         Spark__TaskResult *res;
         char id[256];
         int r;
@@ -330,17 +411,27 @@ static int replay_entry(Driver *d, const uint8_t *p, size_t n, ReplayCounts *c) 
                 memcpy(d->executor_key, p + 1, EXECUTOR_KEY_SIZE);
                 memcpy(d->app_id, p + 1 + EXECUTOR_KEY_SIZE, n - 1 - EXECUTOR_KEY_SIZE);
                 d->app_id[n - 1 - EXECUTOR_KEY_SIZE] = 0;
-                return app_id_is_valid(d->app_id) ? 0 : -EBADMSG;
+                if (!app_id_is_valid(d->app_id))
+                        return -EBADMSG;
+                j->dead += j->app_bytes;
+                j->app_bytes = entry;
+                return 0;
         case 'J':
-                return replay_job(d, p + 1, n - 1, c);
+                r = replay_job(d, p + 1, n - 1, c);
+                if (r >= 0 && job_entry_id(p + 1, n - 1, id))
+                        driver_job_journaled(d, id, entry);
+                return r;
         case 'R':
                 res = spark__task_result__unpack(NULL, n - 1, p + 1);
                 if (!res)
                         return -EBADMSG;
                 r = driver_restore_result(d, res);
+                if (r >= 0)
+                        driver_job_journaled(d, res->job_id, entry);
                 spark__task_result__free_unpacked(res, NULL);
                 if (r == -EALREADY) {
                         c->duplicates++;
+                        j->dead += entry;
                         return 0;
                 }
                 if (r >= 0)
@@ -352,12 +443,223 @@ static int replay_entry(Driver *d, const uint8_t *p, size_t n, ReplayCounts *c) 
                 memcpy(id, p + 1, n - 1);
                 id[n - 1] = 0;
                 r = driver_restore_job_end(d, id);
-                if (r >= 0)
+                if (r >= 0) {
                         c->ended++;
+                        driver_job_journaled(d, id, entry);
+                }
                 return r;
+        case 'N':
+                if (n != 5)
+                        return -EBADMSG;
+                d->next_job_number = MAX(d->next_job_number, (unsigned) p[1] | (unsigned) p[2] << 8 |
+                                                                     (unsigned) p[3] << 16 | (unsigned) p[4] << 24);
+                return 0;
         default:
                 return -EBADMSG;
         }
+}
+
+/* ------------------------------------------------------------ compaction */
+
+/* Whether an entry belongs to a job still in the table.  The application's
+ * entry is written afresh, so the old ones are not copied. */
+static bool entry_is_live(Driver *d, const uint8_t *p, size_t n) {
+        Spark__TaskResult *res;
+        char id[256];
+        bool live;
+
+        if (n < 1)
+                return false;
+        switch (p[0]) {
+        case 'J':
+                return job_entry_id(p + 1, n - 1, id) && hashmap_get(d->jobs, id);
+        case 'R':
+                res = spark__task_result__unpack(NULL, n - 1, p + 1);
+                live = res && !isempty(res->job_id) && hashmap_get(d->jobs, res->job_id);
+                if (res)
+                        spark__task_result__free_unpacked(res, NULL);
+                return live;
+        case 'E':
+                if (n - 1 >= sizeof(id))
+                        return false;
+                memcpy(id, p + 1, n - 1);
+                id[n - 1] = 0;
+                return hashmap_get(d->jobs, id);
+        default:
+                return false;
+        }
+}
+
+typedef struct CompactOut {
+        int fd;
+        uint8_t *buf;
+        size_t len;
+        uint64_t total;
+} CompactOut;
+
+static int compact_put(CompactOut *o, const void *p, size_t n) {
+        int r;
+
+        if (o->len + n > JOURNAL_BUFFER_MAX && o->len > 0) {
+                r = write_full(o->fd, o->buf, o->len);
+                if (r < 0)
+                        return r;
+                o->len = 0;
+        }
+        if (n > JOURNAL_BUFFER_MAX)
+                r = write_full(o->fd, p, n);
+        else {
+                memcpy(o->buf + o->len, p, n);
+                o->len += n;
+                r = 0;
+        }
+        o->total += n;
+        return r;
+}
+
+/* The shared objects of jobs no longer in the table go too. */
+static void remove_unused_libraries(Driver *d) {
+        DriverJournal *j = d->journal;
+        _cleanup_close_ int fd = dup(j->dir_fd);
+        DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *de;
+
+        if (!dir)
+                return;
+        fd = -1;
+        while ((de = readdir(dir))) {
+                char hash[SHA256_HEX_SIZE];
+                size_t n = strlen(de->d_name);
+
+                if (strncmp(de->d_name, "lib-", 4) != 0 || n != 4 + SHA256_HEX_SIZE - 1 + 3 ||
+                    !streq(de->d_name + n - 3, ".so"))
+                        continue;
+                memcpy(hash, de->d_name + 4, SHA256_HEX_SIZE - 1);
+                hash[SHA256_HEX_SIZE - 1] = 0;
+                if (!hashmap_get(d->libraries, hash))
+                        (void) unlinkat(j->dir_fd, de->d_name, 0);
+        }
+        closedir(dir);
+}
+
+int driver_journal_compact_steps(Driver *d, bool stop_before_rename) {
+        DriverJournal *j = d->journal;
+        CompactOut o = { .fd = -1 };
+        uint8_t *map = MAP_FAILED;
+        uint64_t before;
+        struct stat st;
+        size_t len = 0, off = 0;
+        int r;
+
+        if (!j || j->removed)
+                return 0;
+        r = driver_journal_flush(d);
+        if (r < 0)
+                return r;
+        if (fstat(j->fd, &st) < 0)
+                return log_error_errno(-errno, "Failed to compact %s/%s: %m", d->config.driver.state_dir,
+                                       DRIVER_JOURNAL_FILE);
+        before = (uint64_t) st.st_size;
+        len = (size_t) st.st_size;
+        o.buf = malloc(JOURNAL_BUFFER_MAX);
+        if (!o.buf)
+                return log_oom();
+        if (len > 0) {
+                map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, j->fd, 0);
+                if (map == MAP_FAILED) {
+                        r = -errno;
+                        goto finish;
+                }
+        }
+        o.fd = openat(j->dir_fd, DRIVER_JOURNAL_NEW, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (o.fd < 0) {
+                r = -errno;
+                goto finish;
+        }
+        if (!isempty(d->app_id)) {
+                size_t app_len = strlen(d->app_id), payload = 1 + EXECUTOR_KEY_SIZE + app_len;
+                uint8_t entry[RECORD_FRAME_HEADER + 1 + EXECUTOR_KEY_SIZE + sizeof(d->app_id)];
+
+                entry[RECORD_FRAME_HEADER] = 'A';
+                memcpy(entry + RECORD_FRAME_HEADER + 1, d->executor_key, EXECUTOR_KEY_SIZE);
+                memcpy(entry + RECORD_FRAME_HEADER + 1 + EXECUTOR_KEY_SIZE, d->app_id, app_len);
+                record_frame_header(entry, entry + RECORD_FRAME_HEADER, payload);
+                r = compact_put(&o, entry, RECORD_FRAME_HEADER + payload);
+                if (r < 0)
+                        goto finish;
+                j->app_bytes = RECORD_FRAME_HEADER + payload;
+        }
+        {
+                uint8_t entry[RECORD_FRAME_HEADER + 5];
+                unsigned next = d->next_job_number;
+
+                entry[RECORD_FRAME_HEADER] = 'N';
+                for (int i = 0; i < 4; i++)
+                        entry[RECORD_FRAME_HEADER + 1 + i] = (uint8_t) (next >> (8 * i));
+                record_frame_header(entry, entry + RECORD_FRAME_HEADER, 5);
+                r = compact_put(&o, entry, sizeof(entry));
+                if (r < 0)
+                        goto finish;
+        }
+        while (off < len) {
+                RecordFrame f;
+
+                record_frame_next(map, len, off, &f);
+                if (f.status != RECORD_FRAME_OK) {
+                        /* the replay left only whole entries: this is new damage */
+                        r = -EBADMSG;
+                        goto finish;
+                }
+                if (entry_is_live(d, f.payload, f.payload_len)) {
+                        r = compact_put(&o, map + off, f.next - off);
+                        if (r < 0)
+                                goto finish;
+                }
+                off = f.next;
+        }
+        r = o.len > 0 ? write_full(o.fd, o.buf, o.len) : 0;
+        if (r >= 0 && fsync(o.fd) < 0)
+                r = -errno;
+        if (r < 0 || stop_before_rename)
+                goto finish;
+        /* the step that makes the new journal the journal */
+        if (renameat(j->dir_fd, DRIVER_JOURNAL_NEW, j->dir_fd, DRIVER_JOURNAL_FILE) < 0) {
+                r = -errno;
+                goto finish;
+        }
+        if (fsync(j->dir_fd) < 0)
+                log_warning_errno(-errno, "Failed to sync driver.state_dir %s after compacting its journal: %m",
+                                  d->config.driver.state_dir);
+        close(j->fd);
+        j->fd = o.fd;  /* where the appends go on: its end */
+        o.fd = -1;
+        j->size = o.total;
+        j->dead = 0;
+        j->n_compactions++;
+        remove_unused_libraries(d);
+        log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id),
+                   "Compacted %s/%s: %" PRIu64 " bytes of entries of removed jobs dropped, %" PRIu64 " kept",
+                   d->config.driver.state_dir, DRIVER_JOURNAL_FILE, before - MIN(before, o.total), o.total);
+finish:
+        if (map != MAP_FAILED)
+                (void) munmap(map, len);
+        if (o.fd >= 0) {
+                close(o.fd);
+                if (!stop_before_rename || r < 0)
+                        (void) unlinkat(j->dir_fd, DRIVER_JOURNAL_NEW, 0);
+        }
+        free(o.buf);
+        if (r < 0) {
+                /* the old journal stays as it was; try again when more is dead */
+                j->dead = 0;
+                return log_error_errno(r, "Failed to compact %s/%s (it is kept as it was): %m",
+                                       d->config.driver.state_dir, DRIVER_JOURNAL_FILE);
+        }
+        return 0;
+}
+
+int driver_journal_compact(Driver *d) {
+        return driver_journal_compact_steps(d, false);
 }
 
 /* Copies the damaged journal aside, for whoever looks into it. */
@@ -405,7 +707,7 @@ static int journal_replay(Driver *d, const char *path) {
                         damaged = true;
                         break;
                 }
-                r = replay_entry(d, f.payload, f.payload_len, &c);
+                r = replay_entry(d, f.payload, f.payload_len, f.next - off, &c);
                 if (r < 0) {
                         log_error_errno(r, "%s: the entry at offset %zu (type '%c') cannot be applied: %m; keeping "
                                            "the file aside as %s and going on with what comes before it",
@@ -427,6 +729,8 @@ static int journal_replay(Driver *d, const char *path) {
                 return -errno;
         if (lseek(j->fd, (off_t) good, SEEK_SET) < 0)
                 return -errno;
+        j->size = good;
+        j->dead = MIN(j->dead, j->size);
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id),
                    "Restored from %s: application %s, %zu jobs (%zu ended early), %zu results%s%s", path,
                    isempty(d->app_id) ? "(not registered yet)" : d->app_id, c.jobs, c.ended, c.results,
@@ -448,12 +752,17 @@ int driver_journal_open(Driver *d) {
         if (!j)
                 return log_oom();
         j->fd = j->dir_fd = -1;
+        j->compact_min = JOURNAL_COMPACT_MIN;
         d->journal = j;
         if (asprintf(&path, "%s/%s", d->config.driver.state_dir, DRIVER_JOURNAL_FILE) < 0)
                 return log_oom();
         j->dir_fd = open(d->config.driver.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (j->dir_fd < 0)
                 return log_error_errno(-errno, "Failed to open driver.state_dir %s: %m", d->config.driver.state_dir);
+        /* a compaction that a crash cut short: the old journal is whole */
+        if (unlinkat(j->dir_fd, DRIVER_JOURNAL_NEW, 0) >= 0)
+                log_notice("Removed %s/%s, left by a compaction that did not finish; %s is whole",
+                           d->config.driver.state_dir, DRIVER_JOURNAL_NEW, DRIVER_JOURNAL_FILE);
         j->fd = openat(j->dir_fd, DRIVER_JOURNAL_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (j->fd < 0)
                 return log_error_errno(-errno, "Failed to open %s: %m", path);
@@ -513,5 +822,6 @@ void driver_journal_remove(Driver *d) {
         }
         j->len = 0;
         j->unsynced = false;
+        j->removed = true;
         (void) fsync(j->dir_fd);
 }

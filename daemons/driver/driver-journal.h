@@ -22,11 +22,23 @@ bool driver_journal_enabled(const Driver *d);
  * registration) and a job (before it is acknowledged; its shared object is
  * stored by hash beside the journal). */
 int driver_journal_app(Driver *d);
+/* driver_journal_job() returns the bytes of its entry (0: no journal). */
 int driver_journal_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj, const char *library_hash);
 /* Appended now, synced with the others of this turn of the event loop:
- * one fdatasync per batch (group commit). */
-void driver_journal_result(Driver *d, const Spark__TaskResult *r);
-void driver_journal_job_ended(Driver *d, const char *job_id);
+ * one fdatasync per batch (group commit).  They return the bytes the entry
+ * takes in the journal (0: not journaled), which count toward its job. */
+uint64_t driver_journal_result(Driver *d, const Spark__TaskResult *r);
+uint64_t driver_journal_job_ended(Driver *d, const char *job_id);
+/* A removed job's entries (bytes of them) are dead: once the dead bytes
+ * pass half the journal (and 8 MiB), the end of the loop's turn compacts
+ * it. */
+void driver_journal_forget(Driver *d, uint64_t bytes);
+/* Copies the live entries to jobs.journal.new, syncs it, renames it over
+ * jobs.journal and syncs the directory; a failure leaves the old journal as
+ * it was.  stop_before_rename: the first two steps only, as a crash there
+ * would (tests). */
+int driver_journal_compact(Driver *d);
+int driver_journal_compact_steps(Driver *d, bool stop_before_rename);
 /* Writes and syncs what is appended: before a client sees a result. */
 int driver_journal_flush(Driver *d);
 /* The application ended for good: nothing to come back to. */
@@ -35,3 +47,8 @@ void driver_journal_remove(Driver *d);
 /* For tests and /metrics: entries appended and fdatasync() calls made. */
 uint64_t driver_journal_n_entries(const Driver *d);
 uint64_t driver_journal_n_syncs(const Driver *d);
+uint64_t driver_journal_n_compactions(const Driver *d);
+/* Bytes of entries in the journal, and of them dead ones. */
+void driver_journal_sizes(const Driver *d, uint64_t *ret_size, uint64_t *ret_dead);
+/* Tests: the dead bytes a compaction waits for (8 MiB). */
+void driver_journal_set_compact_min(Driver *d, uint64_t bytes);

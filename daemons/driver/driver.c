@@ -5,6 +5,7 @@
 #include "driver-executors.h"
 #include "driver-jobs.h"
 #include "driver-journal.h"
+#include "driver-spill.h"
 #include "driver-master.h"
 #include "peer-log.h"
 #include "endpoint.h"
@@ -102,6 +103,7 @@ Driver *driver_free(Driver *d) {
         hashmap_free(d->worker_events);
         driver_journal_close(d);
         driver_jobs_free(d);
+        d->spill = result_spill_free(d->spill);
         driver_executors_free(d);
         hashmap_free(d->jobs);
         hashmap_free(d->submissions);

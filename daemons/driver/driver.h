@@ -33,6 +33,7 @@
 
 typedef struct DriverExecutor DriverExecutor;
 typedef struct DriverJournal DriverJournal;
+typedef struct ResultSpill ResultSpill;
 typedef struct DriverJob DriverJob;
 
 /* Counters of /metrics: they only grow, across reloads too. */
@@ -104,6 +105,9 @@ typedef struct Driver {
         char *ui_url;                 /* http's address, registered with the master */
         DriverMetrics metrics;
         DriverJournal *journal;       /* driver.state_dir; NULL: none (driver-journal.h) */
+        ResultSpill *spill;           /* results beyond result_memory_mb; NULL until the first (driver-spill.h) */
+        bool spill_failed;            /* the spill could not be made or written: said once */
+        uint64_t results_in_memory;   /* bytes of results held in memory, against result_memory_mb */
 
         /* Elastic executors (driver-elastic.c, docs/elastic.md); unused
          * unless driver.dynamic_allocation. */

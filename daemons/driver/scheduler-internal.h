@@ -45,14 +45,16 @@ typedef struct TaskQueue {
         uint32_t fresh_next, fresh_end;
 } TaskQueue;
 
+/* 16 bytes: a job of ten million tasks keeps them in 160 MB. */
 typedef struct Task {
-        SchedExecutor *executor;     /* where the current attempt holds a slot, or NULL */
+        uint32_t executor;      /* 1 + the id of the executor where the current attempt holds a slot; 0: none */
         uint32_t run_pos;       /* index in executor->running */
         uint32_t last_error;    /* 1 + index of the newest TaskError in job->errors, 0: none */
         uint16_t attempts;
-        uint16_t failures;
-        uint8_t state;          /* TaskState */
+        uint16_t failures : 12; /* at most task_max_failures (1000) */
+        uint16_t state : 4;     /* TaskState */
 } Task;
+_Static_assert(sizeof(Task) == 16, "a task's bookkeeping is 16 bytes");
 
 typedef struct TaskError {
         char *message;          /* NULL if it could not be stored */
@@ -125,6 +127,16 @@ struct Scheduler {
         uint64_t next_seq;
         size_t n_pending;
 };
+
+/* The executor where task t's attempt holds a slot (NULL: none), and its id
+ * (-1: none). */
+static inline int sched_task_executor_id(const Task *t) {
+        return t->executor ? (int) (t->executor - 1) : -1;
+}
+
+static inline SchedExecutor *sched_task_executor(const Scheduler *s, const Task *t) {
+        return t->executor ? sched_map_get(&s->executors_by_id, (int64_t) t->executor - 1) : NULL;
+}
 
 /* scheduler.c */
 int sched_intern_host(Scheduler *s, const char *name, uint32_t *ret);

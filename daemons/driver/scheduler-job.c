@@ -369,7 +369,7 @@ static void attempt_failed(Job *job, uint32_t index, const char *message, usec_t
 void sched_job_attempt_lost(Job *job, uint32_t index, const char *message, bool counted, usec_t now) {
         Task *t = &job->tasks[index];
 
-        sched_executor_detach(t->executor, job, index);
+        sched_executor_detach(sched_task_executor(job->scheduler, t), job, index);
         if (t->state != TASK_RUNNING)
                 return;  /* killed, nothing to retry */
         job->n_running--;
@@ -533,9 +533,9 @@ int sched_job_task_finished(Job *job, uint32_t index, unsigned attempt, int exec
         if (index >= job->n_tasks)
                 return -EINVAL;
         t = &job->tasks[index];
-        if (!t->executor || t->attempts != attempt || t->executor->id != executor_id)
+        if (!t->executor || t->attempts != attempt || sched_task_executor_id(t) != executor_id)
                 return TASK_RESULT_DROPPED;
-        sched_executor_detach(t->executor, job, index);
+        sched_executor_detach(sched_task_executor(job->scheduler, t), job, index);
         if (t->state != TASK_RUNNING)
                 return TASK_RESULT_DROPPED;  /* killed: the slot is free again, that is all */
         job->n_running--;
@@ -596,7 +596,7 @@ int sched_job_kill_task(Job *job, uint32_t index, usec_t now, TaskAssignment *re
                                 .job = job,
                                 .index = index,
                                 .attempt = t->attempts,
-                                .executor_id = t->executor->id,
+                                .executor_id = sched_task_executor_id(t),
                         };
                 sched_job_check_done(job, now);
                 return 1;
@@ -630,7 +630,7 @@ int sched_job_task_restore(Job *job, uint32_t index, unsigned attempts, uint64_t
 void sched_job_release_slots(Job *job) {
         for (uint32_t i = 0; job->n_in_flight > 0 && i < job->n_tasks; i++)
                 if (job->tasks[i].executor)
-                        sched_executor_detach(job->tasks[i].executor, job, i);
+                        sched_executor_detach(sched_task_executor(job->scheduler, &job->tasks[i]), job, i);
 }
 
 /* ---- queries ---- */
@@ -645,7 +645,7 @@ int scheduler_task_info(const Job *job, unsigned index, TaskInfo *ret) {
                 .state = t->state,
                 .attempts = t->attempts,
                 .failures = t->failures,
-                .executor_id = t->executor ? t->executor->id : -1,
+                .executor_id = sched_task_executor_id(t),
         };
         return 0;
 }

@@ -189,7 +189,7 @@ int sched_executor_reserve_slot(SchedExecutor *e) {
 void sched_executor_attach(SchedExecutor *e, Job *job, uint32_t index) {
         Task *t = &job->tasks[index];
 
-        t->executor = e;
+        t->executor = (uint32_t) e->id + 1;
         t->run_pos = e->n_running;
         e->running[e->n_running++] = (RunEntry) { job, index };
         job->n_in_flight++;
@@ -203,7 +203,7 @@ void sched_executor_detach(SchedExecutor *e, Job *job, uint32_t index) {
                 e->running[t->run_pos] = last;
                 last.job->tasks[last.index].run_pos = t->run_pos;
         }
-        t->executor = NULL;
+        t->executor = 0;
         job->n_in_flight--;
 }
 

@@ -2,7 +2,9 @@
  * a real driver (driver_new() from a generated config): what is journaled
  * comes back after a "restart" (driver_free() and driver_new() again);
  * results of one loop turn are synced once; a torn last entry is dropped;
- * a damaged entry stops the replay and the file is kept aside. */
+ * a damaged entry stops the replay and the file is kept aside; removed
+ * jobs' entries are compacted away, and a compaction cut short before its
+ * rename leaves the old journal whole. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -88,7 +90,7 @@ static void first_run(void) {
         memset(d->executor_key, 0x5a, sizeof(d->executor_key));
         ck_assert_int_eq(driver_journal_app(d), 0);
         command_job(&sj, inputs, 4);
-        ck_assert_int_eq(driver_journal_job(d, "job-0001", &sj, NULL), 0);
+        ck_assert_int_gt(driver_journal_job(d, "job-0001", &sj, NULL), 0);
         ck_assert_int_eq(driver_restore_job(d, "job-0001", &sj), 0);  /* in the table, as a submission puts it */
 
         syncs = driver_journal_n_syncs(d);
@@ -222,11 +224,161 @@ START_TEST(test_remove) {
         first_run();
         d = start();
         driver_journal_remove(d);
+        /* a compaction after that must not write the journal again */
+        ck_assert_int_eq(driver_journal_compact(d), 0);
         driver_free(d);
         ck_assert_int_ne(access(journal, F_OK), 0);
         d = start();
         ck_assert_str_eq(d->app_id, "");
         ck_assert_ptr_null(scheduler_first_job(d->scheduler));
+        driver_free(d);
+}
+END_TEST
+
+/* ------------------------------------------------------------ compaction */
+
+/* Three jobs of 4 tasks, each with every result, then a restart: the
+ * replay counts each entry toward its job. */
+static Driver *three_jobs(void) {
+        static char outs[3][4][8];
+        Driver *d = start();
+        ProtobufCBinaryData inputs[4];
+        Spark__SubmitJob sj;
+
+        snprintf(d->app_id, sizeof(d->app_id), APP);
+        memset(d->executor_key, 0x5a, sizeof(d->executor_key));
+        ck_assert_int_eq(driver_journal_app(d), 0);
+        command_job(&sj, inputs, 4);
+        for (int k = 0; k < 3; k++) {
+                char id[16];
+
+                snprintf(id, sizeof(id), "job-%04d", k + 1);
+                sj.request_id = NULL;
+                ck_assert_int_gt(driver_journal_job(d, id, &sj, NULL), 0);
+                ck_assert_int_eq(driver_restore_job(d, id, &sj), 0);
+                for (int i = 0; i < 4; i++) {
+                        Spark__TaskResult r;
+
+                        snprintf(outs[k][i], sizeof(outs[k][i]), "%d.%d\n", k, i);
+                        result(&r, i, outs[k][i]);
+                        r.job_id = id;
+                        ck_assert_uint_gt(driver_journal_result(d, &r), 0);
+                        ck_assert_int_eq(driver_restore_result(d, &r), 0);
+                }
+        }
+        d->next_job_number = 4;
+        ck_assert_int_eq(driver_journal_flush(d), 0);
+        driver_free(d);
+        d = start();
+        driver_journal_set_compact_min(d, 1);
+        return d;
+}
+
+static size_t n_jobs(Driver *d) {
+        size_t n = 0;
+
+        for (Job *job = scheduler_first_job(d->scheduler); job; job = scheduler_next_job(job))
+                n++;
+        return n;
+}
+
+static off_t file_size(const char *path) {
+        struct stat st;
+
+        return stat(path, &st) < 0 ? -1 : st.st_size;
+}
+
+START_TEST(test_compaction) {
+        Driver *d = three_jobs();
+        uint64_t size, dead;
+        off_t before = file_size(journal);
+        JobCounts c;
+
+        ck_assert_uint_eq(n_jobs(d), 3);
+        driver_journal_sizes(d, &size, &dead);
+        ck_assert_uint_eq(size, (uint64_t) before);
+        ck_assert_uint_eq(dead, 0);
+        /* two of three jobs go: two thirds of the job entries are dead */
+        ck_assert_int_eq(driver_remove_job(d, "job-0001"), 0);
+        ck_assert_int_eq(driver_remove_job(d, "job-0002"), 0);
+        driver_journal_sizes(d, &size, &dead);
+        ck_assert_uint_gt(dead * 2, size);
+        /* the end of the loop's turn compacts */
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        ck_assert_uint_eq(driver_journal_n_compactions(d), 1);
+        driver_journal_sizes(d, &size, &dead);
+        ck_assert_uint_eq(dead, 0);
+        ck_assert_uint_eq(size, (uint64_t) file_size(journal));
+        ck_assert_int_lt(file_size(journal), before / 2);
+        /* appends go on after the compacted entries */
+        {
+                Spark__SubmitJob sj;
+                ProtobufCBinaryData inputs[4];
+
+                command_job(&sj, inputs, 2);
+                sj.request_id = NULL;
+                ck_assert_int_gt(driver_journal_job(d, "job-0004", &sj, NULL), 0);
+        }
+        driver_free(d);
+
+        /* what comes back: the application, job 3 with its results, job 4;
+         * and removed jobs' ids are not given again */
+        d = start();
+        ck_assert_str_eq(d->app_id, APP);
+        ck_assert_uint_eq(n_jobs(d), 2);
+        ck_assert_str_eq(scheduler_job_id(scheduler_first_job(d->scheduler)), "job-0003");
+        scheduler_job_counts(scheduler_first_job(d->scheduler), &c);
+        ck_assert_uint_eq(c.succeeded, 4);
+        ck_assert_uint_eq(driver_jobs_output_bytes(d), 16);
+        ck_assert_uint_eq(d->next_job_number, 5);
+        driver_free(d);
+}
+END_TEST
+
+START_TEST(test_compaction_crash_before_rename) {
+        char stale[500];
+        Driver *d = three_jobs();
+        off_t before = file_size(journal);
+
+        snprintf(stale, sizeof(stale), "%s/jobs.journal.new", state);
+        ck_assert_int_eq(driver_remove_job(d, "job-0001"), 0);
+        ck_assert_int_eq(driver_remove_job(d, "job-0003"), 0);
+        /* the new file written and synced, then the "crash": no rename */
+        ck_assert_int_eq(driver_journal_compact_steps(d, true), 0);
+        ck_assert_int_gt(file_size(stale), 0);
+        ck_assert_int_lt(file_size(stale), before);
+        ck_assert_int_eq(file_size(journal), before);  /* the old one untouched */
+        driver_free(d);
+
+        /* the old journal is whole: every job comes back, the stale file goes */
+        d = start();
+        ck_assert_int_eq(file_size(stale), -1);
+        ck_assert_uint_eq(n_jobs(d), 3);
+        ck_assert_uint_eq(driver_jobs_output_bytes(d), 48);
+        /* and a compaction that finishes keeps job 2 alone */
+        ck_assert_int_eq(driver_remove_job(d, "job-0001"), 0);
+        ck_assert_int_eq(driver_remove_job(d, "job-0003"), 0);
+        ck_assert_int_eq(driver_journal_compact(d), 0);
+        driver_free(d);
+        d = start();
+        ck_assert_uint_eq(n_jobs(d), 1);
+        ck_assert_str_eq(scheduler_job_id(scheduler_first_job(d->scheduler)), "job-0002");
+        ck_assert_uint_eq(driver_jobs_output_bytes(d), 16);
+        ck_assert_uint_eq(d->next_job_number, 4);
+        driver_free(d);
+}
+END_TEST
+
+START_TEST(test_no_compaction_below_threshold) {
+        Driver *d = three_jobs();
+
+        driver_journal_set_compact_min(d, 1024 * 1024);
+        ck_assert_int_eq(driver_remove_job(d, "job-0001"), 0);
+        ck_assert_int_eq(driver_remove_job(d, "job-0002"), 0);
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        ck_assert_uint_eq(driver_journal_n_compactions(d), 0);
         driver_free(d);
 }
 END_TEST
@@ -241,6 +393,9 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_torn_tail);
         tcase_add_test(tc, test_corruption);
         tcase_add_test(tc, test_remove);
+        tcase_add_test(tc, test_compaction);
+        tcase_add_test(tc, test_compaction_crash_before_rename);
+        tcase_add_test(tc, test_no_compaction_below_threshold);
         suite_add_tcase(s, tc);
         return s;
 }

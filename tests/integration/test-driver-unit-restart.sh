@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The driver as a service of the (private) user manager, with the packaged
+# unit's service settings (Type=notify, WatchdogSec=, Restart=on-failure,
+# RestartPreventExitStatus=78 79) and a driver.state_dir; `systemctl --user
+# restart` of it in the middle of a job: the application keeps its id, the
+# same executor units and processes run, and `sparkctl results` gives every
+# task's result exactly once.
+# shellcheck source=tests/harness/lib.sh
+. "$(dirname "$0")/../harness/lib.sh"
+require_user_manager
+
+tmp=$(harness_tmpdir)
+lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
+[ -f "$lib" ] || die "test helpers are not built (make test-helpers)"
+
+cat >"$tmp/cluster.conf" <<EOF
+cluster: { master = "ipc://$tmp/master.sock"; master_events = "ipc://$tmp/master-events.sock"; };
+master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-events.sock";
+          state_dir = "$tmp/state"; worker_timeout_ms = 5000; http_listen = ""; };
+driver: { app_name = "unit-restart"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
+          cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;
+          http_listen = ""; state_dir = "$tmp/driver-state"; };
+worker: { listen = "ipc://$tmp/worker.sock"; events_listen = "ipc://$tmp/worker-events.sock";
+          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work"; heartbeat_ms = 300;
+          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; http_listen = ""; };
+EOF
+driver_unit=spark-test-driver-$$
+stop_user_units_on_exit "$driver_unit.service" 'spark-executor-*'
+
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "ipc://$tmp/driver.sock" "$@"; }
+# "UNIT PID" of every active executor unit
+units() {
+        local u
+        for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
+                echo "$u $(systemctl --user show -p MainPID --value "$u")"
+        done
+}
+units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
+registrations() { unit_journal "$driver_unit" | grep -c "Executor [0-9]* registered"; }
+registered() { [ "$(registrations)" -ge "$1" ]; }
+job_running() { sparkctl jobs | grep -E "^$1 " | grep running | grep -Eq ' [1-9][0-9]*/2000 '; }
+main_pid() { systemctl --user show -p MainPID --value "$driver_unit"; }
+
+start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
+start_daemon worker "$SPARK_BUILD/spark-worker" --config "$tmp/cluster.conf"
+# the packaged unit's service settings; its sandboxing needs a system manager
+rc=0
+systemd-run --user --quiet --unit="$driver_unit" -p Type=notify -p WatchdogSec=30s -p Restart=on-failure \
+        -p RestartSec=2s -p "RestartPreventExitStatus=78 79" -p ExecStartPre="$SPARK_BUILD/spark-driver --config $tmp/cluster.conf --check-config" \
+        "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf" || rc=$?
+check_eq "the driver unit starts (Type=notify: it said READY)" 0 "$rc"
+check "two executor units start" wait_until 30 units_running 2
+check "both register with the driver" wait_until 30 registered 2
+app=$(sparkctl status --json | jq -r '.apps[0].app_id')
+units_before=$(units)
+pid_before=$(main_pid)
+
+seq 0 1999 >"$tmp/numbers"
+rc=0
+job=$(sparkctl submit --detach --name unit --function "$lib:slow_square" --inputs "$tmp/numbers") || rc=$?
+check_eq "the job is submitted" 0 "$rc"
+check "the job is under way" wait_until 20 job_running "$job"
+rc=0
+timeout 60 systemctl --user restart "$driver_unit" || rc=$?
+check_eq "systemctl --user restart of the driver unit succeeds" 0 "$rc"
+check "the unit runs a new driver process" test "$(main_pid)" != "$pid_before" -a "$(main_pid)" != 0
+check "the driver restored its journal" wait_for journal_grep "$driver_unit" "Restored from .*application $app"
+check "the executors register with it again" wait_until 30 registered 4
+rc=0
+sparkctl results "$job" --json >"$tmp/results.json" 2>"$tmp/results.err" || rc=$?
+check_eq "the job succeeds" 0 "$rc"
+check_eq "2,000 results, each task exactly once, in order" "$(seq 0 1999)" \
+        "$(grep -o '"task":[0-9]*' "$tmp/results.json" | cut -d: -f2)"
+check_eq "every result correct" "$(seq 0 1999 | awk '{ print $1 * $1 }')" \
+        "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$tmp/results.json")"
+check_eq "the same executor units and processes run, none added" "$units_before" "$(units)"
+check_eq "the application kept its id" "$app" "$(sparkctl status --json | jq -r '.apps[0].app_id')"
+check_eq "the master registered no other application" 1 "$(logged APP_REGISTERED master)"
