@@ -12,6 +12,9 @@
 #                      executors in all, the cluster's cores)
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
+#   BENCH_LATE_WORKERS workers registered after the scale phase's apps, one
+#                      every 5 ms, in half-second windows with and without a
+#                      /metrics scrape every 100 ms (2000; 0: none)
 #   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
 #                      master scale phase again with master.scheduling "fair";
 #                      fair: a second application's share by preemption): baselines
@@ -56,6 +59,7 @@ WORKER_CORES=${BENCH_WORKER_CORES:-10}
 APPS=${BENCH_APPS:-10}
 APP_EXECUTORS=${BENCH_APP_EXECUTORS:-9980}
 SMALL_APPS=${BENCH_SMALL_APPS:-200}
+LATE_WORKERS=${BENCH_LATE_WORKERS:-2000}
 KILL_TRIALS=${BENCH_KILL_TRIALS:-20}
 SKIP=" ${BENCH_SKIP:-} "
 TLS=${BENCH_TLS:-0}
@@ -891,9 +895,13 @@ EOF
         ALL_PIDS+=("$!")
         sleep 0.3
         # the simulated workers' endpoints: 64 listeners, ports sbase+10 ..
-        timeout 240 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
+        # FIFO's pass then registers LATE_WORKERS more, half of them while
+        # it scrapes /metrics every 100 ms (bench/master-load.c)
+        local late=()
+        [ $sched = fair ] || [ "$LATE_WORKERS" = 0 ] || late=("127.0.0.1:$((sbase + 2))" "$LATE_WORKERS")
+        timeout 300 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
                 "${DAEMON_PID[scale-master]}" "$WORKERS" "$WORKER_CORES" "$APPS" "$APP_EXECUTORS" "$SMALL_APPS" \
-                >"$tmp/scale.out" 2>"$tmp/scale.log" &
+                "${late[@]}" >"$tmp/scale.out" 2>"$tmp/scale.log" &
         LOAD_PID=$!
         wait "$LOAD_PID" || rc=$?
         LOAD_PID=
