@@ -19,8 +19,11 @@
 #                      master scale phase again with master.scheduling "fair";
 #                      fair: a second application's share by preemption): baselines
 #                      throughput latency durable tools loss freeze drain worker elastic scale
-#                      scale-fair fair failover scale-zk dask
+#                      scale-fair fair failover scale-zk dask jobs-api
 #   BENCH_FAILOVER_TRIALS  leader SIGKILLs of the failover row (5)
+#   BENCH_JOBS_API_TASKS  the empty tasks of each job of the jobs-api phase
+#                      (1000000): the driver's /api/v1/jobs polled every
+#                      100 ms during one job, beside the same job unpolled
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
 #                      the rows against xargs and GNU parallel: `true`
 #                      tasks (10000), gzip'd 64 KiB files (2000), rounds (2)
@@ -67,7 +70,7 @@ case $TLS in 0|'') TLS=0 ;; 1) ;; *) echo "bench: BENCH_TLS must be 0 or 1, not 
 # master-load speaks plain tcp with no certificate, and the peer has no TLS
 # set up here: over TLS those phases would measure nothing of ours
 # (drain and the durable rows need an admin certificate; the TLS run's client has none)
-[ "$TLS" = 1 ] && SKIP="$SKIP scale dask drain durable "
+[ "$TLS" = 1 ] && SKIP="$SKIP scale dask drain durable jobs-api "
 HB_TIMEOUT_MS=2000         # driver.executor_heartbeat_timeout_ms
 WORKER_TIMEOUT_MS=2000     # master.worker_timeout_ms
 TASKS_LIB=$B/tests/helpers/tasks/spark-test-tasks.so
@@ -101,6 +104,7 @@ cleanup() {
         [ -n "${DASK_PID:-}" ] && stop_pid "$DASK_PID" TERM
         [ -n "${LOAD_PID:-}" ] && stop_pid "$LOAD_PID" TERM # timeout(1) passes it on
         [ -n "${FG_PID:-}" ] && stop_pid "$FG_PID" TERM
+        [ -n "${POLL_PID:-}" ] && stop_pid "$POLL_PID" TERM
         # drivers first: each unregisters its app, so its executor units go
         for name in "${!DAEMON_PID[@]}"; do
                 case $name in driver*) stop_daemon "$name" ;; esac
@@ -721,6 +725,48 @@ measure_drain() {
         say "  drain → drained: ${DRAIN_MS[*]} ms (tasks of $DRAIN_TASK_MS ms)"
 }
 
+# The driver's /api/v1/jobs while a large job runs: a job of
+# JOBS_API_TASKS empty tasks on 8 executors, then the same job with
+# bench-tool polling /api/v1/jobs every 100 ms, as a dashboard would: the
+# poll's response time, and the job's throughput beside the unpolled one.
+JOBS_API_TASKS=${BENCH_JOBS_API_TASKS:-1000000}
+POLL_PID=
+measure_jobs_api() {
+        local hp=$((base + 90)) own=0 rc=0
+        say "driver /api/v1/jobs: a job of $JOBS_API_TASKS empty tasks, then the same polled every 100 ms"
+        if [ -z "${DAEMON_PID[master]:-}" ]; then
+                start_cluster || { say "  the cluster did not come up"; return 1; }
+                own=1
+        fi
+        DRIVER_EXTRA="http_listen = \"127.0.0.1:$hp\";" start_driver 8 || return 1
+        run_fg "${CLIENT_ENV[@]}" timeout 600 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" \
+                "$JOBS_API_TASKS" >"$tmp/jobsapi-plain.out" 2>>"$tmp/client.log" || { say "  the unpolled job failed"; rc=1; }
+        if [ $rc = 0 ]; then
+                "$BT/bench-tool" poll "127.0.0.1:$hp" /api/v1/jobs 100 >"$tmp/jobsapi-poll.out" 2>&1 &
+                POLL_PID=$!
+                run_fg "${CLIENT_ENV[@]}" timeout 600 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" \
+                        "$JOBS_API_TASKS" >"$tmp/jobsapi-polled.out" 2>>"$tmp/client.log" || { say "  the polled job failed"; rc=1; }
+                kill -TERM "$POLL_PID" 2>/dev/null
+                wait "$POLL_PID" 2>/dev/null || true
+                POLL_PID=
+        fi
+        stop_driver
+        if [ $own = 1 ]; then
+                for n in worker1 worker2 master; do stop_daemon "$n"; done
+        fi
+        [ $rc = 0 ] || return 1
+        R[jobsapi_tasks]=$JOBS_API_TASKS
+        R[jobsapi_tput_plain]=$(kv "$tmp/jobsapi-plain.out" tasks_per_s)
+        R[jobsapi_tput_polled]=$(kv "$tmp/jobsapi-polled.out" tasks_per_s)
+        R[jobsapi_polls]=$(kv "$tmp/jobsapi-poll.out" poll_count)
+        R[jobsapi_polls_failed]=$(kv "$tmp/jobsapi-poll.out" poll_failed)
+        R[jobsapi_poll_bytes]=$(kv "$tmp/jobsapi-poll.out" poll_bytes)
+        R[jobsapi_poll_ms_p50]=$(awk -v u="$(kv "$tmp/jobsapi-poll.out" poll_us_p50)" 'BEGIN { printf "%.2f", u / 1000 }')
+        R[jobsapi_poll_ms_p99]=$(awk -v u="$(kv "$tmp/jobsapi-poll.out" poll_us_p99)" 'BEGIN { printf "%.2f", u / 1000 }')
+        say "  /api/v1/jobs p50 ${R[jobsapi_poll_ms_p50]} ms, p99 ${R[jobsapi_poll_ms_p99]} ms (${R[jobsapi_polls]} polls);" \
+            "throughput ${R[jobsapi_tput_polled]} tasks/s polled, ${R[jobsapi_tput_plain]} unpolled"
+}
+
 # ============================================================ the run
 run_cluster_phases() {
         local e rss
@@ -969,6 +1015,7 @@ if ! skip cluster; then
         run_cluster_phases || note "the cluster phases stopped early"
 fi
 stop_driver || true
+skip jobs-api || measure_jobs_api || note "the driver /api/v1/jobs phase failed"
 skip scale || run_scale || note "the master scale phase failed"
 if [ "$TLS" = 1 ]; then
         skip failover || note "BENCH_TLS=1: the master failover row is measured in the plain run only"
