@@ -1,7 +1,7 @@
 /* master-load: the master at scale (docs/DESIGN.md §10), over its real sockets.
  *
  *   master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS CORES APPS EXECUTORS_PER_APP
- *               [SMALL_APPS]
+ *               [SMALL_APPS [METRICS_HOST:PORT LATE_WORKERS [IDLE_SCRAPES]]]
  *
  * 1. Serves the simulated workers' request endpoint: one nng rep socket with
  *    many contexts, listening on tcp://HOST:FIRST_PORT .. FIRST_PORT+PORTS-1;
@@ -38,6 +38,12 @@
  *    have that many cores free: WORKERS × CORES ≥ APPS × EXECUTORS_PER_APP
  *    + SMALL_APPS.
  * 6. Reads the master's VmRSS/VmHWM and CPU time after each phase.
+ * 7. With METRICS_HOST:PORT, registers LATE_WORKERS more workers, one
+ *    every 5 ms, in half-second windows that alternate between a scraper
+ *    GETting the master's /metrics every 100 ms and none (RegisterWorker
+ *    with and without scraping, same master, same minutes); then scrapes
+ *    the master at rest IDLE_SCRAPES times, 100 ms apart, while our
+ *    endpoints are still up.
  *
  * Prints "key value" lines; exits 1 if a phase could not finish. */
 #include <dirent.h>
@@ -839,7 +845,7 @@ static void *scrape_thread(void *arg) {
  * RegisterWorker round trips of both kinds come from the same minutes of
  * the same master.  A quiet window starts only once the last scrape has
  * ended, so none of it lands there. */
-static int register_beside_scrapes(nng_socket s, int late) {
+static int register_beside_scrapes(nng_socket s, int late, int idle_scrapes) {
         _cleanup_free_ uint64_t *quiet = calloc((size_t) late + 1, sizeof(uint64_t));
         _cleanup_free_ uint64_t *scraped = calloc((size_t) late + 1, sizeof(uint64_t));
         size_t n_quiet = 0, n_scraped = 0;
@@ -888,17 +894,37 @@ static int register_beside_scrapes(nng_socket s, int late) {
         print_latencies("late_register_quiet", quiet, n_quiet);
         print_latencies("late_register_scraped", scraped, n_scraped);
         print_latencies("load_scrape", Scrape.usec, atomic_load(&Scrape.n));
+
+        /* then the loaded master at rest, our endpoints still up: once they
+         * are gone, the master's nng redials 10,000 workers and its timer
+         * thread takes a core from the loop (not what a live cluster does) */
+        if (idle_scrapes > 0) {
+                uint64_t deadline = bench_now_usec() + (uint64_t) idle_scrapes * SCRAPE_PERIOD_USEC * 3;
+
+                atomic_store(&Scrape.n, 0);
+                atomic_store(&Scrape.failed, 0);
+                atomic_store(&Scrape.on, true);
+                while (atomic_load(&Scrape.n) + atomic_load(&Scrape.failed) < (unsigned) idle_scrapes &&
+                       bench_now_usec() < deadline)
+                        usleep(10000);
+                atomic_store(&Scrape.on, false);
+                while (atomic_load(&Scrape.busy))
+                        usleep(200);
+                printf("idle_scrapes %u\nidle_scrapes_failed %u\nidle_scrape_bytes %zu\n", atomic_load(&Scrape.n),
+                       atomic_load(&Scrape.failed), atomic_load(&Scrape.bytes));
+                print_latencies("idle_scrape", Scrape.usec, atomic_load(&Scrape.n));
+        }
         return 0;
 }
 
 int main(int argc, char **argv) {
         nng_socket s;
         pthread_t events;
-        int r, late = 0;
+        int r, late = 0, idle_scrapes = 0;
 
-        if (argc < 11 || argc > 14) {
+        if (argc < 11 || argc > 15) {
                 fprintf(stderr, "usage: master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS "
-                                "CORES APPS EXECUTORS_PER_APP [SMALL_APPS [METRICS_HOST:PORT LATE_WORKERS]]\n");
+                                "CORES APPS EXECUTORS_PER_APP [SMALL_APPS [METRICS_HOST:PORT LATE_WORKERS [IDLE_SCRAPES]]]\n");
                 return 2;
         }
         L.master_url = argv[1];
@@ -914,11 +940,13 @@ int main(int argc, char **argv) {
         L.n_small = argc > 11 ? atoi(argv[11]) : 0;
         if (argc == 13)
                 return 2;
-        if (argc == 14) {
+        if (argc >= 14) {
                 const char *colon = strrchr(argv[12], ':');
 
                 late = atoi(argv[13]);
-                if (!colon || (size_t) (colon - argv[12]) >= sizeof(Scrape.host) || late < 0 || late > 100000)
+                idle_scrapes = argc > 14 ? atoi(argv[14]) : 0;
+                if (!colon || (size_t) (colon - argv[12]) >= sizeof(Scrape.host) || late < 0 || late > 100000 ||
+                    idle_scrapes < 0 || idle_scrapes > MAX_SCRAPES)
                         return 2;
                 memcpy(Scrape.host, argv[12], (size_t) (colon - argv[12]));
                 Scrape.port = atoi(colon + 1);
@@ -955,8 +983,8 @@ int main(int argc, char **argv) {
                 r = place_small_apps(s);
                 report_master("master_small");
         }
-        if (r >= 0 && late > 0)
-                r = register_beside_scrapes(s, late);
+        if (r >= 0 && (late > 0 || idle_scrapes > 0))
+                r = register_beside_scrapes(s, late, idle_scrapes);
         printf("kills_seen %u\nother_requests %u\nunknown_executors %u\n", atomic_load(&L.kills),
                atomic_load(&L.other_requests), atomic_load(&L.unknown_executors));
         fflush(stdout);

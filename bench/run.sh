@@ -11,7 +11,8 @@
 #   BENCH_SMALL_APPS   master scale (10000, 10, 10, 9980, 200: 100,000
 #                      executors in all, the cluster's cores)
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
-#   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
+#   BENCH_SCRAPES      scrapes of the loaded master at rest, 100 ms apart, by
+#                      master-load before it ends (100)
 #   BENCH_LATE_WORKERS workers registered after the scale phase's apps, one
 #                      every 5 ms, in half-second windows with and without a
 #                      /metrics scrape every 100 ms (2000; 0: none)
@@ -897,23 +898,6 @@ EOF
         return $rc
 }
 
-# measure_scrape URL: Prometheus's view of the loaded master, one scrape
-# every 100 ms (SCRAPES of them): the time of each whole response, and its size.
-measure_scrape() {
-        local url=$1 i t times=()
-        command -v curl >/dev/null || { note "no curl: the /metrics scrape row is not measured"; return 0; }
-        for ((i = 0; i < ${BENCH_SCRAPES:-100}; i++)); do
-                t=$(curl -s -o "$tmp/scrape.txt" -w '%{time_total}' --max-time 5 "$url") || { note "a scrape of $url failed"; return 0; }
-                times+=("$(awk -v t="$t" 'BEGIN { printf "%.3f", t * 1000 }')")
-                sleep 0.1
-        done
-        R[scale_scrape_ms_p50]=$(printf '%s\n' "${times[@]}" | median)
-        R[scale_scrape_ms_p99]=$(printf '%s\n' "${times[@]}" | percentile 99)
-        R[scale_scrape_bytes]=$(wc -c <"$tmp/scrape.txt")
-        R[scale_scrapes]=${#times[@]}
-        say "  /metrics scrape p50 ${R[scale_scrape_ms_p50]} ms, p99 ${R[scale_scrape_ms_p99]} ms, ${R[scale_scrape_bytes]} bytes"
-}
-
 # run_scale [fair]: the master at scale; "fair": with master.scheduling
 # "fair", its figures under R[scale_fair_*], beside FIFO's R[scale_*].
 run_scale() {
@@ -943,8 +927,9 @@ EOF
         # the simulated workers' endpoints: 64 listeners, ports sbase+10 ..
         # FIFO's pass then registers LATE_WORKERS more, half of them while
         # it scrapes /metrics every 100 ms (bench/master-load.c)
+        # and scrapes the master at rest BENCH_SCRAPES times, its workers' endpoints still up
         local late=()
-        [ $sched = fair ] || [ "$LATE_WORKERS" = 0 ] || late=("127.0.0.1:$((sbase + 2))" "$LATE_WORKERS")
+        [ $sched = fair ] || late=("127.0.0.1:$((sbase + 2))" "$LATE_WORKERS" "${BENCH_SCRAPES:-100}")
         timeout 300 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
                 "${DAEMON_PID[scale-master]}" "$WORKERS" "$WORKER_CORES" "$APPS" "$APP_EXECUTORS" "$SMALL_APPS" \
                 "${late[@]}" >"$tmp/scale.out" 2>"$tmp/scale.log" &
@@ -953,9 +938,15 @@ EOF
         LOAD_PID=
         [ $rc = 0 ] || note "master-load exited with $rc: $(tail -n 3 "$tmp/scale.log" | tr '\n' ' ')"
         R[${p}_threads]=$(awk '/^Threads:/ { print $2 }' "/proc/${DAEMON_PID[scale-master]}/status" 2>/dev/null || true)
-        [ $sched = fair ] || measure_scrape "http://127.0.0.1:$((sbase + 2))/metrics"
         stop_daemon scale-master
         while read -r k v; do R[${p}_$k]=$v; done <"$tmp/scale.out"
+        if [ -n "${R[${p}_idle_scrapes]:-}" ]; then
+                R[scale_scrapes]=${R[${p}_idle_scrapes]}
+                R[scale_scrape_bytes]=${R[${p}_idle_scrape_bytes]:-}
+                R[scale_scrape_ms_p50]=$(awk -v u="${R[${p}_idle_scrape_us_p50]:-0}" 'BEGIN { printf "%.3f", u / 1000 }')
+                R[scale_scrape_ms_p99]=$(awk -v u="${R[${p}_idle_scrape_us_p99]:-0}" 'BEGIN { printf "%.3f", u / 1000 }')
+                say "  /metrics scrape p50 ${R[scale_scrape_ms_p50]} ms, p99 ${R[scale_scrape_ms_p99]} ms, ${R[scale_scrape_bytes]} bytes"
+        fi
         R[${p}_master_warnings]=$(grep -c ': warning: ' "$tmp/scale-master.log" || true)
         [ "${R[${p}_launches_missing]:-0}" = 0 ] ||
                 note "master scale: ${R[${p}_launches_missing]} LaunchExecutor calls never reached their worker (the master had ${R[${p}_master_apps_fds]:-?} fds open, limit ${R[${p}_fd_limit]}); the master said: $(grep -m 1 ': warning: ' "$tmp/scale-master.log" | cut -c1-160)"
