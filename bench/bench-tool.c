@@ -17,13 +17,66 @@
  *                                  prints "fdatasync_us_p50 N" and p99: what
  *                                  one group commit of a durable driver's
  *                                  journal costs on that file system at the
- *                                  least */
+ *                                  least
+ *   bench-tool poll HOST:PORT PATH PERIOD_MS
+ *                                  GETs http://HOST:PORT/PATH every
+ *                                  PERIOD_MS until SIGTERM or SIGINT, then
+ *                                  prints the responses' times (poll_us_p50,
+ *                                  _p99, _max), their count, the failures
+ *                                  and the last one's size */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 
 #include "bench-util.h"
+#include "http-get.h"
 #include "macro.h"
+
+#define POLL_MAX 1000000
+
+static volatile sig_atomic_t poll_stop;
+
+static void on_poll_stop(int sig) {
+        (void) sig;
+        poll_stop = 1;
+}
+
+/* A dashboard that refreshes: one GET every period_ms (not back to back:
+ * a slow answer delays the next one, as a browser's timer would). */
+static int poll_http(const char *addr, const char *path, long period_ms) {
+        _cleanup_free_ uint64_t *v = calloc(POLL_MAX, sizeof(uint64_t));
+        const char *colon = strrchr(addr, ':');
+        struct sigaction sa = { .sa_handler = on_poll_stop };
+        char host[64];
+        size_t n = 0, bytes = 0;
+        unsigned failed = 0;
+
+        if (!v || !colon || (size_t) (colon - addr) >= sizeof(host) || period_ms < 1 || path[0] != '/')
+                return 2;
+        memcpy(host, addr, (size_t) (colon - addr));
+        host[colon - addr] = '\0';
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        while (!poll_stop) {
+                uint64_t t0 = bench_now_usec(), usec, due = t0 + (uint64_t) period_ms * 1000;
+                unsigned status;
+                size_t b;
+
+                if (bench_http_get(host, atoi(colon + 1), path, 5, &b, &status, &usec) < 0 || status != 200)
+                        failed++;
+                else if (n < POLL_MAX) {
+                        v[n++] = usec;
+                        bytes = b;
+                }
+                while (!poll_stop && bench_now_usec() < due)
+                        usleep((useconds_t) MIN(due - bench_now_usec(), (uint64_t) 10000));
+        }
+        bench_sort_u64(v, n);
+        printf("poll_count %zu\npoll_failed %u\npoll_bytes %zu\npoll_us_p50 %" PRIu64 "\npoll_us_p99 %" PRIu64
+               "\npoll_us_max %" PRIu64 "\n",
+               n, failed, bytes, bench_percentile_u64(v, n, 50), bench_percentile_u64(v, n, 99), n ? v[n - 1] : 0);
+        return fflush(stdout) == 0 ? 0 : 1;
+}
 
 static int tslog(void) {
         char buf[65536], line[8192];
@@ -142,6 +195,9 @@ int main(int argc, char **argv) {
         }
         if (argc == 4 && streq(argv[1], "fsync"))
                 return fsync_cost(argv[2], atol(argv[3]));
-        fprintf(stderr, "usage: bench-tool now | kill SIGNAL PID | tslog | rss PID | ctxsw PID [PREFIX] | fsync DIR COUNT\n");
+        if (argc == 5 && streq(argv[1], "poll"))
+                return poll_http(argv[2], argv[3], atol(argv[4]));
+        fprintf(stderr, "usage: bench-tool now | kill SIGNAL PID | tslog | rss PID | ctxsw PID [PREFIX] | "
+                        "fsync DIR COUNT | poll HOST:PORT PATH PERIOD_MS\n");
         return 2;
 }

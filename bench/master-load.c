@@ -1,7 +1,7 @@
 /* master-load: the master at scale (docs/DESIGN.md §10), over its real sockets.
  *
  *   master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS CORES APPS EXECUTORS_PER_APP
- *               [SMALL_APPS]
+ *               [SMALL_APPS [METRICS_HOST:PORT LATE_WORKERS [IDLE_SCRAPES]]]
  *
  * 1. Serves the simulated workers' request endpoint: one nng rep socket with
  *    many contexts, listening on tcp://HOST:FIRST_PORT .. FIRST_PORT+PORTS-1;
@@ -38,6 +38,12 @@
  *    have that many cores free: WORKERS × CORES ≥ APPS × EXECUTORS_PER_APP
  *    + SMALL_APPS.
  * 6. Reads the master's VmRSS/VmHWM and CPU time after each phase.
+ * 7. With METRICS_HOST:PORT, registers LATE_WORKERS more workers, one
+ *    every 5 ms, in half-second windows that alternate between a scraper
+ *    GETting the master's /metrics every 100 ms and none (RegisterWorker
+ *    with and without scraping, same master, same minutes); then scrapes
+ *    the master at rest IDLE_SCRAPES times, 100 ms apart, while our
+ *    endpoints are still up.
  *
  * Prints "key value" lines; exits 1 if a phase could not finish. */
 #include <dirent.h>
@@ -52,6 +58,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "bench-util.h"
+#include "http-get.h"
 #include "codec.h"
 #include "macro.h"
 
@@ -471,6 +478,32 @@ static void worker_id(int i, char *buf, size_t size) {
         snprintf(buf, size, "worker-bench-sim%05d", i);
 }
 
+/* Registers worker id (host hostNNNNN, endpoint on one of our ports) of
+ * L.cores cores; *ret_usec: the round trip. */
+static int register_worker(nng_socket s, const char *id, int i, uint64_t *ret_usec) {
+        Spark__RegisterWorker rw = SPARK__REGISTER_WORKER__INIT;
+        Envelope env = ENVELOPE_INIT;
+        char host[64], endpoint[128];
+        uint64_t t;
+        int r;
+
+        snprintf(host, sizeof(host), "simhost%05d", i);
+        snprintf(endpoint, sizeof(endpoint), "tcp://%s:%d", L.host, L.first_port + i % L.n_ports);
+        rw.worker_id = (char *) id;
+        rw.host = host;
+        rw.endpoint = endpoint;
+        rw.events_endpoint = (char *) "";
+        rw.cores = L.cores;
+        rw.memory_mb = (int64_t) L.cores * 1024;
+        ENVELOPE_SET(&env, REGISTER_WORKER, register_worker, &rw);
+        t = bench_now_usec();
+        r = call(s, &env, SPARK__ENVELOPE__BODY_REGISTER_WORKER_REPLY, NULL);
+        if (r < 0)
+                return r;
+        *ret_usec = bench_now_usec() - t;
+        return 0;
+}
+
 static int register_workers(nng_socket s) {
         _cleanup_free_ uint64_t *lat = calloc((size_t) L.n_workers, sizeof(uint64_t));
         uint64_t t0 = bench_now_usec();
@@ -478,27 +511,13 @@ static int register_workers(nng_socket s) {
         if (!lat)
                 return -ENOMEM;
         for (int i = 0; i < L.n_workers; i++) {
-                Spark__RegisterWorker rw = SPARK__REGISTER_WORKER__INIT;
-                Envelope env = ENVELOPE_INIT;
-                char id[64], host[64], endpoint[128];
-                uint64_t t;
+                char id[64];
                 int r;
 
                 worker_id(i, id, sizeof(id));
-                snprintf(host, sizeof(host), "simhost%05d", i);
-                snprintf(endpoint, sizeof(endpoint), "tcp://%s:%d", L.host, L.first_port + i % L.n_ports);
-                rw.worker_id = id;
-                rw.host = host;
-                rw.endpoint = endpoint;
-                rw.events_endpoint = (char *) "";
-                rw.cores = L.cores;
-                rw.memory_mb = (int64_t) L.cores * 1024;
-                ENVELOPE_SET(&env, REGISTER_WORKER, register_worker, &rw);
-                t = bench_now_usec();
-                r = call(s, &env, SPARK__ENVELOPE__BODY_REGISTER_WORKER_REPLY, NULL);
+                r = register_worker(s, id, i, &lat[i]);
                 if (r < 0)
                         return r;
-                lat[i] = bench_now_usec() - t;
         }
         printf("workers %d\nregister_total_s %.2f\n", L.n_workers, (double) (bench_now_usec() - t0) / 1e6);
         print_latencies("register", lat, (size_t) L.n_workers);
@@ -769,14 +788,143 @@ static int place_small_apps(nng_socket s) {
         return missing > 0 ? -ETIMEDOUT : 0;
 }
 
+/* ------------------------------------- registrations beside a /metrics scraper */
+
+#define SCRAPE_PERIOD_USEC (100 * 1000ull) /* as a Prometheus with scrape_interval 100ms */
+#define SCRAPE_WINDOW_USEC (500 * 1000ull) /* scraped and quiet windows alternate */
+#define LATE_PACE_USEC (5 * 1000ull)       /* one registration every 5 ms */
+#define MAX_SCRAPES 100000
+
+static struct {
+        char host[64];
+        int port;
+        atomic_bool on;      /* the main thread's window: scrape or not */
+        atomic_bool busy;    /* a scrape is in flight */
+        uint64_t *usec;      /* each scrape's time */
+        atomic_uint n, failed;
+        _Atomic size_t bytes;
+} Scrape;
+
+static void *scrape_thread(void *arg) {
+        uint64_t next = 0;
+
+        (void) arg;
+        while (!atomic_load(&L.stop)) {
+                uint64_t now = bench_now_usec(), usec;
+                unsigned status;
+                size_t bytes;
+
+                if (!atomic_load(&Scrape.on) || now < next) {
+                        usleep(1000);
+                        continue;
+                }
+                atomic_store(&Scrape.busy, true);
+                if (!atomic_load(&Scrape.on)) { /* the window closed meanwhile */
+                        atomic_store(&Scrape.busy, false);
+                        continue;
+                }
+                next = now + SCRAPE_PERIOD_USEC;
+                if (bench_http_get(Scrape.host, Scrape.port, "/metrics", 5, &bytes, &status, &usec) < 0 || status != 200)
+                        atomic_fetch_add(&Scrape.failed, 1);
+                else {
+                        unsigned k = atomic_load(&Scrape.n);
+                        if (k < MAX_SCRAPES) {
+                                Scrape.usec[k] = usec;
+                                atomic_store(&Scrape.n, k + 1);
+                        }
+                        atomic_store(&Scrape.bytes, bytes);
+                }
+                atomic_store(&Scrape.busy, false);
+        }
+        return NULL;
+}
+
+/* LATE more workers registered one every LATE_PACE_USEC on the loaded
+ * master, in windows of SCRAPE_WINDOW_USEC that alternate between a
+ * scraper GETting /metrics every SCRAPE_PERIOD_USEC and none: the
+ * RegisterWorker round trips of both kinds come from the same minutes of
+ * the same master.  A quiet window starts only once the last scrape has
+ * ended, so none of it lands there. */
+static int register_beside_scrapes(nng_socket s, int late, int idle_scrapes) {
+        _cleanup_free_ uint64_t *quiet = calloc((size_t) late + 1, sizeof(uint64_t));
+        _cleanup_free_ uint64_t *scraped = calloc((size_t) late + 1, sizeof(uint64_t));
+        size_t n_quiet = 0, n_scraped = 0;
+        uint64_t t0, window_start;
+        pthread_t th;
+        bool on = false;
+
+        Scrape.usec = calloc(MAX_SCRAPES, sizeof(uint64_t));
+        if (!quiet || !scraped || !Scrape.usec)
+                return -ENOMEM;
+        if (pthread_create(&th, NULL, scrape_thread, NULL) != 0)
+                return -EAGAIN;
+        pthread_detach(th);
+        t0 = window_start = bench_now_usec();
+        for (int i = 0; i < late; i++) {
+                uint64_t now = bench_now_usec(), due = t0 + (uint64_t) i * LATE_PACE_USEC, lat;
+                char id[64];
+                int r;
+
+                if (now < due) {
+                        usleep((useconds_t) (due - now));
+                        now = bench_now_usec();
+                }
+                if (now - window_start >= SCRAPE_WINDOW_USEC) {
+                        on = !on;
+                        atomic_store(&Scrape.on, on);
+                        while (!on && atomic_load(&Scrape.busy))
+                                usleep(200);
+                        window_start = bench_now_usec();
+                }
+                snprintf(id, sizeof(id), "worker-bench-late%05d", i);
+                r = register_worker(s, id, L.n_workers + i, &lat);
+                if (r < 0)
+                        return r;
+                if (on)
+                        scraped[n_scraped++] = lat;
+                else
+                        quiet[n_quiet++] = lat;
+        }
+        atomic_store(&Scrape.on, false);
+        while (atomic_load(&Scrape.busy))
+                usleep(200);
+        printf("late_workers %d\nlate_register_total_s %.2f\nload_scrapes %u\nload_scrapes_failed %u\nload_scrape_bytes %zu\n", late,
+               (double) (bench_now_usec() - t0) / 1e6, atomic_load(&Scrape.n), atomic_load(&Scrape.failed),
+               atomic_load(&Scrape.bytes));
+        print_latencies("late_register_quiet", quiet, n_quiet);
+        print_latencies("late_register_scraped", scraped, n_scraped);
+        print_latencies("load_scrape", Scrape.usec, atomic_load(&Scrape.n));
+
+        /* then the loaded master at rest, our endpoints still up: once they
+         * are gone, the master's nng redials 10,000 workers and its timer
+         * thread takes a core from the loop (not what a live cluster does) */
+        if (idle_scrapes > 0) {
+                uint64_t deadline = bench_now_usec() + (uint64_t) idle_scrapes * SCRAPE_PERIOD_USEC * 3;
+
+                atomic_store(&Scrape.n, 0);
+                atomic_store(&Scrape.failed, 0);
+                atomic_store(&Scrape.on, true);
+                while (atomic_load(&Scrape.n) + atomic_load(&Scrape.failed) < (unsigned) idle_scrapes &&
+                       bench_now_usec() < deadline)
+                        usleep(10000);
+                atomic_store(&Scrape.on, false);
+                while (atomic_load(&Scrape.busy))
+                        usleep(200);
+                printf("idle_scrapes %u\nidle_scrapes_failed %u\nidle_scrape_bytes %zu\n", atomic_load(&Scrape.n),
+                       atomic_load(&Scrape.failed), atomic_load(&Scrape.bytes));
+                print_latencies("idle_scrape", Scrape.usec, atomic_load(&Scrape.n));
+        }
+        return 0;
+}
+
 int main(int argc, char **argv) {
         nng_socket s;
         pthread_t events;
-        int r;
+        int r, late = 0, idle_scrapes = 0;
 
-        if (argc != 11 && argc != 12) {
+        if (argc < 11 || argc > 15) {
                 fprintf(stderr, "usage: master-load MASTER_URL EVENTS_URL HOST FIRST_PORT PORTS MASTER_PID WORKERS "
-                                "CORES APPS EXECUTORS_PER_APP [SMALL_APPS]\n");
+                                "CORES APPS EXECUTORS_PER_APP [SMALL_APPS [METRICS_HOST:PORT LATE_WORKERS [IDLE_SCRAPES]]]\n");
                 return 2;
         }
         L.master_url = argv[1];
@@ -790,6 +938,19 @@ int main(int argc, char **argv) {
         L.n_apps = atoi(argv[9]);
         L.per_app = atoi(argv[10]);
         L.n_small = argc > 11 ? atoi(argv[11]) : 0;
+        if (argc == 13)
+                return 2;
+        if (argc >= 14) {
+                const char *colon = strrchr(argv[12], ':');
+
+                late = atoi(argv[13]);
+                idle_scrapes = argc > 14 ? atoi(argv[14]) : 0;
+                if (!colon || (size_t) (colon - argv[12]) >= sizeof(Scrape.host) || late < 0 || late > 100000 ||
+                    idle_scrapes < 0 || idle_scrapes > MAX_SCRAPES)
+                        return 2;
+                memcpy(Scrape.host, argv[12], (size_t) (colon - argv[12]));
+                Scrape.port = atoi(colon + 1);
+        }
         if (L.n_small < 0 || L.n_small > MAX_SMALL_APPS || L.n_workers < 1 || L.cores < 1 || L.n_apps < 0 || L.n_apps > MAX_APPS || L.per_app < 1 ||
             L.first_port < 1 || L.n_ports < 1 || L.first_port + L.n_ports > 65536)
                 return 2;
@@ -822,6 +983,8 @@ int main(int argc, char **argv) {
                 r = place_small_apps(s);
                 report_master("master_small");
         }
+        if (r >= 0 && (late > 0 || idle_scrapes > 0))
+                r = register_beside_scrapes(s, late, idle_scrapes);
         printf("kills_seen %u\nother_requests %u\nunknown_executors %u\n", atomic_load(&L.kills),
                atomic_load(&L.other_requests), atomic_load(&L.unknown_executors));
         fflush(stdout);

@@ -11,14 +11,21 @@
 #   BENCH_SMALL_APPS   master scale (10000, 10, 10, 9980, 200: 100,000
 #                      executors in all, the cluster's cores)
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
-#   BENCH_SCRAPES      scrapes of the loaded master's /metrics, 100 ms apart (100)
+#   BENCH_SCRAPES      scrapes of the loaded master at rest, 100 ms apart, by
+#                      master-load before it ends (100)
+#   BENCH_LATE_WORKERS workers registered after the scale phase's apps, one
+#                      every 5 ms, in half-second windows with and without a
+#                      /metrics scrape every 100 ms (2000; 0: none)
 #   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
 #                      master scale phase again with master.scheduling "fair";
 #                      fair: a second application's share by preemption): baselines
 #                      throughput latency durable memory tools loss freeze drain worker elastic scale
-#                      scale-fair fair failover scale-zk dask
+#                      scale-fair fair failover scale-zk dask jobs-api
 #   BENCH_FAILOVER_TRIALS  leader SIGKILLs of the failover row (5)
 #   BENCH_MEMORY_TASKS the tasks of the driver memory row (10000000)
+#   BENCH_JOBS_API_TASKS  the empty tasks of each job of the jobs-api phase
+#                      (1000000): the driver's /api/v1/jobs polled every
+#                      100 ms during one job, beside the same job unpolled
 #   BENCH_TOOLS_TRUE, BENCH_TOOLS_GZIP, BENCH_TOOLS_ROUNDS
 #                      the rows against xargs and GNU parallel: `true`
 #                      tasks (10000), gzip'd 64 KiB files (2000), rounds (2)
@@ -57,6 +64,7 @@ WORKER_CORES=${BENCH_WORKER_CORES:-10}
 APPS=${BENCH_APPS:-10}
 APP_EXECUTORS=${BENCH_APP_EXECUTORS:-9980}
 SMALL_APPS=${BENCH_SMALL_APPS:-200}
+LATE_WORKERS=${BENCH_LATE_WORKERS:-2000}
 KILL_TRIALS=${BENCH_KILL_TRIALS:-20}
 SKIP=" ${BENCH_SKIP:-} "
 TLS=${BENCH_TLS:-0}
@@ -64,7 +72,7 @@ case $TLS in 0|'') TLS=0 ;; 1) ;; *) echo "bench: BENCH_TLS must be 0 or 1, not 
 # master-load speaks plain tcp with no certificate, and the peer has no TLS
 # set up here: over TLS those phases would measure nothing of ours
 # (drain and the durable rows need an admin certificate; the TLS run's client has none)
-[ "$TLS" = 1 ] && SKIP="$SKIP scale dask drain durable "
+[ "$TLS" = 1 ] && SKIP="$SKIP scale dask drain durable jobs-api "
 HB_TIMEOUT_MS=2000         # driver.executor_heartbeat_timeout_ms
 WORKER_TIMEOUT_MS=2000     # master.worker_timeout_ms
 TASKS_LIB=$B/tests/helpers/tasks/spark-test-tasks.so
@@ -98,6 +106,7 @@ cleanup() {
         [ -n "${DASK_PID:-}" ] && stop_pid "$DASK_PID" TERM
         [ -n "${LOAD_PID:-}" ] && stop_pid "$LOAD_PID" TERM # timeout(1) passes it on
         [ -n "${FG_PID:-}" ] && stop_pid "$FG_PID" TERM
+        [ -n "${POLL_PID:-}" ] && stop_pid "$POLL_PID" TERM
         # drivers first: each unregisters its app, so its executor units go
         for name in "${!DAEMON_PID[@]}"; do
                 case $name in driver*) stop_daemon "$name" ;; esac
@@ -743,6 +752,48 @@ measure_drain() {
         say "  drain → drained: ${DRAIN_MS[*]} ms (tasks of $DRAIN_TASK_MS ms)"
 }
 
+# The driver's /api/v1/jobs while a large job runs: a job of
+# JOBS_API_TASKS empty tasks on 8 executors, then the same job with
+# bench-tool polling /api/v1/jobs every 100 ms, as a dashboard would: the
+# poll's response time, and the job's throughput beside the unpolled one.
+JOBS_API_TASKS=${BENCH_JOBS_API_TASKS:-1000000}
+POLL_PID=
+measure_jobs_api() {
+        local hp=$((base + 90)) own=0 rc=0
+        say "driver /api/v1/jobs: a job of $JOBS_API_TASKS empty tasks, then the same polled every 100 ms"
+        if [ -z "${DAEMON_PID[master]:-}" ]; then
+                start_cluster || { say "  the cluster did not come up"; return 1; }
+                own=1
+        fi
+        DRIVER_EXTRA="http_listen = \"127.0.0.1:$hp\";" start_driver 8 || return 1
+        run_fg "${CLIENT_ENV[@]}" timeout 600 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" \
+                "$JOBS_API_TASKS" >"$tmp/jobsapi-plain.out" 2>>"$tmp/client.log" || { say "  the unpolled job failed"; rc=1; }
+        if [ $rc = 0 ]; then
+                "$BT/bench-tool" poll "127.0.0.1:$hp" /api/v1/jobs 100 >"$tmp/jobsapi-poll.out" 2>&1 &
+                POLL_PID=$!
+                run_fg "${CLIENT_ENV[@]}" timeout 600 "$BT/bench-client" throughput "$DRIVER_URL" "$TASKS_LIB" empty "" \
+                        "$JOBS_API_TASKS" >"$tmp/jobsapi-polled.out" 2>>"$tmp/client.log" || { say "  the polled job failed"; rc=1; }
+                kill -TERM "$POLL_PID" 2>/dev/null
+                wait "$POLL_PID" 2>/dev/null || true
+                POLL_PID=
+        fi
+        stop_driver
+        if [ $own = 1 ]; then
+                for n in worker1 worker2 master; do stop_daemon "$n"; done
+        fi
+        [ $rc = 0 ] || return 1
+        R[jobsapi_tasks]=$JOBS_API_TASKS
+        R[jobsapi_tput_plain]=$(kv "$tmp/jobsapi-plain.out" tasks_per_s)
+        R[jobsapi_tput_polled]=$(kv "$tmp/jobsapi-polled.out" tasks_per_s)
+        R[jobsapi_polls]=$(kv "$tmp/jobsapi-poll.out" poll_count)
+        R[jobsapi_polls_failed]=$(kv "$tmp/jobsapi-poll.out" poll_failed)
+        R[jobsapi_poll_bytes]=$(kv "$tmp/jobsapi-poll.out" poll_bytes)
+        R[jobsapi_poll_ms_p50]=$(awk -v u="$(kv "$tmp/jobsapi-poll.out" poll_us_p50)" 'BEGIN { printf "%.2f", u / 1000 }')
+        R[jobsapi_poll_ms_p99]=$(awk -v u="$(kv "$tmp/jobsapi-poll.out" poll_us_p99)" 'BEGIN { printf "%.2f", u / 1000 }')
+        say "  /api/v1/jobs p50 ${R[jobsapi_poll_ms_p50]} ms, p99 ${R[jobsapi_poll_ms_p99]} ms (${R[jobsapi_polls]} polls);" \
+            "throughput ${R[jobsapi_tput_polled]} tasks/s polled, ${R[jobsapi_tput_plain]} unpolled"
+}
+
 # ============================================================ the run
 run_cluster_phases() {
         local e rss
@@ -874,23 +925,6 @@ EOF
         return $rc
 }
 
-# measure_scrape URL: Prometheus's view of the loaded master, one scrape
-# every 100 ms (SCRAPES of them): the time of each whole response, and its size.
-measure_scrape() {
-        local url=$1 i t times=()
-        command -v curl >/dev/null || { note "no curl: the /metrics scrape row is not measured"; return 0; }
-        for ((i = 0; i < ${BENCH_SCRAPES:-100}; i++)); do
-                t=$(curl -s -o "$tmp/scrape.txt" -w '%{time_total}' --max-time 5 "$url") || { note "a scrape of $url failed"; return 0; }
-                times+=("$(awk -v t="$t" 'BEGIN { printf "%.3f", t * 1000 }')")
-                sleep 0.1
-        done
-        R[scale_scrape_ms_p50]=$(printf '%s\n' "${times[@]}" | median)
-        R[scale_scrape_ms_p99]=$(printf '%s\n' "${times[@]}" | percentile 99)
-        R[scale_scrape_bytes]=$(wc -c <"$tmp/scrape.txt")
-        R[scale_scrapes]=${#times[@]}
-        say "  /metrics scrape p50 ${R[scale_scrape_ms_p50]} ms, p99 ${R[scale_scrape_ms_p99]} ms, ${R[scale_scrape_bytes]} bytes"
-}
-
 # run_scale [fair]: the master at scale; "fair": with master.scheduling
 # "fair", its figures under R[scale_fair_*], beside FIFO's R[scale_*].
 run_scale() {
@@ -918,17 +952,28 @@ EOF
         ALL_PIDS+=("$!")
         sleep 0.3
         # the simulated workers' endpoints: 64 listeners, ports sbase+10 ..
-        timeout 240 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
+        # FIFO's pass then registers LATE_WORKERS more, half of them while
+        # it scrapes /metrics every 100 ms (bench/master-load.c)
+        # and scrapes the master at rest BENCH_SCRAPES times, its workers' endpoints still up
+        local late=()
+        [ $sched = fair ] || late=("127.0.0.1:$((sbase + 2))" "$LATE_WORKERS" "${BENCH_SCRAPES:-100}")
+        timeout 300 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
                 "${DAEMON_PID[scale-master]}" "$WORKERS" "$WORKER_CORES" "$APPS" "$APP_EXECUTORS" "$SMALL_APPS" \
-                >"$tmp/scale.out" 2>"$tmp/scale.log" &
+                "${late[@]}" >"$tmp/scale.out" 2>"$tmp/scale.log" &
         LOAD_PID=$!
         wait "$LOAD_PID" || rc=$?
         LOAD_PID=
         [ $rc = 0 ] || note "master-load exited with $rc: $(tail -n 3 "$tmp/scale.log" | tr '\n' ' ')"
         R[${p}_threads]=$(awk '/^Threads:/ { print $2 }' "/proc/${DAEMON_PID[scale-master]}/status" 2>/dev/null || true)
-        [ $sched = fair ] || measure_scrape "http://127.0.0.1:$((sbase + 2))/metrics"
         stop_daemon scale-master
         while read -r k v; do R[${p}_$k]=$v; done <"$tmp/scale.out"
+        if [ -n "${R[${p}_idle_scrapes]:-}" ]; then
+                R[scale_scrapes]=${R[${p}_idle_scrapes]}
+                R[scale_scrape_bytes]=${R[${p}_idle_scrape_bytes]:-}
+                R[scale_scrape_ms_p50]=$(awk -v u="${R[${p}_idle_scrape_us_p50]:-0}" 'BEGIN { printf "%.3f", u / 1000 }')
+                R[scale_scrape_ms_p99]=$(awk -v u="${R[${p}_idle_scrape_us_p99]:-0}" 'BEGIN { printf "%.3f", u / 1000 }')
+                say "  /metrics scrape p50 ${R[scale_scrape_ms_p50]} ms, p99 ${R[scale_scrape_ms_p99]} ms, ${R[scale_scrape_bytes]} bytes"
+        fi
         R[${p}_master_warnings]=$(grep -c ': warning: ' "$tmp/scale-master.log" || true)
         [ "${R[${p}_launches_missing]:-0}" = 0 ] ||
                 note "master scale: ${R[${p}_launches_missing]} LaunchExecutor calls never reached their worker (the master had ${R[${p}_master_apps_fds]:-?} fds open, limit ${R[${p}_fd_limit]}); the master said: $(grep -m 1 ': warning: ' "$tmp/scale-master.log" | cut -c1-160)"
@@ -988,6 +1033,7 @@ if ! skip cluster; then
         run_cluster_phases || note "the cluster phases stopped early"
 fi
 stop_driver || true
+skip jobs-api || measure_jobs_api || note "the driver /api/v1/jobs phase failed"
 skip scale || run_scale || note "the master scale phase failed"
 if [ "$TLS" = 1 ]; then
         skip failover || note "BENCH_TLS=1: the master failover row is measured in the plain run only"

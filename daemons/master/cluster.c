@@ -27,6 +27,9 @@ struct Cluster {
         Hashmap *apps;
         App *apps_head, *apps_tail;
         size_t n_executors;      /* live executors */
+        /* the held apps' executors by state, kept as they change so that
+         * /metrics does not walk 100,000 of them per scrape */
+        size_t executors_by_state[CLUSTER_EXECUTOR_STATES];
         /* placement scratch, grown with the worker table */
         PlacementWorker *pw;
         Worker **pw_workers;
@@ -90,6 +93,26 @@ static void executor_free(ClusterExecutor *e) {
         free(e->reason);
         cluster_executor_grants_free(e);
         free(e);
+}
+
+/* Moves e from its state's count to state's (e->state is not changed). */
+static void executor_count_move(Cluster *c, const ClusterExecutor *e, ExecutorState state) {
+        if (e->state >= 0 && e->state < CLUSTER_EXECUTOR_STATES)
+                c->executors_by_state[e->state]--;
+        if (state >= 0 && state < CLUSTER_EXECUTOR_STATES)
+                c->executors_by_state[state]++;
+}
+
+static void app_uncount_executors(Cluster *c, const App *a) {
+        for (size_t i = 0; i < a->n_executors_allocated; i++) {
+                const ClusterExecutor *e = a->executors[i];
+                if (e && e->state >= 0 && e->state < CLUSTER_EXECUTOR_STATES)
+                        c->executors_by_state[e->state]--;
+        }
+}
+
+void cluster_executor_counts(Cluster *c, size_t ret[static CLUSTER_EXECUTOR_STATES]) {
+        memcpy(ret, c->executors_by_state, sizeof(c->executors_by_state));
 }
 
 static void app_free(App *a) {
@@ -230,6 +253,7 @@ static void executor_set_state(Cluster *c, ClusterExecutor *e, ExecutorState sta
         if (was_terminal || e->state == state)
                 return;
 
+        executor_count_move(c, e, state);
         e->state = state;
         e->exit_code = exit_code;
         (void) set_string(&e->reason, reason);
@@ -297,6 +321,7 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
         e->memory_mb = a->executor_memory_mb;
         e->state = SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING;
         e->running_tasks = -1;
+        c->executors_by_state[e->state]++;
         a->executors[id] = e;
         a->next_executor_id++;
         a->n_live_executors++;
@@ -645,6 +670,7 @@ int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const cha
 
         hashmap_remove(c->apps, a->id);
         app_unlink(c, a);
+        app_uncount_executors(c, a);
         app_free(a);
         schedule_soon(c);
         return 0;
@@ -844,6 +870,7 @@ int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, 
         a->cores_granted += cores - a->cores_per_executor;
         w->cores_used += cores - a->cores_per_executor;
         w->memory_used_mb += memory_mb - a->executor_memory_mb;
+        executor_count_move(c, e, state);
         e->state = state;
         e->running_since = now;
         return 0;

@@ -314,6 +314,10 @@ ClusterExecutor *cluster_executor(Cluster *c, const char *app_id, int executor_i
 Hashmap *cluster_workers(Cluster *c);
 App *cluster_apps(Cluster *c);   /* head of the FIFO list of live apps */
 size_t cluster_n_executors(Cluster *c);
+/* The held apps' executors by state (ExecutorState as index), live or
+ * ended; kept as they change: O(1), for /metrics. */
+#define CLUSTER_EXECUTOR_STATES 7
+void cluster_executor_counts(Cluster *c, size_t ret[static CLUSTER_EXECUTOR_STATES]);
 const char *cluster_id(Cluster *c);
 
 bool executor_state_is_terminal(ExecutorState s);

@@ -1,7 +1,8 @@
 /* The master's HTTP server (docs/observability.md): /metrics, the JSON of
  * `sparkctl status --json` under /api/v1/, and the web UI.  Handlers run on
  * the loop and read the cluster state directly; a /metrics of 10,000 workers
- * is one pass over them. */
+ * is one pass over them, and the executors' counts by state are the
+ * cluster's own, kept as they change. */
 #include "daemon-http.h"
 #include "log.h"
 #include "master.h"
@@ -11,7 +12,7 @@
 
 #define N_WORKER_STATES 3
 #define N_APP_STATES 5
-#define N_EXECUTOR_STATES 7
+#define N_EXECUTOR_STATES CLUSTER_EXECUTOR_STATES
 
 static void write_by_state(FILE *f, const char *name, const char *help, const uint64_t *counts, size_t n,
                            const char *(*to_string)(int)) {
@@ -33,7 +34,7 @@ static const char *executor_state(int s) {
 static void write_metrics(Master *m, FILE *f) {
         uint64_t workers[N_WORKER_STATES] = {}, apps[N_APP_STATES] = {}, executors[N_EXECUTOR_STATES] = {};
         int64_t cores = 0, cores_used = 0, mem = 0, mem_used = 0;
-        size_t i = 0;
+        size_t i = 0, by_state[CLUSTER_EXECUTOR_STATES];
         void *v;
         RpcServer *servers[] = { m->server };
         const char *names[] = { "master" };
@@ -50,15 +51,14 @@ static void write_metrics(Master *m, FILE *f) {
                 mem += w->memory_mb;
                 mem_used += w->memory_used_mb;
         }
-        for (App *a = cluster_apps(m->cluster); a; a = a->next) {
+        for (App *a = cluster_apps(m->cluster); a; a = a->next)
                 if (a->state > 0 && a->state < N_APP_STATES)
                         apps[a->state]++;
-                for (size_t k = 0; k < a->n_executors_allocated; k++) {
-                        ClusterExecutor *e = a->executors[k];
-                        if (e && e->state > 0 && e->state < N_EXECUTOR_STATES)
-                                executors[e->state]++;
-                }
-        }
+        /* kept by the cluster as executors change: 100,000 of them are not
+         * walked per scrape */
+        cluster_executor_counts(m->cluster, by_state);
+        for (size_t s = 1; s < N_EXECUTOR_STATES; s++)
+                executors[s] = by_state[s];
 
         daemon_http_process_metrics(f, "master");
         write_by_state(f, "spark_workers", "Workers known to the master, by state.", workers, N_WORKER_STATES,

@@ -686,6 +686,94 @@ START_TEST(test_drain_worker) {
 }
 END_TEST
 
+/* The executors' counts by state that /metrics reads are the cluster's
+ * own, kept as executors change: they must stay what a walk over every
+ * held app's executors finds. */
+static void assert_counts_match_walk(Cluster *c) {
+        size_t kept[CLUSTER_EXECUTOR_STATES], walked[CLUSTER_EXECUTOR_STATES] = {};
+
+        for (App *a = cluster_apps(c); a; a = a->next)
+                for (size_t k = 0; k < a->n_executors_allocated; k++)
+                        if (a->executors[k])
+                                walked[a->executors[k]->state]++;
+        cluster_executor_counts(c, kept);
+        for (size_t s = 0; s < CLUSTER_EXECUTOR_STATES; s++)
+                ck_assert_msg(kept[s] == walked[s], "state %zu: kept %zu, walked %zu", s, kept[s], walked[s]);
+}
+
+START_TEST(test_executor_counts_follow_changes) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        size_t n[CLUSTER_EXECUTOR_STATES];
+        usec_t next = 0;
+        App *a, *b;
+        char a_id[APP_ID_MAX];
+
+        add_worker(c, W1, "tcp://h1:7081", 3, 0);
+        add_worker(c, W2, "tcp://h2:7081", 3, 5 * USEC_PER_SEC);
+        a = add_app(c, 4);
+        b = add_app(c, 2);
+        snprintf(a_id, sizeof(a_id), "%s", a->id);
+        cluster_executor_counts(c, n);
+        ck_assert_uint_eq(n[SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING], 6);
+        assert_counts_match_walk(c);
+
+        for (int id = 1; id <= 4; id++) {
+                ClusterExecutor *e = cluster_executor(c, a_id, id);
+                ck_assert_int_eq(cluster_executor_state_changed(c, e->worker->id, a_id, id,
+                                                                SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, 0), 0);
+        }
+        /* a resent report moves nothing */
+        ClusterExecutor *e1 = cluster_executor(c, a_id, 1);
+        ck_assert_int_eq(cluster_executor_state_changed(c, e1->worker->id, a_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING,
+                                                        "", 0, 0), 0);
+        cluster_executor_counts(c, n);
+        ck_assert_uint_eq(n[SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING], 4);
+        assert_counts_match_walk(c);
+
+        /* one exits, W1 goes silent: its executors are lost and replaced */
+        ck_assert_int_eq(cluster_executor_state_changed(c, e1->worker->id, a_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
+                                                        "exit-code 1", 1, 0), 0);
+        assert_counts_match_walk(c);
+        ck_assert_int_eq(cluster_heartbeat(c, W2, 9 * USEC_PER_SEC), 0);
+        ck_assert_int_eq(cluster_check_workers(c, 10 * USEC_PER_SEC, &next), 1);
+        cluster_executor_counts(c, n);
+        ck_assert_uint_gt(n[SPARK__EXECUTOR_STATE__EXECUTOR_LOST], 0);
+        assert_counts_match_walk(c);
+
+        /* a removed app's executors, ended or not, leave the counts */
+        ck_assert_int_eq(cluster_remove_app(c, a_id, SPARK__APP_STATE__APP_FINISHED, "driver stopped"), 0);
+        assert_counts_match_walk(c);
+        ck_assert_int_eq(cluster_remove_app(c, b->id, SPARK__APP_STATE__APP_FINISHED, "driver stopped"), 0);
+        cluster_executor_counts(c, n);
+        for (size_t s = 0; s < CLUSTER_EXECUTOR_STATES; s++)
+                ck_assert_uint_eq(n[s], 0);
+        cluster_free(c);
+}
+END_TEST
+
+START_TEST(test_executor_counts_after_restore) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        WorkerRegistration wr = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 4, 8192, NULL, 0, NULL, 0 };
+        AppRegistration ar = { .app_id = "app-20261129172233-0007", .name = "t", .driver_url = "tcp://d:7091",
+                               .cores_per_executor = 1, .executor_memory_mb = 256,
+                               .executor_key = test_key, .executor_key_len = sizeof(test_key) };
+        size_t n[CLUSTER_EXECUTOR_STATES];
+        App *a = NULL;
+
+        ck_assert_int_eq(cluster_restore_worker(c, &wr, SPARK__WORKER_STATE__WORKER_ALIVE, 0, 0), 0);
+        ck_assert_int_eq(cluster_restore_app(c, &ar, SPARK__APP_STATE__APP_RUNNING, 3, INT32_MAX, 0, 0, &a), 0);
+        ck_assert_int_eq(cluster_restore_executor(c, a, 1, W1, 1, 256, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, 0), 0);
+        ck_assert_int_eq(cluster_restore_executor(c, a, 2, W1, 1, 256, SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING, 0), 0);
+        cluster_executor_counts(c, n);
+        ck_assert_uint_eq(n[SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING], 1);
+        ck_assert_uint_eq(n[SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING], 1);
+        assert_counts_match_walk(c);
+        cluster_free(c);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("cluster");
         TCase *tc = tcase_create("cluster");
@@ -709,6 +797,8 @@ int main(void) {
         tcase_add_test(tc, test_elastic_release);
         tcase_add_test(tc, test_deferred_placement_in_slices);
         tcase_add_test(tc, test_drain_worker);
+        tcase_add_test(tc, test_executor_counts_follow_changes);
+        tcase_add_test(tc, test_executor_counts_after_restore);
         suite_add_tcase(s, tc);
         return check_run(s);
 }
