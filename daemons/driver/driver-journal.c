@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -759,6 +760,17 @@ int driver_journal_open(Driver *d) {
         j->dir_fd = open(d->config.driver.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (j->dir_fd < 0)
                 return log_error_errno(-errno, "Failed to open driver.state_dir %s: %m", d->config.driver.state_dir);
+        /* Two drivers on one journal would each take the other's jobs for
+         * their own (a driver-NAME.conf copied from driver.conf keeps its
+         * state_dir): the lock goes with this process, however it ends. */
+        if (flock(j->dir_fd, LOCK_EX | LOCK_NB) < 0) {
+                if (errno == EWOULDBLOCK)
+                        return log_error_errno(-EBUSY,
+                                               "driver.state_dir %s is in use by another driver: give each "
+                                               "driver a state_dir of its own",
+                                               d->config.driver.state_dir);
+                return log_error_errno(-errno, "Failed to lock driver.state_dir %s: %m", d->config.driver.state_dir);
+        }
         /* a compaction that a crash cut short: the old journal is whole */
         if (unlinkat(j->dir_fd, DRIVER_JOURNAL_NEW, 0) >= 0)
                 log_notice("Removed %s/%s, left by a compaction that did not finish; %s is whole",

@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
 
         r = driver_new(config_path, &d);
         if (r < 0)
-                return r == -EINVAL ? EXIT_CONFIG : EXIT_FAILURE;
+                return r == -EINVAL || r == -EBUSY ? EXIT_CONFIG : EXIT_FAILURE;
         r = driver_start(d);
         if (r < 0)
                 return EXIT_FAILURE;

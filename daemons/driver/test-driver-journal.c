@@ -235,6 +235,19 @@ START_TEST(test_remove) {
 }
 END_TEST
 
+/* A second driver on the same state_dir is refused while the first runs
+ * (two would each take the other's jobs for its own), and gets it after. */
+START_TEST(test_state_dir_in_use) {
+        Driver *d = start(), *other = NULL;
+
+        ck_assert_int_eq(driver_new(config, &other), -EBUSY);
+        ck_assert_ptr_null(other);
+        driver_free(d);
+        d = start();
+        driver_free(d);
+}
+END_TEST
+
 /* ------------------------------------------------------------ compaction */
 
 /* Three jobs of 4 tasks, each with every result, then a restart: the
@@ -393,6 +406,7 @@ static Suite *suite(void) {
         tcase_add_test(tc, test_torn_tail);
         tcase_add_test(tc, test_corruption);
         tcase_add_test(tc, test_remove);
+        tcase_add_test(tc, test_state_dir_in_use);
         tcase_add_test(tc, test_compaction);
         tcase_add_test(tc, test_compaction_crash_before_rename);
         tcase_add_test(tc, test_no_compaction_below_threshold);
