@@ -385,21 +385,39 @@ static void on_schedule_needed(Cluster *c, void *userdata) {
                 (void) sd_event_source_set_enabled(m->placement, SD_EVENT_ONESHOT);
 }
 
+/* Whether the worker check is armed, and if so for when. */
+static bool worker_check_armed(Master *m, uint64_t *armed) {
+        int enabled;
+
+        return m->worker_check && sd_event_source_get_enabled(m->worker_check, &enabled) >= 0 &&
+               enabled != SD_EVENT_OFF && sd_event_source_get_time(m->worker_check, armed) >= 0;
+}
+
 /* A fair-share deadline (cluster-fair.c): the worker check, which also
  * runs the preemption check, fires no later than when. */
 static void on_check_at(Cluster *c, usec_t when, void *userdata) {
         Master *m = userdata;
         uint64_t armed;
-        int enabled;
         (void) c;
 
         if (!m->worker_check)
                 return;  /* armed at the first worker check, which looks at the apps too */
-        if (sd_event_source_get_enabled(m->worker_check, &enabled) >= 0 && enabled != SD_EVENT_OFF &&
-            sd_event_source_get_time(m->worker_check, &armed) >= 0 && armed <= when)
+        if (worker_check_armed(m, &armed) && armed <= when)
                 return;
         (void) sd_event_source_set_time(m->worker_check, when);
         (void) sd_event_source_set_enabled(m->worker_check, SD_EVENT_ONESHOT);
+}
+
+void master_worker_registered(Master *m, usec_t now) {
+        uint64_t armed;
+
+        /* Its deadline, now + worker_timeout, is the latest of all: a check
+         * armed for the earliest one stays right, and walking every worker
+         * (and drain and share) per registration would cost O(workers)
+         * each, which a cluster's start pays 10,000 times. */
+        if (worker_check_armed(m, &armed) && armed <= now + (usec_t) m->config.master.worker_timeout_ms * USEC_PER_MSEC)
+                return;
+        master_schedule_worker_check(m);
 }
 
 const ClusterEffects master_effects = {

@@ -127,6 +127,9 @@ void master_account_trim(Master *m);
 /* master-workers.c: the master's side of the worker protocol. */
 extern const ClusterEffects master_effects;
 void master_schedule_worker_check(Master *m);
+/* A worker (re)registered at now: the worker check is armed for it, without
+ * a walk of every worker when one is armed early enough already. */
+void master_worker_registered(Master *m, usec_t now);
 /* Every worker gets worker_timeout_ms from now to be heard from (a leader
  * that sent them on while it had no ZooKeeper connection). */
 void master_workers_recovering(Master *m);
