@@ -385,6 +385,42 @@ static void handle_poll_reply(Executor *e, Envelope *env) {
         executor_pump(e);
 }
 
+static int on_resend(sd_event_source *source, uint64_t usec, void *userdata) {
+        Executor *e = userdata;
+        (void) usec;
+
+        if (e->lost_since == 0 || e->state == EXECUTOR_STOPPING)
+                return 0;
+        /* Each one ends with ECANCELED and is sent again (slot_done). */
+        for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++)
+                if (e->slots[i].busy) {
+                        log_debug("No answer from driver %s since the connection dropped: sending again",
+                                  e->args.driver_url);
+                        nng_aio_cancel(e->slots[i].aio);
+                }
+        (void) sd_event_source_set_time(source, now_mono_usec() + EXECUTOR_RESEND_AFTER_USEC);
+        (void) sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+/* The connection to a durable driver dropped: until an answer comes, what
+ * is out is sent again every EXECUTOR_RESEND_AFTER_USEC. */
+static void watch_reconnect(Executor *e) {
+        usec_t when = now_mono_usec() + EXECUTOR_RESEND_AFTER_USEC;
+        int enabled = SD_EVENT_OFF;
+
+        if (e->lost_since == 0)
+                e->lost_since = now_mono_usec();
+        if (e->resend_source) {
+                if (sd_event_source_get_enabled(e->resend_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                        return;
+                (void) sd_event_source_set_time(e->resend_source, when);
+                (void) sd_event_source_set_enabled(e->resend_source, SD_EVENT_ONESHOT);
+        } else
+                (void) sd_event_add_time(e->event, &e->resend_source, CLOCK_MONOTONIC, when, USEC_PER_MSEC,
+                                         on_resend, e);
+}
+
 void executor_slot_done(void *userdata, bool discard) {
         PollSlot *s = userdata;
         Executor *e = s->executor;
@@ -403,9 +439,11 @@ void executor_slot_done(void *userdata, bool discard) {
                  * request carried is lost; the restarted driver runs again
                  * what it has no result of.  The deadline decides when the
                  * driver is gone for good. */
-                log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
-                           "Lost the connection to driver %s (%s); waiting for it to come back.", e->args.driver_url,
-                           strerror(-s->error));
+                if (s->error != -ECANCELED) /* ours: sent again (on_resend) */
+                        log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                                   "Lost the connection to driver %s (%s); waiting for it to come back.",
+                                   e->args.driver_url, strerror(-s->error));
+                watch_reconnect(e);
                 if (e->state == EXECUTOR_REGISTERING)
                         (void) executor_schedule_register_retry(e);
                 else
@@ -424,6 +462,10 @@ void executor_slot_done(void *userdata, bool discard) {
         }
         nng_msg_free(TAKE_PTR(m));
         e->last_reply = now_mono_usec();
+        if (e->lost_since) {
+                e->lost_since = 0;
+                (void) sd_event_source_set_enabled(e->resend_source, SD_EVENT_OFF);
+        }
 
         if (e->state == EXECUTOR_REGISTERING && env->body_case == SPARK__ENVELOPE__BODY_POLL_REPLY) {
                 /* a poll that was out when the driver asked us to register

@@ -42,6 +42,11 @@
 /* How long an executor of a driver with a state_dir waits for it to come
  * back (a restart) before it exits. */
 #define EXECUTOR_DURABLE_DRIVER_TIMEOUT_MS 15000
+/* After the connection to a durable driver dropped, a request that has no
+ * answer this long is sent again: the restarted driver answers an unknown
+ * executor at once, so silence means the request went down with the old
+ * connection (nng 1.5 can lose one sent just as its pipe closes). */
+#define EXECUTOR_RESEND_AFTER_USEC (2u * USEC_PER_SEC)
 #define EXECUTOR_FETCH_TIMEOUT_MS 60000
 /* A Poll carries at most this many results, of at most this many bytes in
  * all (but always at least one result, however big). */
@@ -115,6 +120,7 @@ struct Executor {
         sd_event_source *deadline_source;  /* registration deadline, then heartbeat timeout */
         sd_event_source *retry_source;     /* registration retry */
         sd_event_source *repoll_source;    /* the delayed poll after tasks came */
+        sd_event_source *resend_source;    /* while the driver is away: requests sent again */
         LoopQueue *queue;
 
         nng_socket sock;
@@ -141,6 +147,7 @@ struct Executor {
 
         usec_t register_deadline;
         usec_t last_reply;
+        usec_t lost_since;     /* the connection to a durable driver dropped; 0: answered since */
         uint64_t seq;
 
         /* A reused array for the TaskResults of one Poll. */

@@ -68,6 +68,9 @@ typedef struct Driver {
         unsigned not_ready;   /* answer this many registrations with -EAGAIN */
         unsigned registrations;
         bool silent;          /* park polls forever */
+        bool durable;         /* say it keeps a state_dir: the executor waits for it */
+        unsigned swallow;     /* never answer this many requests, as if they were lost */
+        unsigned polls_after_swallow;
 
         Library libs[4];
         size_t n_libs;
@@ -305,6 +308,7 @@ static int handle_register(Driver *d, RpcRequest *req, const Spark__RegisterExec
         rr.heartbeat_ms = d->heartbeat_ms;
         rr.prefetch = d->prefetch;
         rr.max_result_bytes = d->max_result_bytes;
+        rr.durable_driver = d->durable;
         ENVELOPE_SET(&env, REGISTER_EXECUTOR_REPLY, register_executor_reply, &rr);
         d->last_reply_us = now_us();
         return rpc_request_reply_envelope(req, &env);
@@ -329,6 +333,12 @@ static int driver_handler(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         Driver *d = userdata;
 
         (void) s;
+        if (d->swallow > 0) {
+                d->swallow--;
+                return 0; /* held until the server goes, never answered */
+        }
+        if (env->body_case == SPARK__ENVELOPE__BODY_POLL && d->durable)
+                d->polls_after_swallow++;
         switch (env->body_case) {
         case SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR:
                 return handle_register(d, req, env->register_executor);
@@ -641,6 +651,42 @@ START_TEST(test_driver_goes_silent) {
 }
 END_TEST
 
+static bool polled_after_swallow(Driver *d) {
+        return d->swallow == 0 && d->polls_after_swallow > 0;
+}
+
+/* A driver with a state_dir restarts: the executor's connection drops, and
+ * the first request it sends the new one is lost (never answered: nng 1.5
+ * can lose a request sent just as its pipe closes).  The executor sends it
+ * again after EXECUTOR_RESEND_AFTER_USEC and goes on, long before its 15 s
+ * deadline for a durable driver would end it. */
+START_TEST(test_lost_request_after_reconnect_sent_again) {
+        RpcServerConfig cfg = { .n_contexts = 8, .max_request_bytes = 64u * 1024u * 1024u };
+        uint64_t t0;
+
+        driver_start(&drv, 1, 200, 0);
+        drv.durable = true;
+        start_executor(&drv, 1);
+        ck_assert(run_until(&drv, registered, 10 * SEC_US));
+        for (t0 = now_us(); now_us() - t0 < 300 * 1000;)
+                ck_assert_int_ge(sd_event_run(drv.event, 20 * 1000), 0);
+        drv.parked = NULL;
+        drv.server = rpc_server_free(drv.server);
+        drv.swallow = 1;
+        drv.polls_after_swallow = 0;
+        ck_assert_int_eq(rpc_server_new_envelope(drv.event, drv.url, &cfg, driver_handler, &drv, &drv.server), 0);
+        t0 = now_us();
+        ck_assert_msg(run_until(&drv, polled_after_swallow, 8 * SEC_US), "no poll came after the lost one");
+        ck_assert(!executor_exited(&drv));
+        fprintf(stderr, "the lost request was sent again %.0f ms after the restart\n", (double) (now_us() - t0) / 1000.0);
+
+        drv.shutdown = true;
+        driver_kick(&drv);
+        ck_assert(run_until(&drv, executor_exited, 5 * SEC_US));
+        ck_assert_int_eq(exit_status, 0);
+}
+END_TEST
+
 static bool first_result_in(Driver *d) {
         return d->results_total > 0;
 }
@@ -803,6 +849,7 @@ int main(void) {
         tcase_set_timeout(tc, 180);
         tcase_add_test(tc, test_tasks_kills_and_shutdown);
         tcase_add_test(tc, test_driver_goes_silent);
+        tcase_add_test(tc, test_lost_request_after_reconnect_sent_again);
         tcase_add_test(tc, test_registration_refused);
         tcase_add_test(tc, test_driver_comes_up_late);
         tcase_add_test(tc, test_sigterm_does_not_wait_for_functions);
