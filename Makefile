@@ -23,6 +23,8 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 ifeq ($(SANITIZE),1)
 B       := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -DSPARK_SANITIZE
+# what the libraries leak, not we (tests/lsan.supp says which and why)
+export LSAN_OPTIONS ?= suppressions=$(CURDIR)/tests/lsan.supp
 else
 B       := build
 SANFLAGS :=
