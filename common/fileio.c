@@ -67,6 +67,26 @@ int read_full_file(const char *path, ReadFileFlags flags, size_t max, char **ret
         return 0;
 }
 
+int pwrite_full(int fd, const void *p, size_t n, off_t offset) {
+        const uint8_t *q = p;
+
+        while (n > 0) {
+                ssize_t k = pwrite(fd, q, n, offset);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EIO;
+                q += k;
+                n -= (size_t) k;
+                offset += k;
+        }
+        return 0;
+}
+
 int write_full(int fd, const void *p, size_t n) {
         const uint8_t *q = p;
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef enum ReadFileFlags {
         READ_FILE_NOFOLLOW = 1 << 0,   /* a symbolic link as the last component: -ELOOP */
@@ -19,3 +20,6 @@ int read_full_file(const char *path, ReadFileFlags flags, size_t max, char **ret
 /* Writes all n bytes of p to fd, again after a short write or EINTR;
  * a negative errno on failure (then an unknown part was written). */
 int write_full(int fd, const void *p, size_t n);
+/* The same at offset (pwrite(2)): the file position does not move.  A write
+ * of nothing (a full device that says so) is -EIO, not a loop. */
+int pwrite_full(int fd, const void *p, size_t n, off_t offset);

@@ -2,6 +2,7 @@
  * wire enums' names and the intrusive FIFO. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -189,6 +190,22 @@ START_TEST(test_write_full) {
         ck_assert_mem_eq(data, big, big_len);
         free(data);
         unlink(path);
+
+        /* at an offset: the tail rewritten, the position left where it was */
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write_full(fd, big, big_len), 0);
+        ck_assert_int_eq(pwrite_full(fd, "ZZZ", 3, (off_t) big_len - 3), 0);
+        ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), (off_t) big_len);
+        ck_assert_int_eq(pwrite_full(fd, big, big_len, (off_t) big_len), 0);
+        close(fd);
+        ck_assert_int_eq(read_full_file(path, 0, 0, &data, &len), 0);
+        ck_assert_uint_eq(len, 2 * big_len);
+        ck_assert_mem_eq(data + big_len - 3, "ZZZ", 3);
+        ck_assert_mem_eq(data + big_len, big, big_len);
+        free(data);
+        unlink(path);
+        ck_assert_int_eq(pwrite_full(-1, "x", 1, 0), -EBADF);
 
         ck_assert_int_eq(write_full(-1, "x", 1), -EBADF);
         /* a pipe nobody reads: EPIPE (SIGPIPE ignored), not a loop */

@@ -98,20 +98,10 @@ uint64_t result_spill_file_bytes(const ResultSpill *s) {
 }
 
 static int spill_write_out(ResultSpill *s) {
-        ssize_t k;
-        size_t done = 0;
+        int r = pwrite_full(s->fd, s->wbuf, s->wlen, (off_t) s->written);
 
-        while (done < s->wlen) {
-                k = pwrite(s->fd, s->wbuf + done, s->wlen - done, (off_t) (s->written + done));
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        return -EIO;
-                done += (size_t) k;
-        }
+        if (r < 0)
+                return r;
         s->written += s->wlen;
         s->wlen = 0;
         return 0;
@@ -147,16 +137,11 @@ int result_spill_append(ResultSpill *s, int32_t exit_code, const void *data, uin
                 r = spill_write_out(s);
                 if (r < 0)
                         return r;
-                for (size_t i = 0, off = 0; i < ELEMENTSOF(iov); off += iov[i].iov_len, i++)
-                        for (size_t w = 0; w < iov[i].iov_len;) {
-                                ssize_t k = pwrite(s->fd, (uint8_t *) iov[i].iov_base + w, iov[i].iov_len - w,
-                                                   (off_t) (s->written + off + w));
-                                if (k < 0 && errno == EINTR)
-                                        continue;
-                                if (k <= 0)
-                                        return k < 0 ? -errno : -EIO;
-                                w += (size_t) k;
-                        }
+                for (size_t i = 0, off = 0; i < ELEMENTSOF(iov); off += iov[i].iov_len, i++) {
+                        r = pwrite_full(s->fd, iov[i].iov_base, iov[i].iov_len, (off_t) (s->written + off));
+                        if (r < 0)
+                                return r;
+                }
                 s->written += size;
         } else {
                 if (s->wlen + size > SPILL_WRITE_BUFFER) {
