@@ -389,7 +389,7 @@ static int on_resend(sd_event_source *source, uint64_t usec, void *userdata) {
         Executor *e = userdata;
         (void) usec;
 
-        if (e->lost_since == 0 || e->state == EXECUTOR_STOPPING)
+        if (!e->reconnecting || e->state == EXECUTOR_STOPPING)
                 return 0;
         /* Each one ends with ECANCELED and is sent again (slot_done). */
         for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++)
@@ -409,8 +409,7 @@ static void watch_reconnect(Executor *e) {
         usec_t when = now_mono_usec() + EXECUTOR_RESEND_AFTER_USEC;
         int enabled = SD_EVENT_OFF;
 
-        if (e->lost_since == 0)
-                e->lost_since = now_mono_usec();
+        e->reconnecting = true;
         if (e->resend_source) {
                 if (sd_event_source_get_enabled(e->resend_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
                         return;
@@ -462,8 +461,8 @@ void executor_slot_done(void *userdata, bool discard) {
         }
         nng_msg_free(TAKE_PTR(m));
         e->last_reply = now_mono_usec();
-        if (e->lost_since) {
-                e->lost_since = 0;
+        if (e->reconnecting) {
+                e->reconnecting = false;
                 (void) sd_event_source_set_enabled(e->resend_source, SD_EVENT_OFF);
         }
 

@@ -147,7 +147,7 @@ struct Executor {
 
         usec_t register_deadline;
         usec_t last_reply;
-        usec_t lost_since;     /* the connection to a durable driver dropped; 0: answered since */
+        bool reconnecting;     /* the connection to a durable driver dropped, no answer since */
         uint64_t seq;
 
         /* A reused array for the TaskResults of one Poll. */
