@@ -9,6 +9,10 @@
  * spend its time saving them while it places more (a small state is saved
  * 50 ms after a change, however slow the disk).  Its executors are
  * streamed to the file one by one, not built as one message first.
+ * That save runs in a child process (master-state-child.c): building and
+ * writing 100,000 executors takes tens of milliseconds, which requests
+ * arriving meanwhile would wait for on the loop.  Saves that must be on
+ * disk before something is answered run here, in the loop.
  *
  * A new application must be on disk before it is answered, so that a
  * restart still places its executors.  Rewriting the snapshot for that took
@@ -41,6 +45,7 @@
 
 #include <systemd/sd-id128.h>
 
+#include "error-buf.h"
 #include "fileio.h"
 #include "log.h"
 #include "master.h"
@@ -60,6 +65,7 @@
 #define STATE_SAVE_RETRY_MIN_USEC (500 * USEC_PER_MSEC)
 #define STATE_SAVE_RETRY_MAX_USEC (30 * USEC_PER_SEC)
 #define WRITER_BUFFER_BYTES (64u * 1024u)
+#define JOURNAL_FOREGROUND_BYTES (1024 * 1024)
 #define APP_NUMBER_BLOCK 64u
 /* MasterSnapshot.executors: field 6, length-delimited */
 #define SNAPSHOT_EXECUTOR_TAG ((6u << 3) | 2u)
@@ -393,75 +399,82 @@ int master_state_pack(Master *m, uint8_t **ret, size_t *ret_len, size_t *ret_exe
         return 0;
 }
 
-static int state_save(Master *m) {
+/* Writes the whole snapshot to state_dir/state.pb, atomically.  Touches
+ * nothing of m and logs nothing, so that a child process can run it
+ * (master-state-child.c): what failed goes into w->failed. */
+int master_state_write_file(Master *m, StateWritten *w) {
         _cleanup_free_ char *tmp = NULL, *path = NULL;
         _cleanup_close_ int fd = -1, dfd = -1;
         const char *dir = m->config.master.state_dir;
         usec_t start = now_mono_usec();
-        size_t n_apps = 0, n_workers = 0, n_executors = 0;
         int r;
 
-        m->journal_unsynced = false; /* whatever it held is in the snapshot */
-        if (m->ha)
-                return master_zk_state_save(m);
+        *w = (StateWritten) {};
         if (state_path(m, STATE_FILE, &path) < 0 || asprintf(&tmp, "%s/." STATE_FILE ".tmp", dir) < 0)
-                return log_oom();
+                return w->error = error_buf_set(w->failed, sizeof(w->failed), -ENOMEM, "Out of memory");
         if (mkdir(dir, 0750) < 0 && errno != EEXIST)
-                return log_error_errno(errno, "Failed to create %s: %m", dir);
+                return w->error = error_buf_set(w->failed, sizeof(w->failed), -errno, "Failed to create %s", dir);
         /* 0600: it holds every application's executor key */
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0)
-                return log_error_errno(errno, "Failed to create %s: %m", tmp);
+                return w->error = error_buf_set(w->failed, sizeof(w->failed), -errno, "Failed to create %s", tmp);
         if (fchmod(fd, 0600) < 0)  /* a leftover may have had another mode */
-                return log_error_errno(errno, "Failed to make %s private: %m", tmp);
-        r = state_write(m, fd, &n_apps, &n_workers, &n_executors);
+                return w->error = error_buf_set(w->failed, sizeof(w->failed), -errno, "Failed to make %s private", tmp);
+        r = state_write(m, fd, &w->n_apps, &w->n_workers, &w->n_executors);
         /* the work that grows with the state; the syncs' wait is the disk's */
-        m->state_save_cost = now_mono_usec() - start;
+        w->cost = now_mono_usec() - start;
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         if (r < 0) {
                 (void) unlink(tmp);
-                return log_error_errno(r, "Failed to write %s: %m", tmp);
+                return w->error = error_buf_set(w->failed, sizeof(w->failed), r, "Failed to write %s", tmp);
         }
         if (rename(tmp, path) < 0) {
                 r = -errno;
                 (void) unlink(tmp);
-                return log_error_errno(r, "Failed to replace %s: %m", path);
+                return w->error = error_buf_set(w->failed, sizeof(w->failed), r, "Failed to replace %s", path);
         }
         /* the rename itself must reach the disk */
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0)
                 (void) fsync(dfd);
-        /* The snapshot holds every entry so far; any left in the journal
-         * (should the truncation not reach the disk) is skipped by seq. */
-        if (m->journal_fd >= 0 && ftruncate(m->journal_fd, 0) < 0)
-                log_warning_errno(errno, "Failed to empty the state journal, ignoring: %m");
-        log_debug("Saved the state: %zu apps, %zu workers, %zu executors in %llu ms", n_apps,
-                  n_workers, n_executors, (unsigned long long) ((now_mono_usec() - start) / USEC_PER_MSEC));
+        w->duration = now_mono_usec() - start;
         return 0;
 }
 
-int master_state_save(Master *m) {
-        bool unsynced = m->journal_unsynced;
-        usec_t delay;
+/* A snapshot holding journal entries up to seq is on disk. */
+static void state_written(Master *m, const StateWritten *w, uint64_t seq) {
+        m->state_save_cost = w->cost;
+        /* Any entry still in the journal (should the truncation not reach
+         * the disk) is skipped by seq at load.  Entries appended while a
+         * child wrote are not in its snapshot: they stay, for the next. */
+        if (m->journal_fd >= 0 && m->journal_seq == seq && ftruncate(m->journal_fd, 0) < 0)
+                log_warning_errno(errno, "Failed to empty the state journal, ignoring: %m");
+        log_debug("Saved the state: %zu apps, %zu workers, %zu executors in %llu ms", w->n_apps, w->n_workers,
+                  w->n_executors, (unsigned long long) (w->duration / USEC_PER_MSEC));
+}
+
+static int state_save(Master *m) {
+        StateWritten w;
         int r;
 
-        m->state_dirty = false;
-        r = state_save(m);
-        if (r >= 0) {
-                if (m->state_save_error < 0)
-                        log_info("Saved the state in %s again", m->config.master.state_dir);
-                m->state_save_error = 0;
-                m->state_save_retry = 0;
-                return 0;
-        }
+        m->journal_unsynced = false; /* whatever it held is in the snapshot */
+        if (m->ha)
+                return master_zk_state_save(m);
+        r = master_state_write_file(m, &w);
+        if (r < 0)
+                return log_error_errno(r, "%s: %m", w.failed);
+        state_written(m, &w, m->journal_seq);
+        return 0;
+}
 
-        /* Not on disk (a full disk, say): the state stays to be saved, and
-         * the journal entries it would have held stay to be synced.  Again
-         * later, and later each time in a row; the status shows it until a
-         * save succeeds. */
+static void state_save_failed(Master *m, int r) {
+        usec_t delay;
+
+        /* Not on disk (a full disk, say): the state stays to be saved.
+         * Again later, and later each time in a row; the status shows it
+         * until a save succeeds. */
         m->state_dirty = true;
-        m->journal_unsynced = unsynced;
         m->state_save_error = r;
         m->state_save_retry = MIN(MAX(m->state_save_retry * 2, STATE_SAVE_RETRY_MIN_USEC), STATE_SAVE_RETRY_MAX_USEC);
         delay = m->state_save_retry;
@@ -470,15 +483,79 @@ int master_state_save(Master *m) {
                 (void) sd_event_source_set_time_relative(m->state_timer, delay);
                 (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_ONESHOT);
         }
+}
+
+static void state_save_succeeded(Master *m) {
+        if (m->state_save_error < 0)
+                log_info("Saved the state in %s again", m->config.master.state_dir);
+        m->state_save_error = 0;
+        m->state_save_retry = 0;
+}
+
+int master_state_save(Master *m) {
+        bool unsynced = m->journal_unsynced;
+        int r;
+
+        /* a child still writing an older snapshot must not rename it over
+         * this one */
+        master_state_child_stop(m);
+        m->state_dirty = false;
+        r = state_save(m);
+        if (r >= 0) {
+                state_save_succeeded(m);
+                return 0;
+        }
+        /* the journal entries it would have held stay to be synced */
+        m->journal_unsynced = unsynced;
+        state_save_failed(m, r);
         return r;
+}
+
+void master_state_child_done(Master *m, const StateWritten *w, uint64_t seq) {
+        if (w->error < 0) {
+                log_error_errno(w->error, "%s: %m", w->failed);
+                state_save_failed(m, w->error);
+                return;
+        }
+        state_save_succeeded(m);
+        state_written(m, w, seq);
+        /* changes made while it wrote: their save was put off (on_save_timer) */
+        if (m->state_dirty) {
+                m->state_dirty = false;
+                master_state_changed(m);
+        }
+}
+
+/* Whether the timer's save may go to a child.  The journal is emptied only
+ * by a save that began after its last entry: past JOURNAL_FOREGROUND_BYTES
+ * (apps registering all the time, each during a child's write), one save
+ * on the loop empties it. */
+static bool state_save_in_child(Master *m) {
+        struct stat st;
+
+        if (m->ha)
+                return false;  /* ZooKeeper's client lives in this process */
+        if (m->journal_fd >= 0 && fstat(m->journal_fd, &st) >= 0 && st.st_size > JOURNAL_FOREGROUND_BYTES)
+                return false;
+        return true;
 }
 
 static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Master *m = userdata;
+        int r;
         (void) s, (void) usec;
 
-        if (m->state_dirty)
-                (void) master_state_save(m);
+        if (!m->state_dirty)
+                return 0;
+        if (m->state_child > 0)
+                return 0;  /* its end saves again (master_state_child_done) */
+        if (state_save_in_child(m)) {
+                r = master_state_child_start(m);
+                if (r >= 0)
+                        return 0;
+                log_warning_errno(r, "Failed to start a process to save the state, saving it here: %m");
+        }
+        (void) master_state_save(m);
         return 0;
 }
 
@@ -624,6 +701,7 @@ int master_state_reserve_app_number(Master *m) {
 }
 
 void master_state_done(Master *m) {
+        master_state_child_stop(m);
         if (m->journal_fd >= 0)
                 close(m->journal_fd);
         m->journal_fd = -1;

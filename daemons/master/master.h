@@ -53,6 +53,9 @@ typedef struct Master {
         int state_save_error;            /* of the last save, 0: it succeeded */
         usec_t state_save_retry;         /* the wait before the next try, after failures */
         usec_t state_save_cost;          /* the last full save's work, without its syncs */
+        pid_t state_child;               /* writing a snapshot (master-state-child.c), 0: none */
+        sd_event_source *state_child_source; /* its pipe's read end, which it writes a StateWritten to */
+        uint64_t state_child_seq;        /* the last journal entry its snapshot holds */
         int journal_fd;                  /* state_dir/apps.journal, -1: not open */
         uint64_t journal_seq;            /* the last entry appended (or replayed) */
         unsigned app_numbers_reserved;   /* on disk: app numbers below may be in use */
@@ -173,6 +176,22 @@ int master_state_reserve_app_number(Master *m);
 void master_state_done(Master *m);
 /* The whole snapshot as one buffer, and back: for the ZooKeeper backend.
  * Restoring returns -EBADMSG for bytes that are not a snapshot of ours. */
+/* What writing state.pb did: counts, its work without the syncs (cost),
+ * and on failure what failed. */
+typedef struct StateWritten {
+        int error;
+        size_t n_apps, n_workers, n_executors;
+        usec_t cost, duration;
+        char failed[512];
+} StateWritten;
+int master_state_write_file(Master *m, StateWritten *w);
+void master_state_child_done(Master *m, const StateWritten *w, uint64_t seq);
+
+/* master-state-child.c: the timer's save in a child process, which writes
+ * a copy-on-write view of the state while the loop goes on. */
+int master_state_child_start(Master *m);
+void master_state_child_stop(Master *m);
+
 int master_state_pack(Master *m, uint8_t **ret, size_t *ret_len, size_t *ret_executors);
 int master_state_restore_packed(Master *m, const uint8_t *buf, size_t len, size_t *ret_apps, size_t *ret_executors);
 

@@ -1,0 +1,231 @@
+/* The timer's save of the master's state in a child process
+ * (master-state-child.c): what it writes loads in another master, entries
+ * journaled while it writes are kept for the next save, a save on the loop
+ * stops it, and a failure is reported and tried again. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check-run.h"
+#include "log.h"
+#include "master.h"
+#include "rm-rf.h"
+
+static char tmpdir[256];
+static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 9, 9, 9 };
+
+static void setup(void) {
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-master-state-child.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void) {
+        (void) rm_rf_at(AT_FDCWD, tmpdir);
+}
+
+static Master *master_loaded(void) {
+        char path[512];
+        FILE *f;
+        Master *m = NULL;
+
+        snprintf(path, sizeof(path), "%s/master.conf", tmpdir);
+        f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f,
+                "cluster: { master = \"ipc://%s/m.sock\"; master_events = \"ipc://%s/e.sock\"; };\n"
+                "master: { listen = \"ipc://%s/m.sock\"; events_listen = \"ipc://%s/e.sock\";\n"
+                "  http_listen = \"\"; state_dir = \"%s/state\"; worker_timeout_ms = 600000; };\n",
+                tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
+        fclose(f);
+        ck_assert_int_eq(master_new(path, &m), 0);
+        ck_assert_int_eq(master_state_load(m), 0);
+        return m;
+}
+
+static void add_worker(Master *m, int n) {
+        char id[64], endpoint[128];
+        WorkerRegistration reg = { id, "h1", endpoint, "", 4, 4096, NULL, 0, NULL, 0 };
+
+        snprintf(id, sizeof(id), "worker-20261202000000-h%d-1", n);
+        snprintf(endpoint, sizeof(endpoint), "ipc:///nonexistent/w%d.sock", n);
+        ck_assert_int_ge(cluster_register_worker(m->cluster, &reg, NULL, 0, now_mono_usec(), NULL, NULL), 0);
+}
+
+/* An app placed and journaled, as RegisterApplication leaves it. */
+static App *add_app(Master *m, int max_cores) {
+        AppRegistration reg = { .name = "t", .driver_url = "ipc:///nonexistent/d.sock", .cores_per_executor = 1,
+                                .executor_memory_mb = 64, .executor_key = test_key,
+                                .executor_key_len = sizeof(test_key), .weight = 1, .max_cores = max_cores };
+        App *a = NULL;
+
+        ck_assert_int_eq(master_state_reserve_app_number(m), 0);
+        ck_assert_int_eq(cluster_register_app(m->cluster, &reg, now_mono_usec(), &a), 0);
+        while (cluster_schedule_step(m->cluster, 1000))
+                ;
+        ck_assert_int_eq(master_state_app_registered(m, a), 0);
+        ck_assert_int_eq(master_state_sync(m), 0);
+        return a;
+}
+
+static off_t journal_size(void) {
+        char path[512];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/state/apps.journal", tmpdir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        return st.st_size;
+}
+
+static size_t n_apps(Master *m) {
+        size_t n = 0;
+
+        for (App *a = cluster_apps(m->cluster); a; a = a->next)
+                n++;
+        return n;
+}
+
+/* Runs m's loop until no child is saving, or ten seconds. */
+static void wait_child(Master *m) {
+        usec_t end = now_mono_usec() + 10 * USEC_PER_SEC;
+
+        while (m->state_child > 0 && now_mono_usec() < end)
+                ck_assert_int_ge(sd_event_run(m->event, 100 * USEC_PER_MSEC), 0);
+        ck_assert_int_eq(m->state_child, 0);
+}
+
+START_TEST(test_child_save_loads) {
+        Master *m = master_loaded(), *m2;
+
+        for (int i = 1; i <= 3; i++)
+                add_worker(m, i);
+        add_app(m, 4);
+        ck_assert_int_gt(journal_size(), 0);
+        master_state_changed(m);
+        ck_assert(m->state_dirty);
+
+        ck_assert_int_eq(master_state_child_start(m), 0);
+        ck_assert_int_gt(m->state_child, 0);
+        ck_assert(!m->state_dirty);
+        /* one at a time */
+        ck_assert_int_eq(master_state_child_start(m), -EBUSY);
+        wait_child(m);
+        ck_assert_int_eq(m->state_save_error, 0);
+        ck_assert_ptr_null(m->state_child_source);
+        /* the snapshot holds the journal's entry */
+        ck_assert_int_eq(journal_size(), 0);
+        ck_assert(!m->state_dirty);
+
+        m2 = master_loaded();
+        ck_assert_int_eq(n_apps(m2), 1);
+        ck_assert_int_eq(hashmap_size(cluster_workers(m2->cluster)), 3);
+        ck_assert_int_eq(cluster_n_executors(m2->cluster), 4);
+        master_free(m2);
+        master_free(m);
+}
+END_TEST
+
+START_TEST(test_entry_during_child_kept) {
+        Master *m = master_loaded(), *m2;
+        usec_t end;
+
+        add_worker(m, 1);
+        add_app(m, 1);
+        master_state_changed(m);
+        ck_assert_int_eq(master_state_child_start(m), 0);
+        /* registered after the fork: not in the child's snapshot */
+        add_app(m, 1);
+        wait_child(m);
+        ck_assert_int_eq(m->state_save_error, 0);
+        ck_assert_int_gt(journal_size(), 0);
+        /* ... so another save follows */
+        ck_assert(m->state_dirty);
+
+        m2 = master_loaded();
+        ck_assert_int_eq(n_apps(m2), 2);
+        master_free(m2);
+
+        /* the timer's next save (in a child) holds both, and empties it */
+        end = now_mono_usec() + 10 * USEC_PER_SEC;
+        while ((m->state_dirty || m->state_child > 0) && now_mono_usec() < end)
+                ck_assert_int_ge(sd_event_run(m->event, 100 * USEC_PER_MSEC), 0);
+        ck_assert(!m->state_dirty);
+        ck_assert_int_eq(m->state_child, 0);
+        ck_assert_int_eq(journal_size(), 0);
+        master_free(m);
+}
+END_TEST
+
+START_TEST(test_save_on_loop_stops_child) {
+        Master *m = master_loaded(), *m2;
+
+        add_worker(m, 1);
+        add_app(m, 1);
+        master_state_changed(m);
+        ck_assert_int_eq(master_state_child_start(m), 0);
+        add_app(m, 1);
+        ck_assert_int_eq(master_state_save(m), 0);
+        ck_assert_int_eq(m->state_child, 0);
+        ck_assert_ptr_null(m->state_child_source);
+        ck_assert_int_eq(journal_size(), 0);
+
+        m2 = master_loaded();
+        ck_assert_int_eq(n_apps(m2), 2);
+        master_free(m2);
+        master_free(m);
+}
+END_TEST
+
+START_TEST(test_child_failure_retried) {
+        Master *m = master_loaded();
+        char dir[512], path[600];
+        usec_t end;
+        int fd;
+
+        add_worker(m, 1);
+        master_state_changed(m);
+        /* the state directory replaced by a file: the child cannot write */
+        snprintf(dir, sizeof(dir), "%s/state", tmpdir);
+        for (const char *const *f = (const char *const[]) { "state.pb", "apps.journal", NULL }; *f; f++) {
+                snprintf(path, sizeof(path), "%s/%s", dir, *f);
+                ck_assert_int_eq(unlink(path), 0);
+        }
+        ck_assert_int_eq(rmdir(dir), 0);
+        fd = open(dir, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+
+        ck_assert_int_eq(master_state_child_start(m), 0);
+        wait_child(m);
+        ck_assert_int_eq(m->state_save_error, -ENOTDIR);
+        ck_assert(m->state_dirty);
+
+        /* the directory back: the retry (in half a second) saves */
+        ck_assert_int_eq(unlink(dir), 0);
+        ck_assert_int_eq(mkdir(dir, 0750), 0);
+        end = now_mono_usec() + 10 * USEC_PER_SEC;
+        while ((m->state_save_error < 0 || m->state_child > 0) && now_mono_usec() < end)
+                ck_assert_int_ge(sd_event_run(m->event, 100 * USEC_PER_MSEC), 0);
+        ck_assert_int_eq(m->state_save_error, 0);
+        ck_assert(!m->state_dirty);
+        master_free(m);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("master-state-child");
+        TCase *tc = tcase_create("child");
+
+        log_set_max_level(LOG_ERR); /* a master without its sockets warns of each event */
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_child_save_loads);
+        tcase_add_test(tc, test_entry_during_child_kept);
+        tcase_add_test(tc, test_save_on_loop_stops_child);
+        tcase_add_test(tc, test_child_failure_retried);
+        suite_add_tcase(s, tc);
+        return check_run(s);
+}
