@@ -263,7 +263,10 @@ done:
          * between */
         (void) master_state_app_registered(m, a);
         master_place_now(m, LAUNCHES_BEFORE_REPLY);
-        (void) master_state_sync(m);
+        reply.app_id = a->id;
+        reply.master_epoch = master_ha_epoch(m->ha);
+        ENVELOPE_SET(&env, REGISTER_APPLICATION_REPLY, register_application_reply, &reply);
+        return master_state_sync_then_reply(m, req, &env);
 reply:
         set_ui_url(&a->ui_url, ra->ui_url);
         reply.app_id = a->id;

@@ -29,7 +29,8 @@
  * follow bytes the next load would stop at.
  *
  * An app's entry is written before its first launches go out and synced
- * after them, before the answer: the launches do not wait for the disk.
+ * after them, before the answer: the launches do not wait for the disk,
+ * and nor does the loop (master-journal-sync.c).
  * Written, it survives a crash of the master (the page cache keeps it), so
  * the count of app ids goes on exactly after a restart in the same boot.
  * A crash of the host may lose it after its id reached a worker, so app
@@ -702,6 +703,7 @@ int master_state_reserve_app_number(Master *m) {
 
 void master_state_done(Master *m) {
         master_state_child_stop(m);
+        master_journal_sync_done(m);
         if (m->journal_fd >= 0)
                 close(m->journal_fd);
         m->journal_fd = -1;

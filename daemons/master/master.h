@@ -9,6 +9,7 @@
 #include "config.h"
 #include "master-history.h"
 #include "event-pub.h"
+#include "file-syncer.h"
 #include "http-server.h"
 #include "prom-writer.h"
 #include "rpc-client.h"
@@ -29,6 +30,8 @@ typedef struct MasterMetrics {
         uint64_t workers_lost;
         PromHistogram executor_start;  /* launch sent → running */
 } MasterMetrics;
+
+typedef struct ParkedReply ParkedReply;
 
 typedef struct Master {
         sd_event *event;
@@ -57,6 +60,8 @@ typedef struct Master {
         sd_event_source *state_child_source; /* its pipe's read end, which it writes a StateWritten to */
         uint64_t state_child_seq;        /* the last journal entry its snapshot holds */
         int journal_fd;                  /* state_dir/apps.journal, -1: not open */
+        FileSyncer *journal_syncer;      /* syncs it off the loop (master-journal-sync.c) */
+        ParkedReply *parked_replies, *parked_replies_tail; /* answers waiting for that sync */
         uint64_t journal_seq;            /* the last entry appended (or replayed) */
         unsigned app_numbers_reserved;   /* on disk: app numbers below may be in use */
         bool journal_unsynced;           /* an entry written, not synced yet */
@@ -191,6 +196,11 @@ void master_state_child_done(Master *m, const StateWritten *w, uint64_t seq);
  * a copy-on-write view of the state while the loop goes on. */
 int master_state_child_start(Master *m);
 void master_state_child_stop(Master *m);
+
+/* master-journal-sync.c: RegisterApplication's reply, sent once the
+ * application's journal entry is on disk; the loop goes on meanwhile. */
+int master_state_sync_then_reply(Master *m, RpcRequest *req, Envelope *env);
+void master_journal_sync_done(Master *m);
 
 int master_state_pack(Master *m, uint8_t **ret, size_t *ret_len, size_t *ret_executors);
 int master_state_restore_packed(Master *m, const uint8_t *buf, size_t len, size_t *ret_apps, size_t *ret_executors);
