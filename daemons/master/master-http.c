@@ -90,6 +90,15 @@ static void write_metrics(Master *m, FILE *f) {
         for (size_t s = SPARK__APP_STATE__APP_FINISHED; s < N_APP_STATES; s++)
                 prom_sample_u64(f, "spark_applications_removed_total",
                                 (const char *const[]) { "state", app_state((int) s), NULL }, m->metrics.apps_removed[s]);
+        prom_family(f, "spark_master_state_saves_total", "counter",
+                    "Snapshots of the state written to state_dir (or ZooKeeper), by result.");
+        prom_sample_u64(f, "spark_master_state_saves_total", (const char *const[]) { "result", "ok", NULL },
+                        m->metrics.state_saves[1]);
+        prom_sample_u64(f, "spark_master_state_saves_total", (const char *const[]) { "result", "failed", NULL },
+                        m->metrics.state_saves[0]);
+        prom_family(f, "spark_master_state_save_seconds", "gauge",
+                    "How long the last snapshot on disk took to write, sync and rename.");
+        prom_sample(f, "spark_master_state_save_seconds", NULL, (double) m->metrics.state_save_duration / USEC_PER_SEC);
         prom_family(f, "spark_executor_start_seconds", "histogram",
                     "From the launch sent to a worker to the executor reported running.");
         prom_histogram_write(f, "spark_executor_start_seconds", NULL, &m->metrics.executor_start);

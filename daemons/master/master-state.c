@@ -446,6 +446,7 @@ int master_state_write_file(Master *m, StateWritten *w) {
 /* A snapshot holding journal entries up to seq is on disk. */
 static void state_written(Master *m, const StateWritten *w, uint64_t seq) {
         m->state_save_cost = w->cost;
+        m->metrics.state_save_duration = w->duration;
         /* Any entry still in the journal (should the truncation not reach
          * the disk) is skipped by seq at load.  Entries appended while a
          * child wrote are not in its snapshot: they stay, for the next. */
@@ -472,6 +473,8 @@ static int state_save(Master *m) {
 static void state_save_failed(Master *m, int r) {
         usec_t delay;
 
+        m->metrics.state_saves[0]++;
+
         /* Not on disk (a full disk, say): the state stays to be saved.
          * Again later, and later each time in a row; the status shows it
          * until a save succeeds. */
@@ -487,6 +490,7 @@ static void state_save_failed(Master *m, int r) {
 }
 
 static void state_save_succeeded(Master *m) {
+        m->metrics.state_saves[1]++;
         if (m->state_save_error < 0)
                 log_info("Saved the state in %s again", m->config.master.state_dir);
         m->state_save_error = 0;

@@ -28,6 +28,8 @@ typedef struct MasterMetrics {
         uint64_t executor_ends[8];     /* by final ExecutorState */
         uint64_t apps_removed[8];      /* by final AppState */
         uint64_t workers_lost;
+        uint64_t state_saves[2];       /* snapshots written: [0] failed, [1] on disk */
+        usec_t state_save_duration;    /* of the last one on disk, its syncs included */
         PromHistogram executor_start;  /* launch sent → running */
 } MasterMetrics;
 

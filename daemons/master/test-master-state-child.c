@@ -99,6 +99,7 @@ static void wait_child(Master *m) {
 
 START_TEST(test_child_save_loads) {
         Master *m = master_loaded(), *m2;
+        uint64_t saved;
 
         for (int i = 1; i <= 3; i++)
                 add_worker(m, i);
@@ -107,6 +108,7 @@ START_TEST(test_child_save_loads) {
         master_state_changed(m);
         ck_assert(m->state_dirty);
 
+        saved = m->metrics.state_saves[1];
         ck_assert_int_eq(master_state_child_start(m), 0);
         ck_assert_int_gt(m->state_child, 0);
         ck_assert(!m->state_dirty);
@@ -114,6 +116,9 @@ START_TEST(test_child_save_loads) {
         ck_assert_int_eq(master_state_child_start(m), -EBUSY);
         wait_child(m);
         ck_assert_int_eq(m->state_save_error, 0);
+        /* counted for /metrics, with how long it took */
+        ck_assert_uint_eq(m->metrics.state_saves[1], saved + 1);
+        ck_assert_uint_gt(m->metrics.state_save_duration, 0);
         ck_assert_ptr_null(m->state_child_source);
         /* the snapshot holds the journal's entry */
         ck_assert_int_eq(journal_size(), 0);
@@ -202,6 +207,7 @@ START_TEST(test_child_failure_retried) {
         wait_child(m);
         ck_assert_int_eq(m->state_save_error, -ENOTDIR);
         ck_assert(m->state_dirty);
+        ck_assert_uint_eq(m->metrics.state_saves[0], 1);
 
         /* the directory back: the retry (in half a second) saves */
         ck_assert_int_eq(unlink(dir), 0);
