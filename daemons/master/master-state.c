@@ -66,6 +66,7 @@
 #define STATE_SAVE_RETRY_MIN_USEC (500 * USEC_PER_MSEC)
 #define STATE_SAVE_RETRY_MAX_USEC (30 * USEC_PER_SEC)
 #define WRITER_BUFFER_BYTES (64u * 1024u)
+#define WRITER_STREAM_BYTES (1024u * 1024u)
 #define JOURNAL_FOREGROUND_BYTES (1024 * 1024)
 #define APP_NUMBER_BLOCK 64u
 /* MasterSnapshot.executors: field 6, length-delimited */
@@ -262,17 +263,36 @@ static int state_build(Master *m, StateBuffers *b) {
         return 0;
 }
 
-/* Buffered writes; the first error sticks. */
+/* Buffered writes; the first error sticks.  Writing state.pb, the data
+ * goes to the disk as it is written (stream_out), not all at the final
+ * fsync: that fsync would otherwise hold up, for the whole file's flush,
+ * the journal's sync of an application registered meanwhile (ext4
+ * commits the data of both in one transaction). */
 typedef struct Writer {
         int fd;
         int error;
+        bool stream_out;
+        uint64_t written, streamed;
         size_t n;
         uint8_t buf[WRITER_BUFFER_BYTES];
 } Writer;
 
+static void writer_write(Writer *w, const void *p, size_t n) {
+        if (w->error < 0)
+                return;
+        w->error = write_full(w->fd, p, n);
+        w->written += n;
+        if (w->stream_out && w->written - w->streamed >= WRITER_STREAM_BYTES) {
+                /* start the writeback, do not wait for it; errors show at fsync */
+                (void) sync_file_range(w->fd, (off64_t) w->streamed, (off64_t) (w->written - w->streamed),
+                                       SYNC_FILE_RANGE_WRITE);
+                w->streamed = w->written;
+        }
+}
+
 static void writer_flush(Writer *w) {
-        if (w->error == 0 && w->n > 0)
-                w->error = write_full(w->fd, w->buf, w->n);
+        if (w->n > 0)
+                writer_write(w, w->buf, w->n);
         w->n = 0;
 }
 
@@ -280,8 +300,7 @@ static void writer_put(Writer *w, const void *p, size_t n) {
         if (w->n + n > sizeof(w->buf))
                 writer_flush(w);
         if (n > sizeof(w->buf)) {
-                if (w->error == 0)
-                        w->error = write_full(w->fd, p, n);
+                writer_write(w, p, n);
                 return;
         }
         memcpy(w->buf + w->n, p, n);
@@ -344,7 +363,8 @@ static int state_path(Master *m, const char *name, char **ret) {
 
 /* The whole snapshot into fd: the file, or the memory the ZooKeeper
  * backend sends (master-zk-state.c). */
-static int state_write(Master *m, int fd, size_t *ret_apps, size_t *ret_workers, size_t *ret_executors) {
+static int state_write(Master *m, int fd, bool stream_out, size_t *ret_apps, size_t *ret_workers,
+                       size_t *ret_executors) {
         _cleanup_(state_buffers_done) StateBuffers b = {};
         _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_free_ Writer *w = NULL;
@@ -360,7 +380,7 @@ static int state_write(Master *m, int fd, size_t *ret_apps, size_t *ret_workers,
         if (!buf || !w)
                 return -ENOMEM;
         spark__master_snapshot__pack(&b.snap, buf);
-        *w = (Writer) { .fd = fd };
+        *w = (Writer) { .fd = fd, .stream_out = stream_out };
         writer_put(w, buf, len);
         r = write_executors(m, w, ret_executors);
         writer_flush(w);
@@ -380,7 +400,7 @@ int master_state_pack(Master *m, uint8_t **ret, size_t *ret_len, size_t *ret_exe
         fd = memfd_create("spark-master-state", MFD_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = state_write(m, fd, &n_apps, &n_workers, ret_executors);
+        r = state_write(m, fd, false, &n_apps, &n_workers, ret_executors);
         if (r < 0)
                 return r;
         if (fstat(fd, &st) < 0)
@@ -421,7 +441,7 @@ int master_state_write_file(Master *m, StateWritten *w) {
                 return w->error = error_buf_set(w->failed, sizeof(w->failed), -errno, "Failed to create %s", tmp);
         if (fchmod(fd, 0600) < 0)  /* a leftover may have had another mode */
                 return w->error = error_buf_set(w->failed, sizeof(w->failed), -errno, "Failed to make %s private", tmp);
-        r = state_write(m, fd, &w->n_apps, &w->n_workers, &w->n_executors);
+        r = state_write(m, fd, true, &w->n_apps, &w->n_workers, &w->n_executors);
         /* the work that grows with the state; the syncs' wait is the disk's */
         w->cost = now_mono_usec() - start;
         if (r >= 0 && fsync(fd) < 0)

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check-run.h"
@@ -221,6 +223,66 @@ START_TEST(test_child_failure_retried) {
 }
 END_TEST
 
+/* Whether pid has ended: gone, or a zombie nobody reaped yet. */
+static bool process_ended(pid_t pid) {
+        char path[64], buf[256], *p;
+        FILE *f;
+        size_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return true;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        p = strrchr(buf, ')');
+        return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* A master killed while its child writes takes the child with it: an
+ * older snapshot must never be renamed over a newer master's.  The child
+ * is held where it opens its temporary file, a FIFO here, so the kill
+ * lands while it is under way. */
+START_TEST(test_child_dies_with_master) {
+        char fifo[512];
+        pid_t master_pid, child = 0;
+        usec_t end;
+        int p[2];
+
+        snprintf(fifo, sizeof(fifo), "%s/state/.state.pb.tmp", tmpdir);
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        master_pid = fork();
+        ck_assert_int_ge(master_pid, 0);
+        if (master_pid == 0) {
+                Master *m = master_loaded();
+
+                if (mkfifo(fifo, 0600) < 0)
+                        _exit(2);
+                master_state_changed(m);
+                if (master_state_child_start(m) < 0)
+                        _exit(3);
+                if (write(p[1], &m->state_child, sizeof(m->state_child)) != sizeof(m->state_child))
+                        _exit(4);
+                for (;;)
+                        pause();
+        }
+        close(p[1]);
+        ck_assert_int_eq(read(p[0], &child, sizeof(child)), sizeof(child));
+        close(p[0]);
+        ck_assert_int_gt(child, 0);
+        ck_assert(!process_ended(child));
+
+        ck_assert_int_eq(kill(master_pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(master_pid, NULL, 0), master_pid);
+        end = now_mono_usec() + 5 * USEC_PER_SEC;
+        while (!process_ended(child) && now_mono_usec() < end)
+                usleep(10000);
+        ck_assert_msg(process_ended(child), "the state writer %d outlived its master", (int) child);
+        ck_assert_int_eq(unlink(fifo), 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("master-state-child");
         TCase *tc = tcase_create("child");
@@ -232,6 +294,7 @@ int main(void) {
         tcase_add_test(tc, test_entry_during_child_kept);
         tcase_add_test(tc, test_save_on_loop_stops_child);
         tcase_add_test(tc, test_child_failure_retried);
+        tcase_add_test(tc, test_child_dies_with_master);
         suite_add_tcase(s, tc);
         return check_run(s);
 }
