@@ -132,6 +132,17 @@ if [ -n "$PI_LIB" ]; then
                 '^[0-9]+ [0-9]+' "$out"
 fi
 
+# --- the master's state, saved by a child process inside the unit's sandbox ------------
+master_metric() {
+        ct $H curl -fsS http://127.0.0.1:8080/metrics | awk -v k="$1" '$1 == k { print $2 }'
+}
+saved_in_child() { [ "$(master_metric 'spark_master_state_saves_total{result="ok"}')" -ge 2 ] 2>/dev/null; }
+check "the master saved its state again after the start, from a child process (its seccomp filter allows it)" \
+        wait_until 10 saved_in_child
+check_eq "... and no save failed" "0" "$(master_metric 'spark_master_state_saves_total{result="failed"}')"
+check_eq "... nor fell back to saving on the loop" "" \
+        "$(ct $H journalctl --no-pager -q -o cat -u spark-master | grep 'process to save the state')"
+
 # --- the journal ----------------------------------------------------------------------
 check "journalctl -u 'spark-executor-*' shows the executors' own lines" \
         wait_until 10 ct_journal_grep $H 'spark-executor-*' "Registered with driver .* as executor [0-9]+ of $APP"
