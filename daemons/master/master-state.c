@@ -660,9 +660,12 @@ static int journal_append(Master *m, App *a, bool sync) {
 int master_state_app_registered(Master *m, App *a) {
         int r = -EBADF;
 
-        if (m->ha)
+        if (m->ha) {
                 /* a znode, created by master_state_sync() */
-                return master_zk_journal_add(m, a);
+                r = master_zk_journal_add(m, a);
+                master_state_changed(m); /* into the snapshot, in a while */
+                return r;
+        }
 
         if (m->journal_fd >= 0)
                 r = journal_append(m, a, false);
