@@ -57,6 +57,8 @@
 /* A delete op's bytes beside its path, counted against ZK_BATCH_BYTES */
 #define ZK_DELETE_OP_BYTES 16u
 #define ZK_PATH_MAX 256
+/* ... and at most this many deletes in one multi-op */
+#define ZK_DELETE_BATCH_OPS 1000
 
 typedef struct ZkMeta {
         uint64_t gen;
@@ -145,8 +147,8 @@ static void remove_stale(Master *m, const char *dir, uint64_t keep_gen, uint64_t
 
         if (zoo_get_children(zh, dir, 0, &children) != ZOK)
                 return;
-        ops = calloc((size_t) children.count + 1, sizeof(*ops));
-        paths = calloc((size_t) children.count + 1, ZK_PATH_MAX);
+        ops = calloc(ZK_DELETE_BATCH_OPS + 1, sizeof(*ops));
+        paths = calloc(ZK_DELETE_BATCH_OPS + 1, ZK_PATH_MAX);
         if (!ops || !paths)
                 goto done;
         for (int i = 0; i <= children.count; i++) {
@@ -154,21 +156,22 @@ static void remove_stale(Master *m, const char *dir, uint64_t keep_gen, uint64_t
 
                 if (i < children.count) {
                         const char *c = children.data[i];
-                        char *p = paths + (size_t) i * ZK_PATH_MAX;
+                        char *p;
 
                         if (chunk_name_gen(c, &g) >= 0 ? g == keep_gen
                                                        : journal_name_seq(c, &seq) < 0 || seq > journal_upto)
                                 continue;
-                        if (snprintf(p, ZK_PATH_MAX, "%s/%s", dir, c) >= ZK_PATH_MAX)
-                                continue;
                         if (n == 0)
                                 zoo_check_op_init(&ops[n++], master_ha_election_node(m->ha), -1);
+                        p = paths + (size_t) n * ZK_PATH_MAX;
+                        if (snprintf(p, ZK_PATH_MAX, "%s/%s", dir, c) >= ZK_PATH_MAX)
+                                continue;
                         zoo_delete_op_init(&ops[n++], p, -1);
                         bytes += strlen(p) + ZK_DELETE_OP_BYTES;
-                        if (bytes + ZK_PATH_MAX + ZK_DELETE_OP_BYTES <= ZK_BATCH_BYTES)
+                        if (n <= ZK_DELETE_BATCH_OPS && bytes + ZK_PATH_MAX + ZK_DELETE_OP_BYTES <= ZK_BATCH_BYTES)
                                 continue;
                 }
-                if (n == 0)
+                if (n <= 1)
                         continue;
                 r = run_batch(m, ops, n);
                 if (r < 0) {

@@ -130,6 +130,19 @@ static int journal_entries(char names[][64], int max) {
         return n;
 }
 
+static int journal_count(void) {
+        struct String_vector v = {};
+        char path[256];
+        int n = 0;
+
+        snprintf(path, sizeof(path), "%s/state", zkdir);
+        ck_assert_int_eq(children(path, &v), ZOK);
+        for (int i = 0; i < v.count; i++)
+                n += strncmp(v.data[i], JOURNAL_PREFIX, strlen(JOURNAL_PREFIX)) == 0;
+        deallocate_String_vector(&v);
+        return n;
+}
+
 static Spark__StateJournalEntry *journal_read(const char *name) {
         static char buf[CHUNK_MAX];
         char path[256];
@@ -381,6 +394,14 @@ START_TEST(test_full_save_removes_covered_entries) {
         covered = m->journal_seq;
         ck_assert_int_eq(master_state_save(m), 0);
         ck_assert_int_eq(journal_entries(names, 16), 0);
+
+        /* more entries than one multi-op deletes: all go */
+        for (int i = 0; i < 1010; i++)
+                (void) add_app(m);
+        ck_assert_int_eq(journal_count(), 1010);
+        covered = m->journal_seq;
+        ck_assert_int_eq(master_state_save(m), 0);
+        ck_assert_int_eq(journal_count(), 0);
 
         /* one more after it stays, and only it is replayed */
         snprintf(last, sizeof(last), "%s", add_app(m)->id);
