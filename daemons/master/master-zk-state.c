@@ -492,9 +492,12 @@ int master_zk_journal_add(Master *m, App *a) {
         size_t len;
         int r;
 
-        /* one entry at a time: one not created yet goes first */
+        /* one entry at a time: one not created yet goes first; if it
+         * still cannot be, the full save being retried holds its app */
         if (m->zk_journal_entry)
                 (void) master_zk_journal_sync(m);
+        free(m->zk_journal_entry);
+        m->zk_journal_entry = NULL;
         /* from here on, master_zk_journal_sync() puts it in ZooKeeper:
          * as an entry, or else in a full save */
         m->journal_unsynced = true;
