@@ -92,7 +92,25 @@ static void add_workers(Master *m, int n) {
         }
 }
 
+static void synced(int rc, const char *value, const void *data) {
+        (void) rc, (void) value;
+        __atomic_store_n((int *) data, 1, __ATOMIC_RELEASE);
+}
+
+/* Our session's server may lag behind the one the master wrote through:
+ * ZooKeeper's reads are not linearizable.  A sync brings it up to date
+ * before we read what the master wrote. */
+static void zk_sync(void) {
+        int done = 0;
+
+        ck_assert_int_eq(zoo_async(zh, "/", synced, &done), ZOK);
+        for (int i = 0; i < 2000 && !__atomic_load_n(&done, __ATOMIC_ACQUIRE); i++)
+                usleep(5000);
+        ck_assert(__atomic_load_n(&done, __ATOMIC_ACQUIRE));
+}
+
 static int children(const char *path, struct String_vector *v) {
+        zk_sync();
         return zoo_get_children(zh, path, 0, v);
 }
 
@@ -149,6 +167,7 @@ static Spark__StateJournalEntry *journal_read(const char *name) {
         int len = sizeof(buf);
 
         snprintf(path, sizeof(path), "%s/state/%s", zkdir, name);
+        zk_sync();
         ck_assert_int_eq(zoo_get(zh, path, 0, buf, &len, NULL), ZOK);
         return spark__state_journal_entry__unpack(NULL, (size_t) len, (const uint8_t *) buf);
 }
@@ -214,6 +233,7 @@ START_TEST(test_state_layout_and_reload) {
         ck_assert_int_eq(master_state_save(m), 0);
 
         snprintf(path, sizeof(path), "%s/state/meta", zkdir);
+        zk_sync();
         ck_assert_int_eq(zoo_get(zh, path, 0, meta, &len, NULL), ZOK);
         meta[len] = '\0';
         ck_assert_int_eq(sscanf(meta, "spark-master-state 1\ngen %llu\nchunks %llu\nbytes %llu\n", &gen, &n_chunks, &bytes),
