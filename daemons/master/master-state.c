@@ -624,18 +624,17 @@ static int journal_open(Master *m) {
         return 0;
 }
 
-/* Appends one entry (an app, or NULL: the counters only); synced at once
- * if sync, else by journal_sync(). */
-static int journal_append(Master *m, App *a, bool sync) {
+/* The next journal entry, seq journal_seq + 1: an app, or NULL (the
+ * app-number counters only); packed after room bytes left free for a
+ * header.  Both journals hold these bytes: apps.journal frames them,
+ * ZooKeeper keeps each in a znode of its own (master-zk-state.c). */
+int master_state_journal_entry(Master *m, App *a, size_t room, uint8_t **ret, size_t *ret_len, uint64_t *ret_seq) {
         _cleanup_(record_buffers_done) RecordBuffers rb = {};
         Spark__StateJournalEntry entry = SPARK__STATE_JOURNAL_ENTRY__INIT;
-        _cleanup_free_ uint8_t *buf = NULL;
+        uint8_t *buf;
         size_t len;
         int r;
 
-        r = journal_open(m);
-        if (r < 0)
-                return r;
         if (a) {
                 r = record_buffers_alloc(&rb, 1, a->n_env);
                 if (r < 0)
@@ -649,16 +648,36 @@ static int journal_append(Master *m, App *a, bool sync) {
         entry.app_numbers_reserved = m->app_numbers_reserved;
         entry.boot_id = (char *) boot_id();
         len = spark__state_journal_entry__get_packed_size(&entry);
-        buf = malloc(len + RECORD_FRAME_HEADER);
+        buf = malloc(room + len);
         if (!buf)
                 return -ENOMEM;
-        spark__state_journal_entry__pack(&entry, buf + RECORD_FRAME_HEADER);
+        spark__state_journal_entry__pack(&entry, buf + room);
+        *ret = buf;
+        *ret_len = len;
+        *ret_seq = entry.seq;
+        return 0;
+}
+
+/* Appends one entry (an app, or NULL: the counters only); synced at once
+ * if sync, else by journal_sync(). */
+static int journal_append(Master *m, App *a, bool sync) {
+        _cleanup_free_ uint8_t *buf = NULL;
+        uint64_t seq;
+        size_t len;
+        int r;
+
+        r = journal_open(m);
+        if (r < 0)
+                return r;
+        r = master_state_journal_entry(m, a, RECORD_FRAME_HEADER, &buf, &len, &seq);
+        if (r < 0)
+                return r;
         record_frame_header(buf, buf + RECORD_FRAME_HEADER, len);
         /* one write: an entry is whole or torn at the end, never interleaved */
         r = write_full(m->journal_fd, buf, len + RECORD_FRAME_HEADER);
         if (r < 0)
                 return r;
-        m->journal_seq = entry.seq;
+        m->journal_seq = seq;
         m->journal_unsynced = true;
         return sync ? master_state_sync(m) : 0;
 }
@@ -667,9 +686,10 @@ int master_state_app_registered(Master *m, App *a) {
         int r = -EBADF;
 
         if (m->ha) {
-                /* no journal in ZooKeeper: master_state_sync() saves all */
-                m->journal_unsynced = true;
-                return 0;
+                /* a znode, created by master_state_sync() */
+                r = master_zk_journal_add(m, a);
+                master_state_changed(m); /* into the snapshot, in a while */
+                return r;
         }
 
         if (m->journal_fd >= 0)
@@ -686,7 +706,7 @@ int master_state_sync(Master *m) {
         int r = m->journal_error;
 
         if (m->ha)
-                return m->journal_unsynced ? master_state_save(m) : 0;
+                return master_zk_journal_sync(m);
 
         m->journal_error = 0;
         if (r >= 0 && m->journal_unsynced) {
@@ -713,6 +733,14 @@ int master_state_reserve_app_number(Master *m) {
         }
         /* none on disk: now */
         m->app_numbers_reserved = next + APP_NUMBER_BLOCK;
+        if (m->ha) {
+                /* a znode; a full save if it cannot be written */
+                (void) master_zk_journal_add(m, NULL);
+                r = master_zk_journal_sync(m);
+                if (r >= 0)
+                        return 0;
+                goto fail;
+        }
         if (m->journal_fd >= 0) {
                 r = journal_append(m, NULL, true);
                 if (r >= 0)
@@ -720,14 +748,18 @@ int master_state_reserve_app_number(Master *m) {
                 log_warning_errno(r, "Failed to reserve app numbers in the state journal, saving all: %m");
         }
         r = master_state_save(m);
-        if (r < 0)
-                m->app_numbers_reserved = before;
+        if (r >= 0)
+                return 0;
+fail:
+        m->app_numbers_reserved = before;
         return r;
 }
 
 void master_state_done(Master *m) {
         master_state_child_stop(m);
         master_journal_sync_done(m);
+        free(m->zk_journal_entry);
+        m->zk_journal_entry = NULL;
         if (m->journal_fd >= 0)
                 close(m->journal_fd);
         m->journal_fd = -1;
@@ -866,6 +898,32 @@ static int restore(Master *m, const Spark__MasterSnapshot *snap, usec_t now, siz
         return 0;
 }
 
+/* One entry read back: its counters, and its application unless the
+ * snapshot or an earlier entry has it; entries the snapshot holds (seq up
+ * to its journal_seq) change nothing.  Returns 1 if it restored an
+ * application, else 0.  Shared with the ZooKeeper backend. */
+int master_state_journal_apply(Master *m, const Spark__StateJournalEntry *entry, usec_t now, bool *same_boot) {
+        App *a;
+        int r;
+
+        if (entry->seq <= m->journal_seq)
+                return 0;
+        m->journal_seq = entry->seq;
+        if (entry->next_app_number > cluster_next_app_number(m->cluster))
+                cluster_restore_counters(m->cluster, cluster_start_time(m->cluster), entry->next_app_number);
+        m->app_numbers_reserved = MAX(m->app_numbers_reserved, entry->app_numbers_reserved);
+        *same_boot = !isempty(entry->boot_id) && streq(entry->boot_id, boot_id());
+        if (!entry->app || !entry->app->info || cluster_app(m->cluster, entry->app->info->app_id))
+                return 0;
+        r = restore_app(m, entry->app, now, &a);
+        if (r < 0) {
+                log_warning_errno(r, "State journal: skipping application '%s': %m",
+                                  strempty(entry->app->info->app_id));
+                return 0;
+        }
+        return 1;
+}
+
 /* The applications registered after the snapshot; returns how many.
  * *same_boot: whether the last entry was written in this boot; *damaged:
  * whether some of the file could not be read. */
@@ -890,7 +948,6 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
                 Spark__StateJournalEntry *entry;
                 RecordFrame f;
                 size_t next;
-                App *a;
 
                 record_frame_next(buf, len, off, &f);
                 if (f.status != RECORD_FRAME_OK) {
@@ -927,22 +984,7 @@ static int journal_replay(Master *m, usec_t now, bool *same_boot, bool *damaged)
                 if (!entry)
                         continue;
                 n_entries++;
-                if (entry->seq > m->journal_seq) {
-                        m->journal_seq = entry->seq;
-                        if (entry->next_app_number > cluster_next_app_number(m->cluster))
-                                cluster_restore_counters(m->cluster, cluster_start_time(m->cluster),
-                                                         entry->next_app_number);
-                        m->app_numbers_reserved = MAX(m->app_numbers_reserved, entry->app_numbers_reserved);
-                        *same_boot = !isempty(entry->boot_id) && streq(entry->boot_id, boot_id());
-                        if (entry->app && entry->app->info && !cluster_app(m->cluster, entry->app->info->app_id)) {
-                                r = restore_app(m, entry->app, now, &a);
-                                if (r < 0)
-                                        log_warning_errno(r, "State journal: skipping application '%s': %m",
-                                                          strempty(entry->app->info->app_id));
-                                else
-                                        n++;
-                        }
-                }
+                n += master_state_journal_apply(m, entry, now, same_boot);
                 spark__state_journal_entry__free_unpacked(entry, NULL);
         }
         if (torn) {

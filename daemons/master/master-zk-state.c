@@ -1,25 +1,41 @@
 /* The leader's state in ZooKeeper (master.recovery_mode = "zookeeper",
  * docs/ha.md): the same snapshot as state_dir/state.pb (applications with
  * their id counters, workers, executors), in znodes under
- * zookeeper_dir/state:
+ * zookeeper_dir/state, and the same journal as state_dir/apps.journal for
+ * the applications registered since:
  *
  *   meta            "spark-master-state 1", then gen, chunks, bytes, sha256
  *   gG-NNNNNN       chunk N of generation G, at most ZK_CHUNK_BYTES
+ *   jSSSSSSSSSSSSSSSSSSSS  journal entry S (20 digits): one StateJournalEntry
  *
- * A save writes the chunks of a new generation, then points meta at it (a
- * set with meta's version: two writers cannot both succeed), then removes
- * the older chunks.  Writes go in multi-ops of at most ZK_BATCH_BYTES of
- * data, well below the servers' packet limit (jute.maxbuffer, 1 MiB by
- * default); each also checks the leader's election znode, which exists only
- * while its session does, so that a deposed leader's write fails in
- * ZooKeeper itself.  A load reads meta, then its chunks, and checks their
- * length and digest; chunks of another generation are the leftovers of an
- * interrupted save and are removed.  Anything else under zookeeper_dir is
- * not ours: the master refuses to lead over it rather than guess.
+ * A new application must be in ZooKeeper before it is answered.  Saving the
+ * whole state for that took a multi-megabyte write per application with
+ * 100,000 executors; instead the application is one small znode, its
+ * journal entry (master-state.c builds it, as for apps.journal), created
+ * after its first launches went out and before its answer.  App numbers
+ * are reserved in blocks the same way, by entries without an app.
+ *
+ * A full save, on the state timer, writes the chunks of a new generation,
+ * then points meta at it (a set with meta's version: two writers cannot
+ * both succeed), then removes the older chunks and the journal entries
+ * its snapshot holds (up to its journal_seq).  Writes go in multi-ops of at
+ * most ZK_BATCH_BYTES of data, well below the servers' packet limit
+ * (jute.maxbuffer, 1 MiB by default); each also checks the leader's
+ * election znode, which exists only while its session does, so that a
+ * deposed leader's write fails in ZooKeeper itself.
+ *
+ * A load reads meta, then its chunks, and checks their length and digest;
+ * then it replays the journal entries after the snapshot's, in order.  A
+ * znode is written whole or not at all, so an entry that does not decode,
+ * or whose seq is not its name's, was not written by a master: as anything
+ * else under zookeeper_dir that is not ours, the master refuses to lead
+ * over it rather than guess.  Chunks of another generation are the
+ * leftovers of an interrupted save and are removed, as are entries a
+ * snapshot holds.
  *
  * zoo_multi() (zoo_amulti() and a wait for its completion) runs on the
- * loop: a save blocks it for the round trips of its batches, a few ms on a
- * LAN for a small state. */
+ * loop: a full save blocks it for the round trips of its batches, a
+ * journal entry for one round trip. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +51,14 @@
 #define ZK_META_MAX 512
 #define ZK_META_MAGIC "spark-master-state 1"
 #define ZK_STATE_MAX_BYTES (256u * 1024u * 1024u)
+/* A larger entry (a huge environment) is saved in full instead. */
+#define ZK_JOURNAL_ENTRY_MAX ZK_CHUNK_BYTES
+#define ZK_JOURNAL_DIGITS 20
+/* A delete op's bytes beside its path, counted against ZK_BATCH_BYTES */
+#define ZK_DELETE_OP_BYTES 16u
+#define ZK_PATH_MAX 256
+/* ... and at most this many deletes in one multi-op */
+#define ZK_DELETE_BATCH_OPS 1000
 
 typedef struct ZkMeta {
         uint64_t gen;
@@ -70,6 +94,23 @@ static int chunk_name_gen(const char *name, uint64_t *ret_gen) {
         return 0;
 }
 
+/* jSSSSSSSSSSSSSSSSSSSS: its journal seq, else -EINVAL. */
+static int journal_name_seq(const char *name, uint64_t *ret_seq) {
+        uint64_t seq = 0;
+
+        if (name[0] != 'j' || strlen(name) != 1 + ZK_JOURNAL_DIGITS)
+                return -EINVAL;
+        for (const char *p = name + 1; *p; p++) {
+                if (*p < '0' || *p > '9' || seq > (UINT64_MAX - 9) / 10)
+                        return -EINVAL;
+                seq = seq * 10 + (uint64_t) (*p - '0');
+        }
+        if (seq == 0)
+                return -EINVAL;
+        *ret_seq = seq;
+        return 0;
+}
+
 static int state_dir_path(Master *m, char **ret) {
         return asprintf(ret, "%s/state", master_ha_dir(m->ha)) < 0 ? -ENOMEM : 0;
 }
@@ -92,22 +133,58 @@ static int run_batch(Master *m, zoo_op_t *ops, int n) {
         return zk_errno(zrc);
 }
 
-/* Removes the chunks of every generation but keep (best effort). */
-static void remove_stale_chunks(Master *m, const char *dir, uint64_t keep) {
+/* Removes the chunks of every generation but keep_gen and the journal
+ * entries up to journal_upto (best effort: what is left is skipped at load
+ * and removed by the next save), in multi-ops that check our election
+ * znode, capped by bytes as the writes are. */
+static void remove_stale(Master *m, const char *dir, uint64_t keep_gen, uint64_t journal_upto) {
         struct String_vector children = {};
         zhandle_t *zh = master_ha_handle(m->ha);
+        _cleanup_free_ zoo_op_t *ops = NULL;
+        _cleanup_free_ char *paths = NULL;
+        size_t bytes = 0, removed = 0;
+        int n = 0, r;
 
         if (zoo_get_children(zh, dir, 0, &children) != ZOK)
                 return;
-        for (int i = 0; i < children.count; i++) {
-                _cleanup_free_ char *p = NULL;
-                uint64_t g;
+        ops = calloc(ZK_DELETE_BATCH_OPS + 1, sizeof(*ops));
+        paths = calloc(ZK_DELETE_BATCH_OPS + 1, ZK_PATH_MAX);
+        if (!ops || !paths)
+                goto done;
+        for (int i = 0; i <= children.count; i++) {
+                uint64_t g, seq;
 
-                if (chunk_name_gen(children.data[i], &g) < 0 || g == keep)
+                if (i < children.count) {
+                        const char *c = children.data[i];
+                        char *p;
+
+                        if (chunk_name_gen(c, &g) >= 0 ? g == keep_gen
+                                                       : journal_name_seq(c, &seq) < 0 || seq > journal_upto)
+                                continue;
+                        if (n == 0)
+                                zoo_check_op_init(&ops[n++], master_ha_election_node(m->ha), -1);
+                        p = paths + (size_t) n * ZK_PATH_MAX;
+                        if (snprintf(p, ZK_PATH_MAX, "%s/%s", dir, c) >= ZK_PATH_MAX)
+                                continue;
+                        zoo_delete_op_init(&ops[n++], p, -1);
+                        bytes += strlen(p) + ZK_DELETE_OP_BYTES;
+                        if (n <= ZK_DELETE_BATCH_OPS && bytes + ZK_PATH_MAX + ZK_DELETE_OP_BYTES <= ZK_BATCH_BYTES)
+                                continue;
+                }
+                if (n <= 1)
                         continue;
-                if (asprintf(&p, "%s/%s", dir, children.data[i]) >= 0)
-                        (void) zoo_delete(zh, p, -1);
+                r = run_batch(m, ops, n);
+                if (r < 0) {
+                        log_debug_errno(r, "Failed to remove %d stale znodes under %s, ignoring: %m", n - 1, dir);
+                        break;
+                }
+                removed += (size_t) n - 1;
+                n = 0;
+                bytes = 0;
         }
+        if (removed > 0)
+                log_debug("Removed %zu stale znodes under %s", removed, dir);
+done:
         deallocate_String_vector(&children);
 }
 
@@ -120,7 +197,7 @@ int master_zk_state_save(Master *m) {
         _cleanup_free_ char *meta_path = NULL;
         usec_t start = now_mono_usec();
         size_t len = 0, n_executors = 0, chunks, c = 0;
-        uint64_t gen;
+        uint64_t gen, seq = m->journal_seq; /* the last entry the snapshot holds */
         int r;
 
         if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
@@ -167,14 +244,19 @@ int master_zk_state_save(Master *m) {
         if (r < 0)
                 goto fail;
         m->zk_state_version++;
+        m->zk_state_meta_gen = gen;
         m->state_save_cost = now_mono_usec() - start;
-        remove_stale_chunks(m, dir, gen);
-        log_debug("Saved the state in ZooKeeper: generation %" PRIu64 ", %zu bytes in %zu chunks, %zu executors", gen,
-                  len, chunks, n_executors);
+        /* an entry built but not created yet is in the snapshot too */
+        free(m->zk_journal_entry);
+        m->zk_journal_entry = NULL;
+        remove_stale(m, dir, gen, seq);
+        log_debug("Saved the state in ZooKeeper: generation %" PRIu64 ", %zu bytes in %zu chunks, %zu executors, "
+                  "journal entries up to %" PRIu64, gen, len, chunks, n_executors, seq);
         return 0;
 
 fail:
-        remove_stale_chunks(m, dir, gen - 1 == 0 ? UINT64_MAX : gen - 1);
+        /* the chunks meta points at stay, whatever failed before */
+        remove_stale(m, dir, m->zk_state_meta_gen, 0);
         if (r == -ETIME || r == -ESTALE) {
                 master_deposed(m, r == -ETIME ? "its election znode is gone" : "another master wrote the state");
                 return r;
@@ -193,11 +275,11 @@ static int check_foreign(Master *m, const char *dir, bool state_dir) {
                 return log_error_errno(zk_errno(zrc), "Failed to list %s in ZooKeeper: %s", dir, zerror(zrc));
         for (int i = 0; i < children.count && r == 0; i++) {
                 const char *c = children.data[i];
-                uint64_t g;
+                uint64_t g, seq;
 
                 if (!state_dir && (streq(c, "election") || streq(c, "state")))
                         continue;
-                if (state_dir && (streq(c, "meta") || chunk_name_gen(c, &g) >= 0))
+                if (state_dir && (streq(c, "meta") || chunk_name_gen(c, &g) >= 0 || journal_name_seq(c, &seq) >= 0))
                         continue;
                 r = log_error_errno(EEXIST, "%s/%s: a znode spark-master did not write; refusing to lead over it "
                                             "(master.zookeeper_dir must belong to one cluster's masters alone)",
@@ -235,14 +317,102 @@ static int read_chunks(Master *m, const char *dir, const ZkMeta *meta, uint8_t *
         return 0;
 }
 
+typedef struct ZkJournal {
+        Spark__StateJournalEntry **entries; /* in seq order */
+        size_t n;
+} ZkJournal;
+
+static void zk_journal_done(ZkJournal *j) {
+        for (size_t i = 0; i < j->n; i++)
+                spark__state_journal_entry__free_unpacked(j->entries[i], NULL);
+        free(j->entries);
+        *j = (ZkJournal) {};
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* Every journal entry under dir, in seq order, each checked: read before
+ * anything is restored, so that a master refusing to lead over one has
+ * changed nothing. */
+static int read_journal(Master *m, const char *dir, ZkJournal *ret) {
+        _cleanup_(zk_journal_done) ZkJournal j = {};
+        struct String_vector children = {};
+        zhandle_t *zh = master_ha_handle(m->ha);
+        _cleanup_free_ uint64_t *seqs = NULL;
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, total = 0;
+        int zrc, r = 0;
+
+        zrc = zoo_get_children(zh, dir, 0, &children);
+        if (zrc != ZOK)
+                return log_error_errno(zk_errno(zrc), "Failed to list %s in ZooKeeper: %s", dir, zerror(zrc));
+        seqs = calloc((size_t) children.count + 1, sizeof(*seqs));
+        if (!seqs) {
+                deallocate_String_vector(&children);
+                return log_oom();
+        }
+        for (int i = 0; i < children.count; i++)
+                if (journal_name_seq(children.data[i], &seqs[n]) >= 0)
+                        n++;
+        deallocate_String_vector(&children);
+        if (n == 0) {
+                *ret = (ZkJournal) {};
+                return 0;
+        }
+        qsort(seqs, n, sizeof(*seqs), cmp_u64);
+        j.entries = calloc(n, sizeof(*j.entries));
+        buf = malloc(ZK_JOURNAL_ENTRY_MAX);
+        if (!j.entries || !buf)
+                return log_oom();
+
+        for (size_t i = 0; i < n; i++) {
+                Spark__StateJournalEntry *e;
+                char path[ZK_PATH_MAX];
+                int len = ZK_JOURNAL_ENTRY_MAX;
+                struct Stat st;
+
+                snprintf(path, sizeof(path), "%s/j%0*" PRIu64, dir, ZK_JOURNAL_DIGITS, seqs[i]);
+                zrc = zoo_get(zh, path, 0, buf, &len, &st);
+                if (zrc != ZOK)
+                        return log_error_errno(zk_errno(zrc), "Failed to read %s: %s", path, zerror(zrc));
+                if (st.dataLength < 0 || (size_t) st.dataLength > ZK_JOURNAL_ENTRY_MAX || len != st.dataLength)
+                        return log_error_errno(EBADMSG, "%s: %d bytes, more than any journal entry spark-master "
+                                                        "writes; refusing to lead over it", path, st.dataLength);
+                total += (size_t) len;
+                if (total > ZK_STATE_MAX_BYTES)
+                        return log_error_errno(EFBIG, "%s: the journal entries under %s hold more than %u bytes; "
+                                                      "refusing to lead over them", path, dir, ZK_STATE_MAX_BYTES);
+                e = spark__state_journal_entry__unpack(NULL, (size_t) len, (const uint8_t *) buf);
+                if (!e)
+                        return log_error_errno(EBADMSG, "%s: %d bytes that are not a spark-master journal entry; "
+                                                        "refusing to lead over it", path, len);
+                j.entries[j.n++] = e;
+                if (e->seq != seqs[i] || (e->app && (!e->app->info || isempty(e->app->info->app_id)))) {
+                        r = log_error_errno(EBADMSG, "%s: %s; refusing to lead over it", path,
+                                            e->seq != seqs[i] ? "its entry's sequence number is not its name's"
+                                                              : "its application has no id");
+                        return r;
+                }
+        }
+        *ret = j;
+        j = (ZkJournal) {};
+        return 0;
+}
+
 int master_zk_state_load(Master *m) {
         _cleanup_free_ char *dir = NULL, *meta_path = NULL;
+        _cleanup_(zk_journal_done) ZkJournal journal = {};
         _cleanup_free_ uint8_t *buf = NULL;
         zhandle_t *zh = master_ha_handle(m->ha);
         char text[ZK_META_MAX + 1];
         struct Stat st;
-        size_t n_apps = 0, n_executors = 0;
+        size_t n_apps = 0, n_executors = 0, replayed = 0;
+        uint64_t snap_seq;
         int len = ZK_META_MAX, zrc, r;
+        bool same_boot = false;
         ZkMeta meta;
 
         if (state_dir_path(m, &dir) < 0 || asprintf(&meta_path, "%s/meta", dir) < 0)
@@ -256,12 +426,20 @@ int master_zk_state_load(Master *m) {
         r = check_foreign(m, dir, true);
         if (r < 0)
                 return r;
+        r = read_journal(m, dir, &journal);
+        if (r < 0)
+                return r;
 
         zrc = zoo_get(zh, meta_path, 0, text, &len, &st);
         if (zrc == ZNONODE) {
+                /* a state is saved before any entry is written */
+                if (journal.n > 0)
+                        return log_error_errno(ENOENT, "%s: %zu journal entries but no meta znode; refusing to lead "
+                                                       "over them", dir, journal.n);
                 log_info("No saved state in ZooKeeper %s: starting afresh", dir);
                 m->zk_state_version = -1;
                 m->zk_state_gen = 0;
+                m->zk_state_meta_gen = 0;
                 return master_state_save(m);
         }
         if (zrc != ZOK)
@@ -284,9 +462,89 @@ int master_zk_state_load(Master *m) {
                 return log_error_errno(r, "Failed to restore the state from %s: %m", dir);
         m->zk_state_version = st.version;
         m->zk_state_gen = meta.gen;
-        remove_stale_chunks(m, dir, meta.gen);
+        m->zk_state_meta_gen = meta.gen;
         log_notice("Restored %zu applications, %zu workers and %zu executors from ZooKeeper %s (generation %" PRIu64
                    ", %" PRIu64 " bytes)", n_apps, hashmap_size(cluster_workers(m->cluster)), n_executors, dir,
                    meta.gen, meta.bytes);
+
+        /* the applications registered after it, in order */
+        snap_seq = m->journal_seq;
+        for (size_t i = 0; i < journal.n; i++)
+                replayed += (size_t) master_state_journal_apply(m, journal.entries[i], now_mono_usec(), &same_boot);
+        if (m->journal_seq > snap_seq)
+                log_notice("Restored %zu applications registered after the last snapshot from the journal in "
+                           "ZooKeeper %s (entries %" PRIu64 " to %" PRIu64 ")", replayed, dir, snap_seq + 1,
+                           m->journal_seq);
+        /* The last leader hands out an app's id (to its first launches)
+         * before the app's entry is in ZooKeeper: numbers up to the
+         * reserved ones may be in use though nothing here records them. */
+        if (cluster_next_app_number(m->cluster) < m->app_numbers_reserved)
+                cluster_restore_counters(m->cluster, cluster_start_time(m->cluster), m->app_numbers_reserved);
+        remove_stale(m, dir, meta.gen, snap_seq);
         return 0;
+}
+
+/* ------------------------------------------------------------ journal */
+
+int master_zk_journal_add(Master *m, App *a) {
+        uint8_t *buf = NULL;
+        uint64_t seq;
+        size_t len;
+        int r;
+
+        /* one entry at a time: one not created yet goes first; if it
+         * still cannot be, the full save being retried holds its app */
+        if (m->zk_journal_entry)
+                (void) master_zk_journal_sync(m);
+        free(m->zk_journal_entry);
+        m->zk_journal_entry = NULL;
+        /* from here on, master_zk_journal_sync() puts it in ZooKeeper:
+         * as an entry, or else in a full save */
+        m->journal_unsynced = true;
+        r = master_state_journal_entry(m, a, 0, &buf, &len, &seq);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to build the journal entry of %s, saving all: %m",
+                                         a ? a->id : "the reserved app numbers");
+        if (len > ZK_JOURNAL_ENTRY_MAX) {
+                free(buf);
+                log_info("The journal entry of application %s is %zu bytes, more than %u: saving all instead",
+                         a ? a->id : "?", len, ZK_JOURNAL_ENTRY_MAX);
+                return -EFBIG;
+        }
+        m->zk_journal_entry = buf;
+        m->zk_journal_entry_len = len;
+        m->zk_journal_entry_seq = seq;
+        m->journal_seq = seq;
+        return 0;
+}
+
+int master_zk_journal_sync(Master *m) {
+        _cleanup_free_ char *dir = NULL;
+        char path[ZK_PATH_MAX];
+        zoo_op_t ops[2];
+        int r;
+
+        if (!m->journal_unsynced)
+                return 0;
+        if (!m->zk_journal_entry || master_ha_role(m->ha) != MASTER_ROLE_LEADER)
+                return master_state_save(m); /* says why it cannot, if it cannot */
+        if (state_dir_path(m, &dir) < 0)
+                return log_oom();
+        snprintf(path, sizeof(path), "%s/j%0*" PRIu64, dir, ZK_JOURNAL_DIGITS, m->zk_journal_entry_seq);
+        zoo_check_op_init(&ops[0], master_ha_election_node(m->ha), -1);
+        zoo_create_op_init(&ops[1], path, (const char *) m->zk_journal_entry, (int) m->zk_journal_entry_len,
+                           &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+        r = run_batch(m, ops, 2);
+        if (r >= 0) {
+                free(m->zk_journal_entry);
+                m->zk_journal_entry = NULL;
+                m->journal_unsynced = false;
+                return 0;
+        }
+        if (r == -ETIME) {
+                master_deposed(m, "its election znode is gone");
+                return r;
+        }
+        log_warning_errno(r, "Failed to create the journal entry %s in ZooKeeper, saving all: %m", path);
+        return master_state_save(m);
 }

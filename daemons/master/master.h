@@ -72,8 +72,12 @@ typedef struct Master {
         HttpServer *http;                /* NULL: http_listen is "" or its ports were taken */
         MasterMetrics metrics;
         MasterHa *ha;                    /* recovery_mode "zookeeper": the election; NULL: filesystem */
-        uint64_t zk_state_gen;           /* the generation of the state in ZooKeeper */
+        uint64_t zk_state_gen;           /* the last generation a save wrote or tried */
+        uint64_t zk_state_meta_gen;      /* the one meta points at, 0: none */
         int zk_state_version;            /* of its meta znode, -1: none yet */
+        uint8_t *zk_journal_entry;       /* packed, for master_state_sync() to create; NULL: none */
+        size_t zk_journal_entry_len;
+        uint64_t zk_journal_entry_seq;
 } Master;
 
 int master_new(const char *config_path, Master **ret);
@@ -205,11 +209,21 @@ int master_state_sync_then_reply(Master *m, RpcRequest *req, Envelope *env);
 void master_journal_sync_done(Master *m);
 
 int master_state_pack(Master *m, uint8_t **ret, size_t *ret_len, size_t *ret_executors);
+/* The journal entries both backends keep: the next one packed (an app, or
+ * NULL for the app-number counters) after room bytes of header, and one
+ * read back applied over the snapshot (1: it restored an application). */
+int master_state_journal_entry(Master *m, App *a, size_t room, uint8_t **ret, size_t *ret_len, uint64_t *ret_seq);
+int master_state_journal_apply(Master *m, const Spark__StateJournalEntry *entry, usec_t now, bool *same_boot);
 int master_state_restore_packed(Master *m, const uint8_t *buf, size_t len, size_t *ret_apps, size_t *ret_executors);
 
 /* master-zk-state.c: the same state in znodes under zookeeper_dir/state
  * (docs/ha.md), with master.recovery_mode = "zookeeper". */
 int master_zk_state_save(Master *m);
 int master_zk_state_load(Master *m);
+/* A new application (or NULL: the app-number counters) as a journal znode:
+ * built by master_zk_journal_add(), created by master_zk_journal_sync()
+ * (a full save if it cannot be). */
+int master_zk_journal_add(Master *m, App *a);
+int master_zk_journal_sync(Master *m);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Master *, master_free);

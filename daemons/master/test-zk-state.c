@@ -1,8 +1,9 @@
 /* The zookeeper recovery mode against a real ensemble (ZK_CONNECT, from
  * tests/harness/zk.sh; skipped without one): the election, the state's
- * layout in znodes and its reload, and the refusal to lead over znodes that
- * are not ours (docs/ha.md). */
+ * layout in znodes and its reload, the journal of new applications, and
+ * the refusal to lead over znodes that are not ours (docs/ha.md). */
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,9 @@
 #include "master.h"
 
 #define CHUNK_MAX (256 * 1024)
+#define JOURNAL_PREFIX "j"
+
+static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 7, 7, 7 };
 
 static char tmpdir[256];
 static char zkdir[128];
@@ -88,8 +92,102 @@ static void add_workers(Master *m, int n) {
         }
 }
 
+static void synced(int rc, const char *value, const void *data) {
+        (void) rc, (void) value;
+        __atomic_store_n((int *) data, 1, __ATOMIC_RELEASE);
+}
+
+/* Our session's server may lag behind the one the master wrote through:
+ * ZooKeeper's reads are not linearizable.  A sync brings it up to date
+ * before we read what the master wrote. */
+static void zk_sync(void) {
+        int done = 0;
+
+        ck_assert_int_eq(zoo_async(zh, "/", synced, &done), ZOK);
+        for (int i = 0; i < 2000 && !__atomic_load_n(&done, __ATOMIC_ACQUIRE); i++)
+                usleep(5000);
+        ck_assert(__atomic_load_n(&done, __ATOMIC_ACQUIRE));
+}
+
 static int children(const char *path, struct String_vector *v) {
+        zk_sync();
         return zoo_get_children(zh, path, 0, v);
+}
+
+/* An app as RegisterApplication leaves it: its number reserved, itself
+ * journaled and synced. */
+static App *add_app(Master *m) {
+        AppRegistration reg = { .name = "t", .driver_url = "ipc:///nonexistent/d.sock", .cores_per_executor = 1,
+                                .executor_memory_mb = 64, .executor_key = test_key,
+                                .executor_key_len = sizeof(test_key), .weight = 1, .max_cores = 2 };
+        App *a = NULL;
+
+        ck_assert_int_eq(master_state_reserve_app_number(m), 0);
+        ck_assert_int_eq(cluster_register_app(m->cluster, &reg, now_mono_usec(), &a), 0);
+        ck_assert_int_eq(master_state_app_registered(m, a), 0);
+        ck_assert_int_eq(master_state_sync(m), 0);
+        return a;
+}
+
+/* The journal znodes under state/, in order of their names (which is the
+ * order of their sequence numbers: fixed width); returns how many. */
+static int journal_entries(char names[][64], int max) {
+        struct String_vector v = {};
+        char path[256];
+        int n = 0;
+
+        snprintf(path, sizeof(path), "%s/state", zkdir);
+        ck_assert_int_eq(children(path, &v), ZOK);
+        for (int i = 0; i < v.count; i++)
+                if (strncmp(v.data[i], JOURNAL_PREFIX, strlen(JOURNAL_PREFIX)) == 0) {
+                        ck_assert_int_lt(n, max);
+                        snprintf(names[n++], 64, "%s", v.data[i]);
+                }
+        deallocate_String_vector(&v);
+        qsort(names, (size_t) n, 64, (int (*)(const void *, const void *)) strcmp);
+        return n;
+}
+
+static int journal_count(void) {
+        struct String_vector v = {};
+        char path[256];
+        int n = 0;
+
+        snprintf(path, sizeof(path), "%s/state", zkdir);
+        ck_assert_int_eq(children(path, &v), ZOK);
+        for (int i = 0; i < v.count; i++)
+                n += strncmp(v.data[i], JOURNAL_PREFIX, strlen(JOURNAL_PREFIX)) == 0;
+        deallocate_String_vector(&v);
+        return n;
+}
+
+static Spark__StateJournalEntry *journal_read(const char *name) {
+        static char buf[CHUNK_MAX];
+        char path[256];
+        int len = sizeof(buf);
+
+        snprintf(path, sizeof(path), "%s/state/%s", zkdir, name);
+        zk_sync();
+        ck_assert_int_eq(zoo_get(zh, path, 0, buf, &len, NULL), ZOK);
+        return spark__state_journal_entry__unpack(NULL, (size_t) len, (const uint8_t *) buf);
+}
+
+/* A new master takes over from m1 as after a crash of m1: m1's election
+ * znode goes (as when its session ends) before m1 saves anything more; m1
+ * sees it is deposed, and its save at exit fails in ZooKeeper.  (Two
+ * masters cannot run at once in one process: they share the signals.)
+ * Returns the new master, leading, with the state loaded. */
+static Master *take_over(Master *m1, const char *name) {
+        Master *m2;
+
+        ck_assert_int_eq(zoo_delete(zh, master_ha_election_node(m1->ha), -1), ZOK);
+        for (int i = 0; i < 200 && sd_event_get_state(m1->event) != SD_EVENT_FINISHED; i++)
+                (void) sd_event_run(m1->event, 50 * USEC_PER_MSEC);
+        ck_assert_int_eq(sd_event_get_state(m1->event), SD_EVENT_FINISHED);
+        master_free(m1);
+        m2 = master_at(name);
+        ck_assert(run_until_role(m2, MASTER_ROLE_LEADER));
+        return m2;
 }
 
 START_TEST(test_election_standby_then_leader) {
@@ -135,6 +233,7 @@ START_TEST(test_state_layout_and_reload) {
         ck_assert_int_eq(master_state_save(m), 0);
 
         snprintf(path, sizeof(path), "%s/state/meta", zkdir);
+        zk_sync();
         ck_assert_int_eq(zoo_get(zh, path, 0, meta, &len, NULL), ZOK);
         meta[len] = '\0';
         ck_assert_int_eq(sscanf(meta, "spark-master-state 1\ngen %llu\nchunks %llu\nbytes %llu\n", &gen, &n_chunks, &bytes),
@@ -240,6 +339,151 @@ START_TEST(test_refuses_damaged_chunk) {
 }
 END_TEST
 
+START_TEST(test_journal_entry_per_app) {
+        char names[16][64], a1[64], a2[64];
+        uint64_t gen, seq;
+        Spark__StateJournalEntry *e;
+        Master *m, *m2;
+        App *a;
+        int n;
+
+        m = master_at("m1");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        add_workers(m, 3);
+        ck_assert_int_eq(master_state_save(m), 0);
+        gen = m->zk_state_meta_gen;
+        ck_assert_int_eq(journal_entries(names, 16), 0);
+
+        snprintf(a1, sizeof(a1), "%s", add_app(m)->id);
+        a = add_app(m);
+        snprintf(a2, sizeof(a2), "%s", a->id);
+        /* no full save: one znode per app, and one for the reserved numbers */
+        ck_assert_uint_eq(m->zk_state_meta_gen, gen);
+        ck_assert_ptr_null(m->zk_journal_entry);
+        ck_assert(!m->journal_unsynced);
+        n = journal_entries(names, 16);
+        ck_assert_int_eq(n, 3);
+        ck_assert_int_eq(sscanf(names[n - 1], JOURNAL_PREFIX "%" SCNu64, &seq), 1);
+        ck_assert_uint_eq(seq, m->journal_seq);
+        e = journal_read(names[n - 1]);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_uint_eq(e->seq, seq);
+        ck_assert_ptr_nonnull(e->app);
+        ck_assert_str_eq(e->app->info->app_id, a2);
+        ck_assert_uint_eq(e->app->executor_key.len, sizeof(test_key));
+        spark__state_journal_entry__free_unpacked(e, NULL);
+        e = journal_read(names[0]);
+        ck_assert_ptr_nonnull(e);
+        ck_assert_ptr_null(e->app); /* the numbers reserved before the first app */
+        ck_assert_uint_gt(e->app_numbers_reserved, e->next_app_number);
+        spark__state_journal_entry__free_unpacked(e, NULL);
+
+        /* a new leader: the snapshot's workers, the journal's apps */
+        m2 = take_over(m, "m2");
+        ck_assert_uint_eq(hashmap_size(cluster_workers(m2->cluster)), 3);
+        ck_assert_ptr_nonnull(cluster_app(m2->cluster, a1));
+        ck_assert_ptr_nonnull(cluster_app(m2->cluster, a2));
+        ck_assert_uint_eq(m2->journal_seq, seq);
+        /* the numbers the old leader reserved are not handed out again (an
+         * id may have gone out before its entry was written) */
+        a = add_app(m2);
+        ck_assert_str_ne(a->id, a1);
+        ck_assert_str_ne(a->id, a2);
+        ck_assert_uint_ge(cluster_next_app_number(m2->cluster), 64);
+        n = journal_entries(names, 16);
+        ck_assert_int_ge(n, 4);
+        ck_assert_int_eq(sscanf(names[n - 1], JOURNAL_PREFIX "%" SCNu64, &seq), 1);
+        ck_assert_uint_eq(seq, m2->journal_seq);
+        master_free(m2);
+}
+END_TEST
+
+START_TEST(test_full_save_removes_covered_entries) {
+        char names[16][64], ids[3][64], last[64];
+        uint64_t covered;
+        Master *m, *m2;
+
+        m = master_at("m1");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        add_workers(m, 2);
+        for (int i = 0; i < 3; i++)
+                snprintf(ids[i], sizeof(ids[i]), "%s", add_app(m)->id);
+        ck_assert_int_eq(journal_entries(names, 16), 4);
+
+        /* the snapshot holds them all: they go */
+        covered = m->journal_seq;
+        ck_assert_int_eq(master_state_save(m), 0);
+        ck_assert_int_eq(journal_entries(names, 16), 0);
+
+        /* more entries than one multi-op deletes: all go */
+        for (int i = 0; i < 1010; i++)
+                (void) add_app(m);
+        ck_assert_int_eq(journal_count(), 1010);
+        covered = m->journal_seq;
+        ck_assert_int_eq(master_state_save(m), 0);
+        ck_assert_int_eq(journal_count(), 0);
+
+        /* one more after it stays, and only it is replayed */
+        snprintf(last, sizeof(last), "%s", add_app(m)->id);
+        ck_assert_int_eq(journal_entries(names, 16), 1);
+        ck_assert_uint_eq(m->journal_seq, covered + 1);
+
+        m2 = take_over(m, "m2");
+        for (int i = 0; i < 3; i++)
+                ck_assert_ptr_nonnull(cluster_app(m2->cluster, ids[i]));
+        ck_assert_ptr_nonnull(cluster_app(m2->cluster, last));
+        ck_assert_uint_eq(m2->journal_seq, covered + 1);
+        ck_assert_uint_eq(hashmap_size(cluster_workers(m2->cluster)), 2);
+        master_free(m2);
+}
+END_TEST
+
+START_TEST(test_refuses_garbage_journal_entry) {
+        Spark__StateJournalEntry entry = SPARK__STATE_JOURNAL_ENTRY__INIT;
+        uint8_t packed[64];
+        char path[256];
+        size_t len;
+        Master *m;
+
+        m = master_at("m1");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        add_workers(m, 2);
+        ck_assert_int_eq(master_state_save(m), 0);
+        master_free(m);
+
+        /* bytes that are no entry, under an entry's name */
+        snprintf(path, sizeof(path), "%s/state/" JOURNAL_PREFIX "%020d", zkdir, 99);
+        ck_assert_int_eq(zoo_create(zh, path, "\xff\xff\xff garbage", 11, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+        refuses_over("a journal znode that is not an entry");
+
+        /* an entry, but not the one its name says */
+        entry.seq = 98;
+        entry.next_app_number = 1;
+        len = spark__state_journal_entry__get_packed_size(&entry);
+        ck_assert_uint_le(len, sizeof(packed));
+        spark__state_journal_entry__pack(&entry, packed);
+        ck_assert_int_eq(zoo_set(zh, path, (const char *) packed, (int) len, -1), ZOK);
+        refuses_over("a journal znode whose seq is not its name's");
+
+        /* a name that is not an entry's */
+        ck_assert_int_eq(zoo_delete(zh, path, -1), ZOK);
+        snprintf(path, sizeof(path), "%s/state/" JOURNAL_PREFIX "12x", zkdir);
+        ck_assert_int_eq(zoo_create(zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+        refuses_over("a znode named almost like a journal entry");
+
+        /* the right entry: it leads, with the snapshot */
+        ck_assert_int_eq(zoo_delete(zh, path, -1), ZOK);
+        snprintf(path, sizeof(path), "%s/state/" JOURNAL_PREFIX "%020d", zkdir, 98);
+        ck_assert_int_eq(zoo_create(zh, path, (const char *) packed, (int) len, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                         ZOK);
+        m = master_at("m4");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        ck_assert_uint_eq(hashmap_size(cluster_workers(m->cluster)), 2);
+        ck_assert_uint_eq(m->journal_seq, 98);
+        master_free(m);
+}
+END_TEST
+
 int main(void) {
         Suite *s;
         TCase *tc;
@@ -259,6 +503,9 @@ int main(void) {
         tcase_add_test(tc, test_state_layout_and_reload);
         tcase_add_test(tc, test_refuses_foreign_znodes);
         tcase_add_test(tc, test_refuses_damaged_chunk);
+        tcase_add_test(tc, test_journal_entry_per_app);
+        tcase_add_test(tc, test_full_save_removes_covered_entries);
+        tcase_add_test(tc, test_refuses_garbage_journal_entry);
         suite_add_tcase(s, tc);
         return check_run(s);
 }
