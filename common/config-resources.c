@@ -229,63 +229,73 @@ static void format_list(FILE *f, const char *csv) {
         fputs(" ]", f);
 }
 
-int config_format_resources(char *const *l, char **ret) {
+/* NAME = { addresses = [ ... ]; devices = [ ... ]; } or NAME = { discovery = "..."; }
+ * from an entry string of config_load_resources(). */
+static int format_resource(FILE *f, const char *entry) {
+        _cleanup_free_ char *copy = strdup(entry);
+        char *fields[5] = {}, *p = copy;
+        size_t n = 0;
+
+        if (!copy)
+                return -ENOMEM;
+        while (p && n < ELEMENTSOF(fields)) {
+                fields[n++] = p;
+                p = strchr(p, '\t');
+                if (p)
+                        *p++ = '\0';
+        }
+        fprintf(f, " %s = {", fields[0]);
+        if (n >= 3 && streq(fields[1], "discovery")) {
+                _cleanup_free_ char *q = NULL;
+
+                if (config_quote(fields[2], &q) >= 0)
+                        fprintf(f, " discovery = %s;", q);
+        } else if (n >= 3) {
+                fputs(" addresses = ", f);
+                format_list(f, fields[2]);
+                fputc(';', f);
+                if (n == 5) {
+                        fputs(" devices = ", f);
+                        format_list(f, fields[4]);
+                        fputc(';', f);
+                }
+        }
+        fputs(" };", f);
+        return 0;
+}
+
+/* NAME = AMOUNT; from "NAME=AMOUNT". */
+static int format_amount(FILE *f, const char *entry) {
+        const char *eq = strchr(entry, '=');
+
+        if (eq)
+                fprintf(f, " %.*s = %s;", (int) (eq - entry), entry, eq + 1);
+        return 0;
+}
+
+/* { ... } with each entry of l as format_one writes it. */
+static int format_group(char *const *l, int (*format_one)(FILE *f, const char *entry), char **ret) {
         _cleanup_(memstream_done) MemStream m = {};
         FILE *f;
+        int r;
 
         f = memstream_init(&m);
         if (!f)
                 return -ENOMEM;
         fputc('{', f);
         for (char *const *e = l; e && *e; e++) {
-                _cleanup_free_ char *copy = strdup(*e);
-                char *fields[5] = {}, *p = copy;
-                size_t n = 0;
-
-                if (!copy)
-                        break;
-                while (p && n < ELEMENTSOF(fields)) {
-                        fields[n++] = p;
-                        p = strchr(p, '\t');
-                        if (p)
-                                *p++ = '\0';
-                }
-                fprintf(f, " %s = {", fields[0]);
-                if (n >= 3 && streq(fields[1], "discovery")) {
-                        _cleanup_free_ char *q = NULL;
-
-                        if (config_quote(fields[2], &q) >= 0)
-                                fprintf(f, " discovery = %s;", q);
-                } else if (n >= 3) {
-                        fputs(" addresses = ", f);
-                        format_list(f, fields[2]);
-                        fputc(';', f);
-                        if (n == 5) {
-                                fputs(" devices = ", f);
-                                format_list(f, fields[4]);
-                                fputc(';', f);
-                        }
-                }
-                fputs(" };", f);
+                r = format_one(f, *e);
+                if (r < 0)
+                        return r;
         }
         fputs(" }", f);
         return memstream_finalize(&m, ret, NULL);
 }
 
+int config_format_resources(char *const *l, char **ret) {
+        return format_group(l, format_resource, ret);
+}
+
 int config_format_amounts(char *const *l, char **ret) {
-        _cleanup_(memstream_done) MemStream m = {};
-        FILE *f;
-
-        f = memstream_init(&m);
-        if (!f)
-                return -ENOMEM;
-        fputc('{', f);
-        for (char *const *e = l; e && *e; e++) {
-                const char *eq = strchr(*e, '=');
-
-                if (eq)
-                        fprintf(f, " %.*s = %s;", (int) (eq - *e), *e, eq + 1);
-        }
-        fputs(" }", f);
-        return memstream_finalize(&m, ret, NULL);
+        return format_group(l, format_amount, ret);
 }
