@@ -238,22 +238,15 @@ logged() {
                 END { print count + 0 }' "$(daemon_log "$daemon")"
 }
 
-# real_worker_confs HEARTBEAT_MS: $T/worker1.conf and worker2.conf, two
-# workers of 2 cores and 1 GiB on ipc sockets in $T that include
-# $T/spark.conf and start the real spark-executor on the user manager.
-real_worker_confs() {
-        local i
-        for i in 1 2; do
-                cat >"$T/worker$i.conf" <<CONF
-@include "spark.conf"
-worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock";
-          cores = 2; memory_mb = 1024; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = $1;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
-CONF
-        done
-}
-
 # --- a real cluster: a master, N workers and drivers -----------------------------
+
+# require_real_cluster: the user manager and the programs real_cluster and
+# real_driver_conf run, and jq, which the tests that use them read status with.
+require_real_cluster() {
+        require_user_manager
+        require_programs sparkctl spark-master spark-worker spark-driver spark-executor
+        command -v jq >/dev/null || skip_all "jq is not installed"
+}
 
 # real_cluster WORKERS [OPTION...]: a master and WORKERS real workers on ipc
 # sockets in $TEST_TMPDIR, started and waited for (the master answers, every
@@ -334,6 +327,25 @@ driver_url() {
 # as the daemon DAEMON ("driverNAME" by default).
 start_real_driver() {
         start_daemon "${2:-driver$1}" "$SPARK_BUILD/spark-driver" --config "$TEST_TMPDIR/driver-$1.conf"
+}
+
+# require_task_lib: sets lib, the test helpers' task library (slow_square,
+# ...), or dies if it is not built.
+require_task_lib() {
+        lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
+        [ -f "$lib" ] || die "$lib is not built (make test-helpers)"
+}
+
+# check_square_results NAME FILE: FILE, what `sparkctl results --json` gave
+# for a job of slow_square over `seq 0 N-1`, holds N results, one for each
+# task, each the square of its input; $TEST_TMPDIR/squares has the N squares.
+check_square_results() {
+        local squares=$TEST_TMPDIR/squares n
+        n=$(wc -l <"$squares")
+        check_eq "$1: $n results" "$n" "$(grep -c '"task":' "$2")"
+        check_eq "$1: each task exactly once" "$n" "$(grep -o '"task":[0-9]*' "$2" | sort -u | wc -l)"
+        check_eq "$1: every result correct" "$(cat "$squares")" \
+                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$2")"
 }
 
 # executor_registered [DAEMON] N: the driver (DAEMON, "driver" by default)

@@ -9,8 +9,7 @@
 require_user_manager
 
 tmp=$(harness_tmpdir)
-lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
-[ -f "$lib" ] || die "test helpers are not built (make test-helpers)"
+require_task_lib
 
 real_driver_conf durable-test --state-dir \
         'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'
@@ -56,11 +55,7 @@ restart_during_job() {
         rc=0
         sparkctl results "$job" --json >"$tmp/$name.json" 2>"$tmp/$name.err" || rc=$?
         check_eq "$name: the job succeeds" 0 "$rc"
-        check_eq "$name: 2,000 results" 2000 "$(grep -c '"task":' "$tmp/$name.json")"
-        check_eq "$name: each task exactly once" 2000 \
-                "$(grep -o '"task":[0-9]*' "$tmp/$name.json" | sort -u | wc -l)"
-        check_eq "$name: every result correct" "$(cat "$tmp/squares")" \
-                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$tmp/$name.json")"
+        check_square_results "$name" "$tmp/$name.json"
         check_eq "$name: the same executor units and processes run, none added" "$units_before" "$(units)"
         check_eq "$name: the application kept its id" "$app" "$(sparkctl status --json | jq -r '.apps[0].app_id')"
         check_eq "$name: the master knows one application" 1 "$(sparkctl status --json | jq '.apps | length')"

@@ -10,8 +10,7 @@
 require_user_manager
 
 tmp=$(harness_tmpdir)
-lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
-[ -f "$lib" ] || die "test helpers are not built (make test-helpers)"
+require_task_lib
 
 real_driver_conf unit-restart --state-dir \
         'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'

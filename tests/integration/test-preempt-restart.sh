@@ -16,12 +16,10 @@
 #     are 4 and 4, and every task of A succeeded at its first attempt.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
-require_user_manager
+require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-require_programs sparkctl spark-master spark-worker spark-driver spark-executor
-command -v jq >/dev/null || skip_all "jq is not installed"
 for n in A B; do
         real_driver_conf "$n" 'cores_per_executor = 1; executor_memory_mb = 128; task_max_failures = 1;
           locality_wait_ms = 0;'
