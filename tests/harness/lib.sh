@@ -329,6 +329,14 @@ start_real_driver() {
         start_daemon "${2:-driver$1}" "$SPARK_BUILD/spark-driver" --config "$TEST_TMPDIR/driver-$1.conf"
 }
 
+# executor_unit_pids: "UNIT PID" of every active executor unit, sorted.
+executor_unit_pids() {
+        local u
+        for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
+                echo "$u $(systemctl --user show -p MainPID --value "$u")"
+        done
+}
+
 # require_task_lib: sets lib, the test helpers' task library (slow_square,
 # ...), or dies if it is not built.
 require_task_lib() {

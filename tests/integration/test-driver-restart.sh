@@ -16,13 +16,7 @@ real_driver_conf durable-test --state-dir \
 stop_user_units_on_exit 'spark-executor-*'
 
 sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url durable-test)" "$@"; }
-# "UNIT PID" of every active executor unit
-units() {
-        local u
-        for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
-                echo "$u $(systemctl --user show -p MainPID --value "$u")"
-        done
-}
+units() { executor_unit_pids; }
 units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
 job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' [1-9][0-9]*/2000 '; }
 reregistered() { [ "$(logged EXECUTOR_REGISTERED driver)" -ge 4 ]; }

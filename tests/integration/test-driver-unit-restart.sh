@@ -18,13 +18,7 @@ driver_unit=spark-test-driver-$$
 stop_user_units_on_exit "$driver_unit.service" 'spark-executor-*'
 
 sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url unit-restart)" "$@"; }
-# "UNIT PID" of every active executor unit
-units() {
-        local u
-        for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
-                echo "$u $(systemctl --user show -p MainPID --value "$u")"
-        done
-}
+units() { executor_unit_pids; }
 units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
 registrations() { unit_journal "$driver_unit" | grep -c "Executor [0-9]* registered"; }
 registered() { [ "$(registrations)" -ge "$1" ]; }
