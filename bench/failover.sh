@@ -123,13 +123,9 @@ run_scale_zk() {
         sbase=$(pick_port_base) || { say "no free block of ports"; return 1; }
         master_url=$(tcp_url "$sbase")
         events_url=$(tcp_url $((sbase + 1)))
-        cat >"$tmp/scale-zk.conf" <<CONF
-cluster: { master = "$master_url"; master_events = "$events_url"; };
-master: { listen = "$master_url"; events_listen = "$events_url"; state_dir = "$tmp/scale-zk-state";
-          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))";
-          recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "/spark-bench-scale";
-          zookeeper_session_timeout_ms = 4000; };
-CONF
+        scale_master_conf "$tmp/scale-zk.conf" "$master_url" "$events_url" "$tmp/scale-zk-state" $((sbase + 2)) \
+                "recovery_mode = \"zookeeper\"; zookeeper = \"$ZK_CONNECT\"; zookeeper_dir = \"/spark-bench-scale\";
+          zookeeper_session_timeout_ms = 4000;"
         ulimit -Hn 65536 2>/dev/null || true
         ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
         "$B/spark-master" --config "$tmp/scale-zk.conf" >"$tmp/scale-zk-master.log" 2>&1 &

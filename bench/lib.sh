@@ -148,6 +148,19 @@ both() {
 
 # ----------------------------------------------------------------- table
 
+# scale_master_conf FILE MASTER_URL EVENTS_URL STATE_DIR HTTP_PORT SETTINGS:
+# the conf of the master of a scale run: workers and executors that may stay
+# silent or fail as long as the run takes, HTTP on 127.0.0.1:HTTP_PORT, and
+# SETTINGS (its scheduling, its recovery mode).
+scale_master_conf() {
+        cat >"$1" <<CONF
+cluster: { master = "$2"; master_events = "$3"; };
+master: { listen = "$2"; events_listen = "$3"; state_dir = "$4";
+          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$5";
+          $6 };
+CONF
+}
+
 TABLE=()
 # row FIGURE OURS BASELINE RATIO GOAL VERDICT
 row() {

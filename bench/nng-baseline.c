@@ -136,6 +136,23 @@ static int dial(const char *url, nng_socket *ret) {
         return rv;
 }
 
+/* Starts the server of n_contexts contexts and dials it: its pid, or -1
+ * (said on stderr) with nothing left running. */
+static pid_t start_and_dial(const char *url, int n_contexts, nng_socket *ret) {
+        pid_t server = start_server(url, n_contexts);
+        int rv;
+
+        if (server < 0)
+                return -1;
+        rv = dial(url, ret);
+        if (rv < 0) {
+                fprintf(stderr, "nng-baseline: cannot dial %s: %s\n", url, strerror(-rv));
+                stop_server(server);
+                return -1;
+        }
+        return server;
+}
+
 /* ------------------------------------------------------------- rate */
 
 typedef struct ClientCtx {
@@ -185,17 +202,10 @@ static int run_rate(const char *url, int n_contexts, double seconds) {
         nng_socket s;
         uint64_t c0, c1, t0, t1;
         pid_t server;
-        int rv;
 
-        server = start_server(url, n_contexts);
+        server = start_and_dial(url, n_contexts, &s);
         if (server < 0)
                 return 1;
-        rv = dial(url, &s);
-        if (rv < 0) {
-                fprintf(stderr, "nng-baseline: cannot dial %s: %s\n", url, strerror(-rv));
-                stop_server(server);
-                return 1;
-        }
         for (int i = 0; i < n_contexts; i++) {
                 if (nng_ctx_open(&ctxs[i].ctx, s) != 0 || nng_aio_alloc(&ctxs[i].aio, client_cb, &ctxs[i]) != 0) {
                         stop_server(server);
@@ -240,15 +250,9 @@ static int run_rtt(const char *url, int count) {
 
         if (!samples)
                 return 1;
-        server = start_server(url, 1);
+        server = start_and_dial(url, 1, &s);
         if (server < 0)
                 return 1;
-        rv = dial(url, &s);
-        if (rv < 0) {
-                fprintf(stderr, "nng-baseline: cannot dial %s: %s\n", url, strerror(-rv));
-                stop_server(server);
-                return 1;
-        }
         for (int i = -count / 10; i < count; i++) {
                 nng_msg *m;
                 uint64_t t0;

@@ -936,12 +936,8 @@ run_scale() {
         sbase=$(pick_port_base) || { say "no free block of ports"; return 1; }
         master_url=$(url "$sbase")
         events_url=$(url $((sbase + 1)))
-        cat >"$tmp/scale.conf" <<EOF
-cluster: { master = "$master_url"; master_events = "$events_url"; };
-master: { listen = "$master_url"; events_listen = "$events_url"; state_dir = "$tmp/${p}-state";
-          worker_timeout_ms = 600000; max_executor_retries = 10000; http_listen = "127.0.0.1:$((sbase + 2))";
-          scheduling = "$sched"; };
-EOF
+        scale_master_conf "$tmp/scale.conf" "$master_url" "$events_url" "$tmp/${p}-state" $((sbase + 2)) \
+                "scheduling = \"$sched\";"
         # the master holds an nng socket (and more: see the fds figure) per
         # worker: give it what units/spark-master.service gives it
         ulimit -Hn 65536 2>/dev/null || true

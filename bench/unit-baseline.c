@@ -104,24 +104,14 @@ static int append_executor_properties(sd_bus_message *m, const char *slice) {
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "SyslogIdentifier", "s", "spark-executor");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", "LogExtraFields");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "aay");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "ay");
+                r = unit_property_open_array(m, "LogExtraFields", "ay");
         for (const char *const *f = (const char *const[]) { "SPARK_APP_ID=app-20261129000000-0001",
                                                              "SPARK_EXECUTOR_ID=1", "SPARK_WORKER_ID=worker-bench",
                                                              NULL };
              r >= 0 && *f; f++)
                 r = sd_bus_message_append_array(m, 'y', *f, strlen(*f));
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = unit_property_close_array(m);
         return r;
 }
 

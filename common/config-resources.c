@@ -9,6 +9,7 @@
 
 #include "config-internal.h"
 #include "resources.h"
+#include "memstream-util.h"
 
 static bool path_is_acceptable(const char *s) {
         if (s[0] != '/' || strlen(s) >= 4096)
@@ -52,8 +53,8 @@ static int load_string_array(Loader *l, const char *key, const char *member, con
 
 /* One NAME = { ... } of worker.resources, as an entry string; NULL in
  * *ret if the file is wrong there (the error is recorded). */
-static int load_one_resource(Loader *l, const char *key, const config_setting_t *g, char **ret) {
-        const char *name = config_setting_name(g);
+static int load_one_resource(Loader *l, const ConfigKey *k, const config_setting_t *g, char **ret) {
+        const char *key = k->key, *name = config_setting_name(g);
         const config_setting_t *addresses = NULL, *devices = NULL, *discovery = NULL;
         _cleanup_free_ char *entry = NULL, *subkey = NULL, *buf = NULL;
         size_t size = 0;
@@ -139,22 +140,58 @@ static int load_one_resource(Loader *l, const char *key, const config_setting_t 
         return 0;
 }
 
-/* A group of at most RESOURCE_KINDS_MAX members, and a NULL-terminated
- * array with room for a string of each; *ret NULL if it is not one (the
- * error is recorded) or on -ENOMEM. */
-static int resource_group_begin(Loader *l, const ConfigKey *k, const config_setting_t *s, char ***ret) {
+/* One NAME = AMOUNT of driver.executor_resources, as "NAME=AMOUNT"; NULL in
+ * *ret if the file is wrong there (the error is recorded). */
+static int load_one_amount(Loader *l, const ConfigKey *k, const config_setting_t *e, char **ret) {
+        const char *name = config_setting_name(e);
+        long long x;
+
         *ret = NULL;
+        if (!resource_name_is_valid(name))
+                return config_loader_error(l, e, "%s.%s: invalid resource name: lower-case letters, digits and _ "
+                                                 "starting with a letter, at most %d bytes",
+                                           k->key, name, RESOURCE_NAME_MAX);
+        if (config_setting_type(e) != CONFIG_TYPE_INT && config_setting_type(e) != CONFIG_TYPE_INT64)
+                return config_loader_error(l, e, "%s.%s: expected an integer, got %s", k->key, name,
+                                           config_loader_type_name(e));
+        x = config_setting_get_int64(e);
+        if (x < k->min || x > k->max)
+                return config_loader_error(l, e, "%s.%s: value %lld out of range (%" PRId64 "..%" PRId64 ")",
+                                           k->key, name, x, k->min, k->max);
+        if (asprintf(ret, "%s=%lld", name, x) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* A group of at most RESOURCE_KINDS_MAX members, each made a string by
+ * load_one.  The key's new value is the NULL-terminated array of them if
+ * every member was good; otherwise the old value stays (the errors are
+ * recorded). */
+static int load_group(Loader *l, const ConfigKey *k, const config_setting_t *s, char ***v,
+                      int (*load_one)(Loader *l, const ConfigKey *k, const config_setting_t *e, char **ret)) {
+        char **strv;
+        size_t n = 0;
+        bool bad = false;
+        int r = 0;
+
         if (config_setting_type(s) != CONFIG_TYPE_GROUP)
                 return config_loader_error(l, s, "%s: expected a group, got %s", k->key, config_loader_type_name(s));
         if (config_setting_length(s) > RESOURCE_KINDS_MAX)
                 return config_loader_error(l, s, "%s: more than %d resources", k->key, RESOURCE_KINDS_MAX);
-        *ret = calloc((size_t) config_setting_length(s) + 1, sizeof(char *));
-        return *ret ? 0 : -ENOMEM;
-}
+        strv = calloc((size_t) config_setting_length(s) + 1, sizeof(char *));
+        if (!strv)
+                return -ENOMEM;
+        for (int i = 0; i < config_setting_length(s) && r >= 0; i++) {
+                char *e = NULL;
 
-/* The key's new value is strv if every member was good (r >= 0, !bad);
- * otherwise strv is freed and the old value stays. */
-static int resource_group_end(char **strv, int r, bool bad, char ***v) {
+                r = load_one(l, k, config_setting_get_elem(s, (unsigned) i), &e);
+                if (e)
+                        strv[n++] = e;
+                else
+                        bad = true;
+        }
         if (r < 0 || bad) {
                 config_strv_free(strv);
                 return r < 0 ? r : 0;
@@ -165,68 +202,11 @@ static int resource_group_end(char **strv, int r, bool bad, char ***v) {
 }
 
 int config_load_resources(Loader *l, const ConfigKey *k, const config_setting_t *s, char ***v) {
-        char **entries;
-        size_t n = 0;
-        bool bad = false;
-        int r;
-
-        r = resource_group_begin(l, k, s, &entries);
-        if (!entries)
-                return r;
-        for (int i = 0; i < config_setting_length(s) && r >= 0; i++) {
-                char *e = NULL;
-
-                r = load_one_resource(l, k->key, config_setting_get_elem(s, (unsigned) i), &e);
-                if (e)
-                        entries[n++] = e;
-                else
-                        bad = true;
-        }
-        return resource_group_end(entries, r, bad, v);
+        return load_group(l, k, s, v, load_one_resource);
 }
 
 int config_load_amounts(Loader *l, const ConfigKey *k, const config_setting_t *s, char ***v) {
-        char **amounts;
-        size_t n = 0;
-        bool bad = false;
-        int r;
-
-        r = resource_group_begin(l, k, s, &amounts);
-        if (!amounts)
-                return r;
-        for (int i = 0; i < config_setting_length(s) && r >= 0; i++) {
-                const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
-                const char *name = config_setting_name(e);
-                long long x;
-
-                if (!resource_name_is_valid(name)) {
-                        r = config_loader_error(l, e, "%s.%s: invalid resource name: lower-case letters, digits and _ "
-                                                      "starting with a letter, at most %d bytes",
-                                                k->key, name, RESOURCE_NAME_MAX);
-                        bad = true;
-                        continue;
-                }
-                if (config_setting_type(e) != CONFIG_TYPE_INT && config_setting_type(e) != CONFIG_TYPE_INT64) {
-                        r = config_loader_error(l, e, "%s.%s: expected an integer, got %s", k->key, name,
-                                                config_loader_type_name(e));
-                        bad = true;
-                        continue;
-                }
-                x = config_setting_get_int64(e);
-                if (x < k->min || x > k->max) {
-                        r = config_loader_error(l, e, "%s.%s: value %lld out of range (%" PRId64 "..%" PRId64 ")",
-                                                k->key, name, x, k->min, k->max);
-                        bad = true;
-                        continue;
-                }
-                if (asprintf(&amounts[n], "%s=%lld", name, x) < 0) {
-                        amounts[n] = NULL;
-                        r = -ENOMEM;
-                        break;
-                }
-                n++;
-        }
-        return resource_group_end(amounts, r, bad, v);
+        return load_group(l, k, s, v, load_one_amount);
 }
 
 static void format_list(FILE *f, const char *csv) {
@@ -249,75 +229,73 @@ static void format_list(FILE *f, const char *csv) {
         fputs(" ]", f);
 }
 
-int config_format_resources(char *const *l, char **ret) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f;
+/* NAME = { addresses = [ ... ]; devices = [ ... ]; } or NAME = { discovery = "..."; }
+ * from an entry string of config_load_resources(). */
+static int format_resource(FILE *f, const char *entry) {
+        _cleanup_free_ char *copy = strdup(entry);
+        char *fields[5] = {}, *p = copy;
+        size_t n = 0;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
+        if (!copy)
                 return -ENOMEM;
-        fputc('{', f);
-        for (char *const *e = l; e && *e; e++) {
-                _cleanup_free_ char *copy = strdup(*e);
-                char *fields[5] = {}, *p = copy;
-                size_t n = 0;
+        while (p && n < ELEMENTSOF(fields)) {
+                fields[n++] = p;
+                p = strchr(p, '\t');
+                if (p)
+                        *p++ = '\0';
+        }
+        fprintf(f, " %s = {", fields[0]);
+        if (n >= 3 && streq(fields[1], "discovery")) {
+                _cleanup_free_ char *q = NULL;
 
-                if (!copy)
-                        break;
-                while (p && n < ELEMENTSOF(fields)) {
-                        fields[n++] = p;
-                        p = strchr(p, '\t');
-                        if (p)
-                                *p++ = '\0';
-                }
-                fprintf(f, " %s = {", fields[0]);
-                if (n >= 3 && streq(fields[1], "discovery")) {
-                        _cleanup_free_ char *q = NULL;
-
-                        if (config_quote(fields[2], &q) >= 0)
-                                fprintf(f, " discovery = %s;", q);
-                } else if (n >= 3) {
-                        fputs(" addresses = ", f);
-                        format_list(f, fields[2]);
+                if (config_quote(fields[2], &q) >= 0)
+                        fprintf(f, " discovery = %s;", q);
+        } else if (n >= 3) {
+                fputs(" addresses = ", f);
+                format_list(f, fields[2]);
+                fputc(';', f);
+                if (n == 5) {
+                        fputs(" devices = ", f);
+                        format_list(f, fields[4]);
                         fputc(';', f);
-                        if (n == 5) {
-                                fputs(" devices = ", f);
-                                format_list(f, fields[4]);
-                                fputc(';', f);
-                        }
                 }
-                fputs(" };", f);
         }
-        fputs(" }", f);
-        if (fclose(f) != 0) {
-                free(buf);
-                return -ENOMEM;
-        }
-        *ret = buf;
+        fputs(" };", f);
         return 0;
 }
 
-int config_format_amounts(char *const *l, char **ret) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f;
+/* NAME = AMOUNT; from "NAME=AMOUNT". */
+static int format_amount(FILE *f, const char *entry) {
+        const char *eq = strchr(entry, '=');
 
-        f = open_memstream(&buf, &size);
+        if (eq)
+                fprintf(f, " %.*s = %s;", (int) (eq - entry), entry, eq + 1);
+        return 0;
+}
+
+/* { ... } with each entry of l as format_one writes it. */
+static int format_group(char *const *l, int (*format_one)(FILE *f, const char *entry), char **ret) {
+        _cleanup_(memstream_done) MemStream m = {};
+        FILE *f;
+        int r;
+
+        f = memstream_init(&m);
         if (!f)
                 return -ENOMEM;
         fputc('{', f);
         for (char *const *e = l; e && *e; e++) {
-                const char *eq = strchr(*e, '=');
-
-                if (eq)
-                        fprintf(f, " %.*s = %s;", (int) (eq - *e), *e, eq + 1);
+                r = format_one(f, *e);
+                if (r < 0)
+                        return r;
         }
         fputs(" }", f);
-        if (fclose(f) != 0) {
-                free(buf);
-                return -ENOMEM;
-        }
-        *ret = buf;
-        return 0;
+        return memstream_finalize(&m, ret, NULL);
+}
+
+int config_format_resources(char *const *l, char **ret) {
+        return format_group(l, format_resource, ret);
+}
+
+int config_format_amounts(char *const *l, char **ret) {
+        return format_group(l, format_amount, ret);
 }

@@ -452,17 +452,14 @@ const char *config_endpoint_list_check(const char *s) {
         }
 }
 
-static const char *check_recovery_mode(const char *s) {
-        if (streq(s, "filesystem") || streq(s, "zookeeper"))
-                return NULL;
-        return "must be \"filesystem\" or \"zookeeper\"";
-}
+/* A check that takes one of two words, and says which in its error. */
+#define DEFINE_CHECK_EITHER(name, a, b)                                                         \
+        static const char *name(const char *s) {                                                \
+                return streq(s, a) || streq(s, b) ? NULL : "must be \"" a "\" or \"" b "\"";         \
+        }
 
-static const char *check_scheduling(const char *s) {
-        if (streq(s, "fifo") || streq(s, "fair"))
-                return NULL;
-        return "must be \"fifo\" or \"fair\"";
-}
+DEFINE_CHECK_EITHER(check_recovery_mode, "filesystem", "zookeeper")
+DEFINE_CHECK_EITHER(check_scheduling, "fifo", "fair")
 
 /* The connect string zookeeper_init() takes: HOST:PORT[,HOST:PORT...],
  * optionally followed by a chroot path, which we do not use: zookeeper_dir
@@ -492,11 +489,7 @@ static const char *check_znode_path(const char *s) {
         return NULL;
 }
 
-static const char *check_bus(const char *s) {
-        if (streq(s, "system") || streq(s, "user"))
-                return NULL;
-        return "must be \"system\" or \"user\"";
-}
+DEFINE_CHECK_EITHER(check_bus, "system", "user")
 
 static const char *check_slice(const char *s) {
         size_t n = strlen(s);

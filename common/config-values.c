@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config-internal.h"
+#include "memstream-util.h"
 
 char **config_strv_free(char **l) {
         if (l) {
@@ -60,44 +61,26 @@ static int strv_copy(char *const *l, char ***ret) {
 }
 
 int config_quote(const char *s, char **ret) {
-        char *buf = NULL;
-        size_t size = 0;
+        /* what libconfig reads back as the byte itself */
+        static const char *const escapes[256] = {
+                ['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\t'] = "\\t", ['\r'] = "\\r",
+        };
+        _cleanup_(memstream_done) MemStream m = {};
         FILE *f;
 
-        f = open_memstream(&buf, &size);
+        f = memstream_init(&m);
         if (!f)
                 return -ENOMEM;
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *) (s ?: ""); *p; p++)
-                switch (*p) {
-                case '"':
-                        fputs("\\\"", f);
-                        break;
-                case '\\':
-                        fputs("\\\\", f);
-                        break;
-                case '\n':
-                        fputs("\\n", f);
-                        break;
-                case '\t':
-                        fputs("\\t", f);
-                        break;
-                case '\r':
-                        fputs("\\r", f);
-                        break;
-                default:
-                        if (*p < ' ' || *p == 0x7f)
-                                fprintf(f, "\\x%02x", *p);
-                        else
-                                fputc(*p, f);
-                }
+                if (escapes[*p])
+                        fputs(escapes[*p], f);
+                else if (*p < ' ' || *p == 0x7f)
+                        fprintf(f, "\\x%02x", *p);
+                else
+                        fputc(*p, f);
         fputc('"', f);
-        if (fclose(f) != 0) {
-                free(buf);
-                return -ENOMEM;
-        }
-        *ret = buf;
-        return 0;
+        return memstream_finalize(&m, ret, NULL);
 }
 
 static size_t value_size(const ConfigKey *k) {
@@ -191,13 +174,8 @@ int config_defaults(SparkConfig *c) {
                 case CONFIG_KEY_BOOL:
                         *(bool *) v = k->default_int != 0;
                         break;
-                case CONFIG_KEY_ENV:
-                case CONFIG_KEY_STRV:
-                case CONFIG_KEY_RESOURCES:
-                case CONFIG_KEY_AMOUNTS:
-                        *(char ***) v = NULL;
-                        break;
                 default:
+                        /* a list's default is empty, NULL: *c is zeroed */
                         break;
                 }
         }
@@ -241,12 +219,11 @@ bool config_key_equal(const ConfigKey *k, const SparkConfig *a, const SparkConfi
  * { NAME = "value"; ... }, or a list as an array, [ "a", "b" ] ({ } and [ ]
  * when empty). */
 static int format_strings(char *const *l, bool as_env, char **ret) {
-        char *buf = NULL;
-        size_t size = 0;
+        _cleanup_(memstream_done) MemStream m = {};
         FILE *f;
         int r = 0;
 
-        f = open_memstream(&buf, &size);
+        f = memstream_init(&m);
         if (!f)
                 return -ENOMEM;
         fputc(as_env ? '{' : '[', f);
@@ -263,14 +240,9 @@ static int format_strings(char *const *l, bool as_env, char **ret) {
                         fprintf(f, "%s %s", e == l ? "" : ",", q);
         }
         fputs(as_env ? " }" : " ]", f);
-        if (fclose(f) != 0 && r >= 0)
-                r = -ENOMEM;
-        if (r < 0) {
-                free(buf);
+        if (r < 0)
                 return r;
-        }
-        *ret = buf;
-        return 0;
+        return memstream_finalize(&m, ret, NULL);
 }
 
 int config_key_format_value(const ConfigKey *k, const SparkConfig *c, char **ret) {

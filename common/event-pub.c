@@ -48,15 +48,11 @@ int event_pub_new(const char *url, int max_subscriber_backlog, const TlsSettings
         /* Never 0, so that 0 can mean "no epoch" to a subscriber. */
         p->epoch = MAX(realtime_usec(), 1u);
 
-        k = nng_errno(nng_pub0_open(&p->sock));
+        /* pub never receives; a tiny limit makes a misbehaving peer harmless. */
+        k = nng_util_open(nng_pub0_open, 1024, &p->sock);
         if (k < 0)
                 goto fail;
         p->sock_open = true;
-
-        /* pub never receives; a tiny limit makes a misbehaving peer harmless. */
-        k = nng_util_set_recv_limit(p->sock, 1024);
-        if (k < 0)
-                goto fail;
         k = nng_errno(nng_socket_set_int(p->sock, NNG_OPT_SENDBUF,
                                          max_subscriber_backlog > 0 ? max_subscriber_backlog
                                                                     : EVENT_PUB_DEFAULT_BACKLOG));

@@ -214,14 +214,10 @@ int event_sub_new(sd_event *e, const char *url, const EventSubConfig *cfg, Event
         if (k < 0)
                 return k;
 
-        k = nng_errno(nng_sub0_open(&s->sock));
+        k = nng_util_open(nng_sub0_open, s->max_event_bytes, &s->sock);
         if (k < 0)
                 return k;
         s->sock_open = true;
-
-        k = nng_util_set_recv_limit(s->sock, s->max_event_bytes);
-        if (k < 0)
-                return k;
         k = nng_util_set_reconnect(s->sock, cfg && cfg->reconnect_min_ms > 0 ? cfg->reconnect_min_ms
                                                                             : EVENT_SUB_RECONNECT_MIN_MS,
                                    cfg && cfg->reconnect_max_ms > 0 ? cfg->reconnect_max_ms

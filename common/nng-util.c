@@ -84,6 +84,22 @@ int nng_util_set_recv_limit(nng_socket s, size_t max_bytes) {
                                              max_bytes > 0 ? max_bytes : SPARK_MAX_MESSAGE_BYTES));
 }
 
+int nng_util_open(int (*open_fn)(nng_socket *), size_t max_bytes, nng_socket *ret) {
+        nng_socket s;
+        int r;
+
+        r = nng_errno(open_fn(&s));
+        if (r < 0)
+                return r;
+        r = nng_util_set_recv_limit(s, max_bytes);
+        if (r < 0) {
+                (void) nng_close(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
 int nng_util_set_reconnect(nng_socket s, int min_ms, int max_ms) {
         int r;
 

@@ -22,6 +22,11 @@ int nng_errno(int nng_rv);
  * message, before any of our code sees it.  0 means SPARK_MAX_MESSAGE_BYTES. */
 int nng_util_set_recv_limit(nng_socket s, size_t max_bytes);
 
+/* Opens a socket with open_fn (nng_rep0_open, nng_sub0_open, ...) and sets
+ * its receive limit (nng_util_set_recv_limit()); closes it again if that
+ * fails, so that *ret is an open socket only on success. */
+int nng_util_open(int (*open_fn)(nng_socket *), size_t max_bytes, nng_socket *ret);
+
 /* Dialer back-off for sockets that dial (inherited by dialers created after
  * this call).  Values <= 0 keep nng's defaults. */
 int nng_util_set_reconnect(nng_socket s, int min_ms, int max_ms);

@@ -412,14 +412,10 @@ int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, Rpc
                         return k;
         }
 
-        k = nng_errno(nng_req0_open(&c->sock));
+        k = nng_util_open(nng_req0_open, c->max_reply_bytes, &c->sock);
         if (k < 0)
                 return k;
         c->sock_open = true;
-
-        k = nng_util_set_recv_limit(c->sock, c->max_reply_bytes);
-        if (k < 0)
-                return k;
         k = nng_util_set_reconnect(c->sock, cfg && cfg->reconnect_min_ms > 0 ? cfg->reconnect_min_ms
                                                                             : RPC_CLIENT_RECONNECT_MIN_MS,
                                    cfg && cfg->reconnect_max_ms > 0 ? cfg->reconnect_max_ms
@@ -579,14 +575,10 @@ int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, in
         if (k < 0)
                 return k;
 
-        k = nng_errno(nng_req0_open(&s.sock));
+        k = nng_util_open(nng_req0_open, max_reply, &s.sock);
         if (k < 0)
                 return k;
         s.open = true;
-
-        k = nng_util_set_recv_limit(s.sock, max_reply);
-        if (k < 0)
-                return k;
         /* Should the connection drop after it was made, reconnect quickly
          * and resend (nng does that for us); no timed resend. */
         k = nng_util_set_reconnect(s.sock, 50, 500);

@@ -733,14 +733,10 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
         if (k < 0)
                 return k;
 
-        k = nng_errno(nng_rep0_open(&s->sock));
+        k = nng_util_open(nng_rep0_open, s->max_request_bytes, &s->sock);
         if (k < 0)
                 return k;
         s->sock_open = true;
-
-        k = nng_util_set_recv_limit(s->sock, s->max_request_bytes);
-        if (k < 0)
-                return k;
         k = nng_errno(nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, s));
         if (k < 0)
                 return k;

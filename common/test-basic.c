@@ -16,6 +16,7 @@
 #include "fifo.h"
 #include "fileio.h"
 #include "macro.h"
+#include "memstream-util.h"
 #include "wire-names.h"
 
 START_TEST(test_greedy_realloc) {
@@ -326,6 +327,42 @@ START_TEST(test_fifo) {
 }
 END_TEST
 
+START_TEST(test_memstream) {
+        _cleanup_free_ char *text = NULL, *empty = NULL;
+        size_t size = 1;
+
+        {
+                _cleanup_(memstream_done) MemStream m = {};
+                FILE *f = memstream_init(&m);
+
+                ck_assert_ptr_nonnull(f);
+                fprintf(f, "%s = %d;", "cores", 4);
+                ck_assert_int_eq(memstream_finalize(&m, &text, &size), 0);
+                /* handed over: memstream_done() at the end of the block frees nothing */
+                ck_assert_ptr_null(m.buf);
+                ck_assert_ptr_null(m.f);
+        }
+        ck_assert_str_eq(text, "cores = 4;");
+        ck_assert_uint_eq(size, strlen("cores = 4;"));
+
+        {
+                MemStream m;
+
+                ck_assert_ptr_nonnull(memstream_init(&m));
+                ck_assert_int_eq(memstream_finalize(&m, &empty, NULL), 0);
+        }
+        ck_assert_str_eq(empty, "");
+
+        {
+                /* given up half way: memstream_done() closes and frees (ASan checks it) */
+                _cleanup_(memstream_done) MemStream m = {};
+
+                ck_assert_ptr_nonnull(memstream_init(&m));
+                fputs("dropped", m.f);
+        }
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("basic");
         TCase *tc = tcase_create("basic");
@@ -339,6 +376,7 @@ int main(void) {
         tcase_add_test(tc, test_error_buf);
         tcase_add_test(tc, test_wire_names);
         tcase_add_test(tc, test_fifo);
+        tcase_add_test(tc, test_memstream);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -383,7 +383,7 @@ static int append_string(sd_bus_message *m, const char *name, const char *value)
         return sd_bus_message_append(m, "(sv)", name, "s", value);
 }
 
-static int append_strv(sd_bus_message *m, const char *name, char **l) {
+int unit_property_open(sd_bus_message *m, const char *name, const char *signature) {
         int r;
 
         r = sd_bus_message_open_container(m, 'r', "sv");
@@ -392,82 +392,78 @@ static int append_strv(sd_bus_message *m, const char *name, char **l) {
         r = sd_bus_message_append_basic(m, 's', name);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'v', "as");
+        return sd_bus_message_open_container(m, 'v', signature);
+}
+
+int unit_property_close(sd_bus_message *m) {
+        int r;
+
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+int unit_property_open_array(sd_bus_message *m, const char *name, const char *element) {
+        char signature[32];
+        int r;
+
+        if (snprintf(signature, sizeof(signature), "a%s", element) >= (int) sizeof(signature))
+                return -EINVAL;
+        r = unit_property_open(m, name, signature);
+        if (r < 0)
+                return r;
+        return sd_bus_message_open_container(m, 'a', element);
+}
+
+int unit_property_close_array(sd_bus_message *m) {
+        int r;
+
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return unit_property_close(m);
+}
+
+static int append_strv(sd_bus_message *m, const char *name, char **l) {
+        int r;
+
+        r = unit_property_open(m, name, "as");
         if (r < 0)
                 return r;
         r = sd_bus_message_append_strv(m, l);
         if (r < 0)
                 return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
+        return unit_property_close(m);
 }
 
 /* ExecStart: a(sasb) — path, argv, ignore-failure. */
 static int append_exec_start(sd_bus_message *m, char **argv) {
         int r;
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_basic(m, 's', "ExecStart");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'v', "a(sasb)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        r = unit_property_open_array(m, "ExecStart", "(sasb)");
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(m, 'r', "sasb");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", argv[0]);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_strv(m, argv);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "b", 0);
-        if (r < 0)
-                return r;
-        for (int i = 0; i < 4; i++) {
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", argv[0]);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, argv);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", 0);
+        if (r >= 0)
                 r = sd_bus_message_close_container(m);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return r < 0 ? r : unit_property_close_array(m);
 }
 
 /* LogExtraFields: aay, each "FIELD=value" without a terminating NUL. */
 static int append_log_extra_fields(sd_bus_message *m, char **fields) {
         int r;
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_basic(m, 's', "LogExtraFields");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'v', "aay");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "ay");
-        if (r < 0)
-                return r;
-        for (char **f = fields; *f; f++) {
+        r = unit_property_open_array(m, "LogExtraFields", "ay");
+        for (char **f = fields; r >= 0 && *f; f++)
                 r = sd_bus_message_append_array(m, 'y', *f, strlen(*f));
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
+        return r < 0 ? r : unit_property_close_array(m);
 }
 
 /* LoadCredential: a(ss) — credential name, file.  systemd reads the
@@ -477,32 +473,12 @@ static int append_log_extra_fields(sd_bus_message *m, char **fields) {
 static int append_credentials(sd_bus_message *m, const ExecutorUnitSpec *spec) {
         int r;
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_basic(m, 's', "LoadCredential");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'v', "a(ss)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "(ss)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "(ss)", EXECUTOR_SECRET_CREDENTIAL, spec->secret_file);
-        if (r < 0)
-                return r;
-        if (spec->ca_file) {
+        r = unit_property_open_array(m, "LoadCredential", "(ss)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(ss)", EXECUTOR_SECRET_CREDENTIAL, spec->secret_file);
+        if (r >= 0 && spec->ca_file)
                 r = sd_bus_message_append(m, "(ss)", EXECUTOR_CA_CREDENTIAL, spec->ca_file);
-                if (r < 0)
-                        return r;
-        }
-        for (int i = 0; i < 3; i++) {
-                r = sd_bus_message_close_container(m);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return r < 0 ? r : unit_property_close_array(m);
 }
 
 int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *spec, bool system_bus,

@@ -52,6 +52,16 @@ int executor_unit_make_work_dir(const ExecutorUnitSpec *spec, bool system_bus, c
 int executor_unit_append_properties(sd_bus_message *m, const ExecutorUnitSpec *spec,
                                     bool system_bus, const char *work_dir);
 
+/* One property of a transient unit: unit_property_open() opens its (sv)
+ * struct, appends NAME and opens the variant of SIGNATURE for the value;
+ * unit_property_close() closes both. */
+int unit_property_open(sd_bus_message *m, const char *name, const char *signature);
+int unit_property_close(sd_bus_message *m);
+/* The same for a property whose value is an array of ELEMENT: the array is
+ * opened too, and closed with the rest. */
+int unit_property_open_array(sd_bus_message *m, const char *name, const char *element);
+int unit_property_close_array(sd_bus_message *m);
+
 char **unit_strv_free(char **l);
 /* Formats l[*n] and NULL-terminates l after it; l must have room for both. */
 int unit_strv_push_printf(char **l, size_t *n, const char *fmt, ...) _printf_(3, 4);

@@ -136,22 +136,13 @@ static int append_value(sd_bus_message *m, const ExecProperty *p) {
 int exec_property_append(sd_bus_message *m, const ExecProperty *p) {
         int r;
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_basic(m, 's', p->info->name);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'v', signatures[p->info->type]);
+        r = unit_property_open(m, p->info->name, signatures[p->info->type]);
         if (r < 0)
                 return r;
         r = append_value(m, p);
         if (r < 0)
                 return r;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
+        return unit_property_close(m);
 }
 
 static int append_assignment(sd_bus_message *m, const char *assignment) {

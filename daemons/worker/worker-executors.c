@@ -66,6 +66,15 @@ void worker_executor_state_fill(WorkerManager *w, const LocalExecutor *e, char u
         sc->memory_peak_bytes = e->memory_peak_bytes;
 }
 
+void worker_executor_info_fill(const LocalExecutor *e, Spark__ExecutorInfo *info) {
+        spark__executor_info__init(info);
+        info->app_id = (char *) e->app_id;
+        info->executor_id = e->executor_id;
+        info->state = e->state;
+        info->cores = e->cores;
+        info->memory_mb = e->memory_mb;
+}
+
 static void publish_state(WorkerManager *w, LocalExecutor *e) {
         Spark__ExecutorStateChanged sc = SPARK__EXECUTOR_STATE_CHANGED__INIT;
         Envelope env = ENVELOPE_INIT;

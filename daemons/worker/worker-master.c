@@ -210,12 +210,7 @@ void worker_register(WorkerManager *w) {
                 if (e->state != SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING &&
                     e->state != SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING)
                         continue;
-                spark__executor_info__init(info);
-                info->app_id = e->app_id;
-                info->executor_id = e->executor_id;
-                info->state = e->state;
-                info->cores = e->cores;
-                info->memory_mb = e->memory_mb;
+                worker_executor_info_fill(e, info);
                 ptrs[rw.n_executors++] = info;
         }
         rw.ui_url = w->ui_url ? w->ui_url : (char *) "";

@@ -228,14 +228,9 @@ static int handle_state(WorkerManager *w, RpcRequest *req, const Spark__ClusterS
                 Spark__ExecutorInfo *info = &infos[state.n_executors];
                 if (!isempty(cs->app_id) && !streq(cs->app_id, e->app_id))
                         continue;
-                spark__executor_info__init(info);
-                info->app_id = e->app_id;
-                info->executor_id = e->executor_id;
+                worker_executor_info_fill(e, info);
                 info->worker_id = w->id;
                 info->host = w->host;
-                info->cores = e->cores;
-                info->memory_mb = e->memory_mb;
-                info->state = e->state;
                 info->reason = e->reason;
                 info->exit_code = e->exit_code;
                 ptrs[state.n_executors++] = info;

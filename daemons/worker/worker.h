@@ -106,6 +106,9 @@ LocalExecutor *worker_executor(WorkerManager *w, const char *app_id, int executo
  * strings point into e, w and unit. */
 void worker_executor_state_fill(WorkerManager *w, const LocalExecutor *e, char unit[static UNIT_NAME_MAX],
                                 Spark__ExecutorStateChanged *sc);
+/* The ExecutorInfo of e as the worker knows it (id, state, cores, memory);
+ * its strings point into e. */
+void worker_executor_info_fill(const LocalExecutor *e, Spark__ExecutorInfo *info);
 int worker_executor_add(WorkerManager *w, const char *app_id, int executor_id, int cores, int64_t memory_mb,
                         Spark__ExecutorState state, LocalExecutor **ret);
 void worker_executor_set_state(WorkerManager *w, LocalExecutor *e, Spark__ExecutorState state, const char *reason,

@@ -238,19 +238,122 @@ logged() {
                 END { print count + 0 }' "$(daemon_log "$daemon")"
 }
 
-# real_worker_confs HEARTBEAT_MS: $T/worker1.conf and worker2.conf, two
-# workers of 2 cores and 1 GiB on ipc sockets in $T that include
-# $T/spark.conf and start the real spark-executor on the user manager.
-real_worker_confs() {
-        local i
-        for i in 1 2; do
-                cat >"$T/worker$i.conf" <<CONF
-@include "spark.conf"
-worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock";
-          cores = 2; memory_mb = 1024; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = $1;
+# --- a real cluster: a master, N workers and drivers -----------------------------
+
+# require_real_cluster: the user manager and the programs real_cluster and
+# real_driver_conf run, and jq, which the tests that use them read status with.
+require_real_cluster() {
+        require_user_manager
+        require_programs sparkctl spark-master spark-worker spark-driver spark-executor
+        command -v jq >/dev/null || skip_all "jq is not installed"
+}
+
+# real_cluster WORKERS [OPTION...]: a master and WORKERS real workers on ipc
+# sockets in $TEST_TMPDIR, started and waited for (the master answers, every
+# worker has registered).  The workers start the real spark-executor on the
+# user manager.  Writes cluster.conf (the cluster and the master, with
+# state_dir "state" and no HTTP) and worker1.conf ... workerN.conf, which
+# include it; starts daemons "master" and "worker1" ... "workerN"; exports
+# SPARK_MASTER_URL.  Options:
+#   --master SETTINGS     more master settings ('scheduling = "fair";')
+#   --cores N             each worker's cores (2)
+#   --memory-mb N         each worker's memory (2048)
+#   --heartbeat-ms N      each worker's heartbeat_ms (300)
+real_cluster() {
+        local n=$1 master="" cores=2 memory=2048 heartbeat=300 i t=$TEST_TMPDIR
+        shift
+        while [ $# -gt 0 ]; do
+                case $1 in
+                --master) master=$2 ;;
+                --cores) cores=$2 ;;
+                --memory-mb) memory=$2 ;;
+                --heartbeat-ms) heartbeat=$2 ;;
+                *) die "real_cluster: unknown option $1" ;;
+                esac
+                shift 2
+        done
+        export SPARK_MASTER_URL=ipc://$t/master.sock
+        cat >"$t/cluster.conf" <<CONF
+cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$t/master-events.sock"; };
+master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$t/master-events.sock"; state_dir = "$t/state";
+          http_listen = ""; $master };
+CONF
+        for ((i = 1; i <= n; i++)); do
+                cat >"$t/worker$i.conf" <<CONF
+@include "cluster.conf"
+worker: { listen = "ipc://$t/worker$i.sock"; events_listen = "ipc://$t/worker$i-events.sock"; http_listen = "";
+          cores = $cores; memory_mb = $memory; systemd_bus = "user"; work_dir = "$t/work$i"; heartbeat_ms = $heartbeat;
           executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
 CONF
         done
+        start_daemon master "$SPARK_BUILD/spark-master" --config "$t/cluster.conf"
+        check "the master answers" wait_for quietly "$SPARK_BUILD/sparkctl" status
+        for ((i = 1; i <= n; i++)); do
+                start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$t/worker$i.conf"
+        done
+        check "$n worker(s) register" wait_for workers_registered "$n"
+}
+
+# workers_registered N: the master at $SPARK_MASTER_URL lists N workers.
+workers_registered() {
+        [ "$("$SPARK_BUILD/sparkctl" status --json 2>/dev/null |
+                python3 -c 'import json, sys; print(len(json.load(sys.stdin)["workers"]))')" = "$1" ]
+}
+
+# real_driver_conf NAME [--state-dir] SETTINGS: $TEST_TMPDIR/driver-NAME.conf,
+# which includes cluster.conf (real_cluster) and gives a driver of the
+# application NAME listening on $(driver_url NAME), with no HTTP and
+# SETTINGS; with --state-dir, its state_dir is driver-NAME-state.
+real_driver_conf() {
+        local name=$1 state="" t=$TEST_TMPDIR
+        shift
+        if [ "${1:-}" = --state-dir ]; then
+                state="state_dir = \"$t/driver-$name-state\"; "
+                shift
+        fi
+        cat >"$t/driver-$name.conf" <<CONF
+@include "cluster.conf"
+driver: { app_name = "$name"; listen = "$(driver_url "$name")"; events_listen = "ipc://$t/driver-$name-events.sock";
+          http_listen = ""; $state$1 };
+CONF
+}
+
+# driver_url NAME: where the driver of real_driver_conf NAME listens.
+driver_url() {
+        echo "ipc://$TEST_TMPDIR/driver-$1.sock"
+}
+
+# start_real_driver NAME [DAEMON]: start the driver of real_driver_conf NAME
+# as the daemon DAEMON ("driverNAME" by default).
+start_real_driver() {
+        start_daemon "${2:-driver$1}" "$SPARK_BUILD/spark-driver" --config "$TEST_TMPDIR/driver-$1.conf"
+}
+
+# executor_unit_pids: "UNIT PID" of every active executor unit, sorted.
+executor_unit_pids() {
+        local u
+        for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
+                echo "$u $(systemctl --user show -p MainPID --value "$u")"
+        done
+}
+
+# require_task_lib: sets lib, the test helpers' task library (slow_square,
+# ...), or dies if it is not built.
+require_task_lib() {
+        lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
+        [ -f "$lib" ] || die "$lib is not built (make test-helpers)"
+}
+
+# check_square_results NAME FILE: FILE, what `sparkctl results --json` gave
+# for a job of slow_square over `seq 0 N-1`, holds N results, one for each
+# task, each the square of its input; $TEST_TMPDIR/squares has the N squares.
+check_square_results() {
+        local squares=$TEST_TMPDIR/squares n
+        n=$(wc -l <"$squares")
+        check_eq "$1: $n results" "$n" "$(grep -c '"task":' "$2")"
+        check_eq "$1: each task exactly once" "$n" "$(grep -o '"task":[0-9]*' "$2" | sort -u | wc -l)"
+        check_eq "$1: every result correct" "$(cat "$squares")" \
+                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$2")"
 }
 
 # executor_registered [DAEMON] N: the driver (DAEMON, "driver" by default)

@@ -16,12 +16,12 @@
 # but without that line: then the round is played again, up to 3 times.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
-require_user_manager
+require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-require_programs sparkctl spark-master spark-worker spark-driver spark-executor
-export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
+SPARK_DRIVER_URL=$(driver_url cancel-kill-test)
+export SPARK_DRIVER_URL
 
 # the id of the job named $1
 job_id() {
@@ -72,21 +72,11 @@ kills_logged() {
 
 # The longest poll interval there is (a fifth of the timeout, at most 2 s).
 # Two workers of 2 cores and executors of 2 cores: one executor on each.
-cat >"$T/spark.conf" <<CONF
-cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
-master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state"; };
-driver: { app_name = "cancel-kill-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
-          max_cores = 4; cores_per_executor = 2; executor_memory_mb = 512;
-          executor_heartbeat_timeout_ms = 30000; locality_wait_ms = 0; };
-CONF
-real_worker_confs 500
+real_driver_conf cancel-kill-test 'max_cores = 4; cores_per_executor = 2; executor_memory_mb = 512;
+          executor_heartbeat_timeout_ms = 30000; locality_wait_ms = 0;'
 stop_user_units_on_exit 'spark-executor-*'
-start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
-check "the master answers" wait_for quietly "$SPARKCTL" status
-for i in 1 2; do
-        start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$T/worker$i.conf"
-done
-start_daemon driver env SPARK_LOG_LEVEL=debug "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+real_cluster 2 --memory-mb 1024 --heartbeat-ms 500
+start_daemon driver env SPARK_LOG_LEVEL=debug "$SPARK_BUILD/spark-driver" --config "$T/driver-cancel-kill-test.conf"
 check "the driver registers its application" wait_for app_registered
 check "both executors register" wait_until 30 executor_registered 2
 for i in 1 2; do

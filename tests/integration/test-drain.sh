@@ -17,23 +17,15 @@
 #     timeout is no failure).
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
-require_user_manager
+require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-require_programs sparkctl spark-master spark-worker spark-driver spark-executor
-command -v jq >/dev/null || skip_all "jq is not installed"
-export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
+SPARK_DRIVER_URL=$(driver_url drain-test)
+export SPARK_DRIVER_URL
 
-cat >"$T/spark.conf" <<CONF
-cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
-master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
-          spread_out = true; };
-driver: { app_name = "drain-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
-          max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1;
-          locality_wait_ms = 0; };
-CONF
-real_worker_confs 300
+real_driver_conf drain-test 'max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1;
+          locality_wait_ms = 0;'
 
 status_json() {
         "$SPARKCTL" status --json 2>/dev/null
@@ -64,15 +56,11 @@ job_started() {
 }
 
 stop_user_units_on_exit 'spark-executor-*'
-start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
-check "the master answers" wait_for quietly "$SPARKCTL" status
-for i in 1 2; do
-        start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$T/worker$i.conf"
-done
+real_cluster 2 --memory-mb 1024 --master 'spread_out = true;'
 check "both workers register" wait_for eval '[ -n "$(worker_id 1)" ] && [ -n "$(worker_id 2)" ]'
 w1=$(worker_id 1)
 w2=$(worker_id 2)
-start_daemon driver "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+start_real_driver drain-test driver
 check "the driver registers its application" wait_for app_registered
 check "one executor on each worker" wait_until 30 eval 'executors_on_are "$w1" 1 && executors_on_are "$w2" 1'
 check "both executors register with the driver" wait_until 30 executor_registered 2

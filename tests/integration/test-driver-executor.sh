@@ -9,38 +9,21 @@
 require_user_manager
 
 tmp=$(harness_tmpdir)
-lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
-[ -f "$lib" ] || die "$lib is not built (make test-helpers)"
+require_task_lib
 
-cat >"$tmp/cluster.conf" <<EOF
-cluster: { master = "ipc://$tmp/master.sock"; master_events = "ipc://$tmp/master-events.sock"; };
-master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-events.sock";
-          state_dir = "$tmp/state"; worker_timeout_ms = 3000; };
-driver: { app_name = "driver-test"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
-          cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 4;
-          executor_heartbeat_timeout_ms = 3000; locality_wait_ms = 0; };
-EOF
-for i in 1 2; do
-        cat >"$tmp/worker$i.conf" <<EOF
-@include "cluster.conf"
-worker: { listen = "ipc://$tmp/worker$i.sock"; events_listen = "ipc://$tmp/worker$i-events.sock";
-          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i"; heartbeat_ms = 500;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
-EOF
-done
+real_driver_conf driver-test 'cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 4;
+          executor_heartbeat_timeout_ms = 3000; locality_wait_ms = 0;'
 stop_user_units_on_exit 'spark-executor-*'
 
-sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "ipc://$tmp/driver.sock" "$@"; }
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url driver-test)" "$@"; }
 executor_units() { systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }'; }
 n_executor_units() { executor_units | wc -l; }
 units_running() { [ "$(n_executor_units)" -ge "$1" ]; }
 no_units() { [ "$(n_executor_units)" -eq 0 ]; }
 driver_log_has() { grep -Eq "$1" "$(daemon_log driver)"; }
 
-start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
-start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
-start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
-start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+real_cluster 2 --heartbeat-ms 500 --master 'worker_timeout_ms = 3000;'
+start_real_driver driver-test driver
 check "four executor units start" wait_until 30 units_running 4
 check "every executor registers with the driver" wait_until 30 executor_registered 4
 
@@ -72,7 +55,7 @@ rogue() {
         local creds=$1
         shift
         mkdir -p "$tmp/rogue"
-        CREDENTIALS_DIRECTORY=$creds timeout 3 "$SPARK_BUILD/spark-executor" --driver "ipc://$tmp/driver.sock" \
+        CREDENTIALS_DIRECTORY=$creds timeout 3 "$SPARK_BUILD/spark-executor" --driver "$(driver_url driver-test)" \
                 --app-id "$app" --cores 1 --work-dir "$tmp/rogue" "$@"
 }
 rc=0
@@ -89,9 +72,9 @@ check_eq "... while executor 2 stays registered once" 1 "$(logged EXECUTOR_REGIS
 hostile=$SPARK_BUILD/tests/helpers/hostile-client
 check_match "a poll as executor 2 with executor 1's secret is refused" \
         "^error -1 poll as executor 2 of $app refused: wrong executor secret" \
-        "$("$hostile" "ipc://$tmp/driver.sock" send poll app_id="$app" executor_id=2 secret=@"$secret1")"
+        "$("$hostile" "$(driver_url driver-test)" send poll app_id="$app" executor_id=2 secret=@"$secret1")"
 check_match "... and one without a secret" "^error -1 poll as executor 1 of $app refused: no executor secret" \
-        "$("$hostile" "ipc://$tmp/driver.sock" send poll app_id="$app" executor_id=1)"
+        "$("$hostile" "$(driver_url driver-test)" send poll app_id="$app" executor_id=1)"
 rc=0
 rogue "$tmp/creds1" --executor-id 1 --worker-id worker-20261129000000-impostor-1 >"$tmp/rogue2.log" 2>&1 || rc=$?
 check_eq "a launched executor id from another worker is refused at once (exit 1)" 1 "$rc"
@@ -111,11 +94,7 @@ run_job_with() {
         $inject
         wait $submit || rc=$?
         check_eq "$name: the job succeeds" 0 "$rc"
-        check_eq "$name: 2,000 results" 2000 "$(grep -c '"task":' "$tmp/$name.json")"
-        check_eq "$name: each task exactly once" 2000 \
-                "$(grep -o '"task":[0-9]*' "$tmp/$name.json" | sort -u | wc -l)"
-        check_eq "$name: every result correct" "$(cat "$tmp/squares")" \
-                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$tmp/$name.json")"
+        check_square_results "$name" "$tmp/$name.json"
 }
 job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' [1-9][0-9]*/2000 '; }
 first_unit() { executor_units | head -n 1; }

@@ -9,43 +9,20 @@
 require_user_manager
 
 tmp=$(harness_tmpdir)
-lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
-[ -f "$lib" ] || die "test helpers are not built (make test-helpers)"
+require_task_lib
 
-cat >"$tmp/cluster.conf" <<EOF
-cluster: { master = "ipc://$tmp/master.sock"; master_events = "ipc://$tmp/master-events.sock"; };
-master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-events.sock";
-          state_dir = "$tmp/state"; worker_timeout_ms = 5000; http_listen = ""; };
-driver: { app_name = "durable-test"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
-          cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;
-          http_listen = ""; state_dir = "$tmp/driver-state"; };
-EOF
-for i in 1 2; do
-        cat >"$tmp/worker$i.conf" <<EOF
-@include "cluster.conf"
-worker: { listen = "ipc://$tmp/worker$i.sock"; events_listen = "ipc://$tmp/worker$i-events.sock";
-          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i"; heartbeat_ms = 300;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; http_listen = ""; };
-EOF
-done
+real_driver_conf durable-test --state-dir \
+        'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'
 stop_user_units_on_exit 'spark-executor-*'
 
-sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "ipc://$tmp/driver.sock" "$@"; }
-# "UNIT PID" of every active executor unit
-units() {
-        local u
-        for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
-                echo "$u $(systemctl --user show -p MainPID --value "$u")"
-        done
-}
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url durable-test)" "$@"; }
+units() { executor_unit_pids; }
 units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
 job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' [1-9][0-9]*/2000 '; }
 reregistered() { [ "$(logged EXECUTOR_REGISTERED driver)" -ge 4 ]; }
 
-start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
-start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
-start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
-start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+real_cluster 2 --master 'worker_timeout_ms = 5000;'
+start_real_driver durable-test driver
 check "four executor units start" wait_until 30 units_running 4
 check "the four register with the driver" wait_until 30 reregistered
 app=$(sparkctl status --json | jq -r '.apps[0].app_id')
@@ -65,18 +42,14 @@ restart_during_job() {
         mv "$(daemon_log driver)" "$tmp/driver-before-$name.log"
         check "$name: the driver kept its application" \
                 bash -c "! grep -q 'unregistered' '$tmp/driver-before-$name.log'"
-        start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+        start_real_driver durable-test driver
         check "$name: the driver restored its journal" wait_for grep -q "Restored from .*application $app" \
                 "$(daemon_log driver)"
         check "$name: the executors register with it again" wait_until 30 reregistered
         rc=0
         sparkctl results "$job" --json >"$tmp/$name.json" 2>"$tmp/$name.err" || rc=$?
         check_eq "$name: the job succeeds" 0 "$rc"
-        check_eq "$name: 2,000 results" 2000 "$(grep -c '"task":' "$tmp/$name.json")"
-        check_eq "$name: each task exactly once" 2000 \
-                "$(grep -o '"task":[0-9]*' "$tmp/$name.json" | sort -u | wc -l)"
-        check_eq "$name: every result correct" "$(cat "$tmp/squares")" \
-                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$tmp/$name.json")"
+        check_square_results "$name" "$tmp/$name.json"
         check_eq "$name: the same executor units and processes run, none added" "$units_before" "$(units)"
         check_eq "$name: the application kept its id" "$app" "$(sparkctl status --json | jq -r '.apps[0].app_id')"
         check_eq "$name: the master knows one application" 1 "$(sparkctl status --json | jq '.apps | length')"
@@ -93,4 +66,4 @@ check_eq "a finished job's results stay fetchable" 2000 "$(sparkctl results "$fi
 # kill-app ends the application for good: the journal goes with it
 sparkctl kill-app "$app" >/dev/null
 check "kill-app stops the driver" wait_until 20 bash -c "! kill -0 $(daemon_pid driver) 2>/dev/null"
-check "... and removes its journal" wait_until 5 bash -c "[ ! -e '$tmp/driver-state/jobs.journal' ]"
+check "... and removes its journal" wait_until 5 bash -c "[ ! -e '$tmp/driver-durable-test-state/jobs.journal' ]"

@@ -10,44 +10,27 @@
 require_user_manager
 
 tmp=$(harness_tmpdir)
-lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
-[ -f "$lib" ] || die "test helpers are not built (make test-helpers)"
+require_task_lib
 
-cat >"$tmp/cluster.conf" <<EOF
-cluster: { master = "ipc://$tmp/master.sock"; master_events = "ipc://$tmp/master-events.sock"; };
-master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-events.sock";
-          state_dir = "$tmp/state"; worker_timeout_ms = 5000; http_listen = ""; };
-driver: { app_name = "unit-restart"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
-          cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;
-          http_listen = ""; state_dir = "$tmp/driver-state"; };
-worker: { listen = "ipc://$tmp/worker.sock"; events_listen = "ipc://$tmp/worker-events.sock";
-          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work"; heartbeat_ms = 300;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; http_listen = ""; };
-EOF
+real_driver_conf unit-restart --state-dir \
+        'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'
 driver_unit=spark-test-driver-$$
 stop_user_units_on_exit "$driver_unit.service" 'spark-executor-*'
 
-sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "ipc://$tmp/driver.sock" "$@"; }
-# "UNIT PID" of every active executor unit
-units() {
-        local u
-        for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
-                echo "$u $(systemctl --user show -p MainPID --value "$u")"
-        done
-}
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url unit-restart)" "$@"; }
+units() { executor_unit_pids; }
 units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
 registrations() { unit_journal "$driver_unit" | grep -c "Executor [0-9]* registered"; }
 registered() { [ "$(registrations)" -ge "$1" ]; }
 job_running() { sparkctl jobs | grep -E "^$1 " | grep running | grep -Eq ' [1-9][0-9]*/2000 '; }
 main_pid() { systemctl --user show -p MainPID --value "$driver_unit"; }
 
-start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
-start_daemon worker "$SPARK_BUILD/spark-worker" --config "$tmp/cluster.conf"
+real_cluster 1 --master 'worker_timeout_ms = 5000;'
 # the packaged unit's service settings; its sandboxing needs a system manager
 rc=0
 systemd-run --user --quiet --unit="$driver_unit" -p Type=notify -p WatchdogSec=30s -p Restart=on-failure \
-        -p RestartSec=2s -p "RestartPreventExitStatus=78 79" -p ExecStartPre="$SPARK_BUILD/spark-driver --config $tmp/cluster.conf --check-config" \
-        "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf" || rc=$?
+        -p RestartSec=2s -p "RestartPreventExitStatus=78 79" -p ExecStartPre="$SPARK_BUILD/spark-driver --config $tmp/driver-unit-restart.conf --check-config" \
+        "$SPARK_BUILD/spark-driver" --config "$tmp/driver-unit-restart.conf" || rc=$?
 check_eq "the driver unit starts (Type=notify: it said READY)" 0 "$rc"
 check "two executor units start" wait_until 30 units_running 2
 check "both register with the driver" wait_until 30 registered 2

@@ -15,26 +15,18 @@
 #     get a clear error and change nothing.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
-require_user_manager
+require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
 HC=$SPARK_BUILD/tests/helpers/hostile-client
-require_programs sparkctl spark-master spark-worker spark-driver spark-executor
 [ -x "$HC" ] || skip_all "the test helpers are not built (make test-helpers)"
-command -v jq >/dev/null || skip_all "jq is not installed"
-export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
+SPARK_DRIVER_URL=$(driver_url elastic-test)
+export SPARK_DRIVER_URL
 
-cat >"$T/spark.conf" <<CONF
-cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
-master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
-          spread_out = true; };
-driver: { app_name = "elastic-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
-          cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1; locality_wait_ms = 0;
+real_driver_conf elastic-test 'cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1; locality_wait_ms = 0;
           dynamic_allocation = true; min_executors = 0; executor_idle_timeout_ms = 1500;
-          backlog_timeout_ms = 200; };
-CONF
-real_worker_confs 300
+          backlog_timeout_ms = 200;'
 
 app_json() {
         "$SPARKCTL" status --json 2>/dev/null | jq -c '.apps[0] // empty'
@@ -63,13 +55,8 @@ released_logged() {
 }
 
 stop_user_units_on_exit 'spark-executor-*'
-start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
-check "the master answers" wait_for quietly "$SPARKCTL" status
-for i in 1 2; do
-        start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$T/worker$i.conf"
-done
-check "both workers register" wait_until 30 eval '[ "$("$SPARKCTL" status --json 2>/dev/null | jq ".workers | length")" = 2 ]'
-start_daemon driver "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+real_cluster 2 --memory-mb 1024 --master 'spread_out = true;'
+start_real_driver elastic-test driver
 check "the driver registers its application" wait_for app_registered
 APP=$(app_field app_id)
 

@@ -18,39 +18,14 @@
 #     MESSAGE_ID, and sparkctl status shows the shares.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
-require_user_manager
+require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-require_programs sparkctl spark-master spark-worker spark-driver spark-executor
-command -v jq >/dev/null || skip_all "jq is not installed"
-export SPARK_MASTER_URL=ipc://$T/master.sock
-
-cat >"$T/cluster.conf" <<CONF
-cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
-master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
-          http_listen = ""; scheduling = "fair"; preemption_timeout_ms = 1000; };
-CONF
-for i in 1 2 3; do
-        cat >"$T/worker$i.conf" <<CONF
-@include "cluster.conf"
-worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock"; http_listen = "";
-          cores = 4; memory_mb = 2048; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = 300;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
-CONF
+for n in A:1 B:1 C:2; do
+        real_driver_conf "${n%:*}" 'cores_per_executor = 1; executor_memory_mb = 128; task_max_failures = 1;
+          locality_wait_ms = 0; weight = '"${n#*:}"';'
 done
-# driver_conf NAME WEIGHT
-driver_conf() {
-        cat >"$T/driver-$1.conf" <<CONF
-@include "cluster.conf"
-driver: { app_name = "$1"; listen = "ipc://$T/driver-$1.sock"; events_listen = "ipc://$T/driver-$1-events.sock";
-          http_listen = ""; cores_per_executor = 1; executor_memory_mb = 128; task_max_failures = 1;
-          locality_wait_ms = 0; weight = $2; };
-CONF
-}
-driver_conf A 1
-driver_conf B 1
-driver_conf C 2
 
 status_json() {
         "$SPARKCTL" status --json 2>/dev/null
@@ -59,12 +34,9 @@ status_json() {
 executors_of() {
         status_json | jq -r --arg n "$1" '[.apps[] | select(.name == $n) | .executors_live] | max // 0'
 }
-workers_up() {
-        [ "$(status_json | jq '.workers | length')" = 3 ]
-}
 # tasks done by the job named J of the driver of application N
 job_done() {
-        "$SPARKCTL" --driver "ipc://$T/driver-$1.sock" jobs --json 2>/dev/null |
+        "$SPARKCTL" --driver "$(driver_url "$1")" jobs --json 2>/dev/null |
                 jq -r --arg j "$2" '[.jobs[] | select(.name == $j) | .done] | max // 0'
 }
 job_started() {
@@ -118,24 +90,19 @@ shares_converged() {
 }
 
 stop_user_units_on_exit 'spark-executor-*'
-start_daemon master "$SPARK_BUILD/spark-master" --config "$T/cluster.conf"
-check "the master answers" wait_for quietly "$SPARKCTL" status
-for i in 1 2 3; do
-        start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$T/worker$i.conf"
-done
-check "three workers register" wait_for workers_up
+real_cluster 3 --cores 4 --master 'scheduling = "fair"; preemption_timeout_ms = 1000;'
 
 # --- 1. A alone takes the whole cluster
-start_daemon driverA "$SPARK_BUILD/spark-driver" --config "$T/driver-A.conf"
+start_real_driver A
 check "A gets all 12 executors" wait_until 60 eval '[ "$(executors_of A)" = 12 ]'
-"$SPARKCTL" --driver "ipc://$T/driver-A.sock" submit --name long --json --command 'sleep 0.05; echo {#}' \
+"$SPARKCTL" --driver "$(driver_url A)" submit --name long --json --command 'sleep 0.05; echo {#}' \
         --count 300 >"$T/a.out" 2>"$T/a.err" &
 submit=$!
 check "A's job is under way" wait_until 60 job_started A long 12
 
 # --- 2. B and C come: preemption gives them their shares
-start_daemon driverB "$SPARK_BUILD/spark-driver" --config "$T/driver-B.conf"
-start_daemon driverC "$SPARK_BUILD/spark-driver" --config "$T/driver-C.conf"
+start_real_driver B
+start_real_driver C
 check "the shares converge to DRF's targets (A=$A B=$B C=$C)" wait_until 60 shares_converged
 check "the master logged each preemption with its MESSAGE_ID" \
         eval '[ "$(logged EXECUTOR_PREEMPTED master)" -ge $((12 - A)) ]'

@@ -8,22 +8,14 @@
 # and is bounded by master.retained_apps.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
-require_user_manager
+require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-require_programs sparkctl spark-master spark-worker spark-driver spark-executor
-command -v jq >/dev/null || skip_all "jq is not installed"
-export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
+SPARK_DRIVER_URL=$(driver_url history-test)
+export SPARK_DRIVER_URL
 
-cat >"$T/spark.conf" <<CONF
-cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
-master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
-          worker_timeout_ms = 1500; retained_apps = 1; retained_workers = 5; };
-driver: { app_name = "history-test"; listen = "$SPARK_DRIVER_URL"; events_listen = "ipc://$T/driver-events.sock";
-          max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0; };
-CONF
-real_worker_confs 300
+real_driver_conf history-test 'max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0;'
 
 status_json() {
         "$SPARKCTL" status --json "$@" 2>/dev/null
@@ -44,12 +36,8 @@ usage_in() {
 }
 
 stop_user_units_on_exit 'spark-executor-*'
-start_daemon master "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
-check "the master answers" wait_for quietly "$SPARKCTL" status
-for i in 1 2; do
-        start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$T/worker$i.conf"
-done
-start_daemon driver "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+real_cluster 2 --memory-mb 1024 --master 'worker_timeout_ms = 1500; retained_apps = 1; retained_workers = 5;'
+start_real_driver history-test driver
 check "the driver registers its application" wait_for app_registered
 app=$(app_id)
 check "both executors register" wait_until 30 executor_registered 2
@@ -93,14 +81,14 @@ check_match "... with the reason" '"reason":"no heartbeat for' \
 
 # a restart of the master keeps it all
 stop_daemon master
-start_daemon master2 "$SPARK_BUILD/spark-master" --config "$T/spark.conf"
+start_daemon master2 "$SPARK_BUILD/spark-master" --config "$T/cluster.conf"
 check "the master answers again" wait_for quietly "$SPARKCTL" status
 check "the finished application survives the restart" app_in_history "$app" finished
 check_eq "... with its use" "$cpu" "$(history_app "$app" | jq -r .cpu_usage_ns)"
 check "the lost worker too" lost_worker
 
 # retained_apps = 1: a second application pushes the first out
-start_daemon driver2 "$SPARK_BUILD/spark-driver" --config "$T/spark.conf"
+start_real_driver history-test driver2
 check "a second application registers" wait_for eval '[ -n "$(app_id)" ]'
 app2=$(app_id)
 stop_daemon driver2

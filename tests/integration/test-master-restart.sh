@@ -8,28 +8,14 @@
 require_user_manager
 
 tmp=$(harness_tmpdir)
-lib=$SPARK_BUILD/tests/helpers/tasks/spark-driver-tasks.so
+require_task_lib
 fake_driver=$SPARK_BUILD/tests/helpers/fake-driver
-[ -f "$lib" ] && [ -x "$fake_driver" ] || die "test helpers are not built (make test-helpers)"
+[ -x "$fake_driver" ] || die "test helpers are not built (make test-helpers)"
 
-cat >"$tmp/cluster.conf" <<EOF
-cluster: { master = "ipc://$tmp/master.sock"; master_events = "ipc://$tmp/master-events.sock"; };
-master: { listen = "ipc://$tmp/master.sock"; events_listen = "ipc://$tmp/master-events.sock";
-          state_dir = "$tmp/state"; worker_timeout_ms = 5000; };
-driver: { app_name = "restart-test"; listen = "ipc://$tmp/driver.sock"; events_listen = "ipc://$tmp/driver-events.sock";
-          cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000; };
-EOF
-for i in 1 2; do
-        cat >"$tmp/worker$i.conf" <<EOF
-@include "cluster.conf"
-worker: { listen = "ipc://$tmp/worker$i.sock"; events_listen = "ipc://$tmp/worker$i-events.sock";
-          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work$i"; heartbeat_ms = 300;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
-EOF
-done
+real_driver_conf restart-test 'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'
 stop_user_units_on_exit 'spark-executor-*'
 
-sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "ipc://$tmp/driver.sock" "$@"; }
+sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url restart-test)" "$@"; }
 units() { systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort; }
 units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
 # "APP/EXEC STATE" for every executor the master knows, sorted
@@ -38,10 +24,8 @@ master_knows_all() { [ "$(master_executors | grep -c ' running$')" -eq 4 ]; }
 same_executors() { [ "$executors_before" = "$(master_executors)" ]; }
 job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' [1-9][0-9]*/2000 '; }
 
-start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
-start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
-start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
-start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
+real_cluster 2 --master 'worker_timeout_ms = 5000;'
+start_real_driver restart-test driver
 check "four executor units start" wait_until 30 units_running 4
 check "the master sees them running" wait_until 30 master_knows_all
 check "the state is kept in state_dir" wait_for test -s "$tmp/state/state.pb"
@@ -67,11 +51,7 @@ restart_during_job() {
                 "$(daemon_log master)"
         wait $submit || rc=$?
         check_eq "$name: the job succeeds" 0 "$rc"
-        check_eq "$name: 2,000 results" 2000 "$(grep -c '"task":' "$tmp/$name.json")"
-        check_eq "$name: each task exactly once" 2000 \
-                "$(grep -o '"task":[0-9]*' "$tmp/$name.json" | sort -u | wc -l)"
-        check_eq "$name: every result correct" "$(cat "$tmp/squares")" \
-                "$(sed -n 's/.*"output":"\([0-9]*\)\\n".*/\1/p' "$tmp/$name.json")"
+        check_square_results "$name" "$tmp/$name.json"
         check_eq "$name: the same executor units run, none added" "$units_before" "$(units)"
         check "$name: the master knows the same executors, running" wait_until 10 same_executors
         check_eq "$name: the application kept its id" "$app" "$(sparkctl status --json | jq -r '.apps[0].app_id')"

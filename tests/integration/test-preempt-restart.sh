@@ -16,34 +16,13 @@
 #     are 4 and 4, and every task of A succeeded at its first attempt.
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
-require_user_manager
+require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-require_programs sparkctl spark-master spark-worker spark-driver spark-executor
-command -v jq >/dev/null || skip_all "jq is not installed"
-export SPARK_MASTER_URL=ipc://$T/master.sock
-
-cat >"$T/cluster.conf" <<CONF
-cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
-master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
-          http_listen = ""; scheduling = "fair"; preemption_timeout_ms = 8000; };
-CONF
-for i in 1 2; do
-        cat >"$T/worker$i.conf" <<CONF
-@include "cluster.conf"
-worker: { listen = "ipc://$T/worker$i.sock"; events_listen = "ipc://$T/worker$i-events.sock"; http_listen = "";
-          cores = 4; memory_mb = 2048; systemd_bus = "user"; work_dir = "$T/work$i"; heartbeat_ms = 300;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
-CONF
-done
 for n in A B; do
-        cat >"$T/driver-$n.conf" <<CONF
-@include "cluster.conf"
-driver: { app_name = "$n"; listen = "ipc://$T/driver-$n.sock"; events_listen = "ipc://$T/driver-$n-events.sock";
-          http_listen = ""; cores_per_executor = 1; executor_memory_mb = 128; task_max_failures = 1;
-          locality_wait_ms = 0; };
-CONF
+        real_driver_conf "$n" 'cores_per_executor = 1; executor_memory_mb = 128; task_max_failures = 1;
+          locality_wait_ms = 0;'
 done
 
 status_json() {
@@ -53,26 +32,18 @@ status_json() {
 app_field() {
         status_json | jq -r --arg n "$1" --arg f "$2" '[.apps[] | select(.name == $n) | .[$f]] | max // 0'
 }
-workers_up() {
-        [ "$(status_json | jq '.workers | length')" = 2 ]
-}
 held_running() {
-        [ "$("$SPARKCTL" --driver "ipc://$T/driver-A.sock" jobs --json 2>/dev/null |
+        [ "$("$SPARKCTL" --driver "$(driver_url A)" jobs --json 2>/dev/null |
                 jq -r '[.jobs[] | select(.name == "held") | .running] | max // 0')" -ge 5 ]
 }
 
 stop_user_units_on_exit 'spark-executor-*'
-start_daemon master "$SPARK_BUILD/spark-master" --config "$T/cluster.conf"
-check "the master answers" wait_for quietly "$SPARKCTL" status
-for i in 1 2; do
-        start_daemon "worker$i" "$SPARK_BUILD/spark-worker" --config "$T/worker$i.conf"
-done
-check "two workers register" wait_for workers_up
+real_cluster 2 --cores 4 --master 'scheduling = "fair"; preemption_timeout_ms = 8000;'
 
 # --- 1. A holds the cluster, 5 of its 8 executors busy
-start_daemon driverA "$SPARK_BUILD/spark-driver" --config "$T/driver-A.conf"
+start_real_driver A
 check "A's 8 executors register" wait_until 60 eval '[ "$(logged EXECUTOR_REGISTERED driverA)" -ge 8 ]'
-"$SPARKCTL" --driver "ipc://$T/driver-A.sock" submit --name held --json --count 5 \
+"$SPARKCTL" --driver "$(driver_url A)" submit --name held --json --count 5 \
         --command "echo \$SPARK_EXECUTOR_ID; while [ ! -e $T/go ]; do sleep 0.05; done" >"$T/held.out" 2>"$T/held.err" &
 held=$!
 check "A runs 5 tasks that hold their executors" wait_until 30 held_running
@@ -81,7 +52,7 @@ status_json | jq -r --arg a "$app_a" '.executors[] | select(.app_id == $a) | .ex
 check_eq "A holds 8 executors" 8 "$(wc -l <"$T/a-executors")"
 
 # --- 2. B comes: 4 are taken back, the idle ones first
-start_daemon driverB "$SPARK_BUILD/spark-driver" --config "$T/driver-B.conf"
+start_real_driver B
 check "a timeout later, 4 of A's executors are taken back" \
         wait_until 30 eval '[ "$(logged EXECUTOR_PREEMPTED master)" -ge 4 ]'
 grep "id=$(message_id EXECUTOR_PREEMPTED)" "$(daemon_log master)" | sed -n 's/.* executor=\([0-9]*\).*/\1/p' >"$T/taken"
