@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/system/run.sh [TEST...]: the system tests (`make check-system`, as
 # root): the packages' contents, then a cluster from the .debs in booted
-# systemd containers, on one host and on three.  Each test prints what it
-# checks ("ok N - ..."); the closing line counts every check of every test.
+# systemd containers, on one host and on three (one master, then two on
+# ZooKeeper).  Each test prints what it checks ("ok N - ..."); the closing
+# line counts every check of every test.
 #
 # Environment: SPARK_PACKAGES, the directory with the packages (make deb
 # and make rpm put them in build/packages); SYSTEM_TEST_TIMEOUT, seconds one
@@ -14,7 +15,8 @@ limit=${SYSTEM_TEST_TIMEOUT:-600}
 
 if [ $# -eq 0 ]; then
         set -- tests/system/test-packages.sh tests/system/test-single-host.sh tests/system/test-worker-privilege.sh \
-                tests/system/test-executor-sandbox.sh tests/system/test-resource-devices.sh tests/system/test-multi-host.sh
+                tests/system/test-executor-sandbox.sh tests/system/test-resource-devices.sh tests/system/test-multi-host.sh \
+                tests/system/test-multi-host-ha.sh
 fi
 
 log=$(mktemp -d "${TMPDIR:-/tmp}/spark-system-tests.XXXXXX")
