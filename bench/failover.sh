@@ -103,8 +103,8 @@ run_failover() {
 }
 
 # The master scale run again with recovery_mode = "zookeeper" (the state in
-# znodes, saved in zoo_multi batches; a new application saved in full before
-# it is answered), on the same ensemble and at the same sizes as the
+# znodes, saved in zoo_multi batches on the state timer; a new application
+# is one journal znode, created before it is answered), on the same ensemble and at the same sizes as the
 # filesystem run of run_scale, for the RegisterWorker and one-executor
 # placement rows beside it.  ZK_SCALE_* size it apart (default: the same).
 run_scale_zk() {

@@ -6,9 +6,11 @@
  * (the next application, a worker's registration) are served at once;
  * applications registered while a sync runs share the next one.
  *
- * Where the journal is not in use (ZooKeeper mode, a journal that could
- * not be written or opened) the old way stands: master_state_sync() on the
- * loop, then the reply. */
+ * In ZooKeeper mode the entry is a znode, created the same way: the reply
+ * waits for the create's completion, not the loop
+ * (master_zk_journal_sync_then_reply()).  Where neither can be used (a
+ * journal that could not be written or opened, no entry to create) the
+ * old way stands: master_state_sync() on the loop, then the reply. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +50,16 @@ int master_state_sync_then_reply(Master *m, RpcRequest *req, Envelope *env) {
         size_t len;
         uint64_t ticket;
 
-        if (m->ha || m->journal_fd < 0 || m->journal_error < 0 || !m->journal_unsynced)
+        if (m->ha) {
+                /* the entry's znode, created without the loop waiting */
+                if (envelope_encode(env, &buf, &len) >= 0 &&
+                    master_zk_journal_sync_then_reply(m, req, buf, len) >= 0) {
+                        buf = NULL;
+                        return 0;
+                }
+                goto on_the_loop;
+        }
+        if (m->journal_fd < 0 || m->journal_error < 0 || !m->journal_unsynced)
                 goto on_the_loop;
         if (!m->journal_syncer && file_syncer_new(m->event, on_journal_synced, m, &m->journal_syncer) < 0)
                 goto on_the_loop;

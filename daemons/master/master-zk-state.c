@@ -34,14 +34,18 @@
  * snapshot holds.
  *
  * zoo_multi() (zoo_amulti() and a wait for its completion) runs on the
- * loop: a full save blocks it for the round trips of its batches, a
- * journal entry for one round trip. */
+ * loop: a full save blocks it for the round trips of its batches.  A new
+ * application's journal entry does not: it is created with zoo_amulti()
+ * and the RegisterApplication reply is held until the completion comes
+ * back (master_zk_journal_sync_then_reply()); only where that cannot be
+ * done does the loop wait for the entry's round trip. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc-util.h"
+#include "loop-queue.h"
 #include "log.h"
 #include "master.h"
 #include "sha256.h"
@@ -515,6 +519,95 @@ int master_zk_journal_add(Master *m, App *a) {
         m->zk_journal_entry_len = len;
         m->zk_journal_entry_seq = seq;
         m->journal_seq = seq;
+        return 0;
+}
+
+/* The journal entry created without the loop waiting for ZooKeeper: the
+ * reply to RegisterApplication is held until the create's completion comes
+ * back (on the client's thread, handed to the loop through the master's
+ * link queue).  ZooKeeper answers one client's requests in order, so
+ * replies go out in the order the applications registered. */
+typedef struct ZkJournalCreate {
+        Master *m;
+        RpcRequest *req;
+        uint8_t *reply;
+        size_t reply_len;
+        uint8_t *entry;
+        char path[ZK_PATH_MAX];
+        zoo_op_t ops[2];
+        zoo_op_result_t results[2];
+        int rc;
+} ZkJournalCreate;
+
+static void zk_journal_create_free(ZkJournalCreate *c) {
+        free(c->reply);
+        free(c->entry);
+        free(c);
+}
+
+static void on_zk_journal_created_queued(void *userdata, bool discard) {
+        ZkJournalCreate *c = userdata;
+        Master *m = c->m;
+
+        if (discard) {
+                /* the master is going: its server abandons the request */
+                zk_journal_create_free(c);
+                return;
+        }
+        if (c->rc == ZOK)
+                log_debug("Journal entry %s created", c->path);
+        else {
+                if (c->results[0].err == ZNONODE)
+                        master_deposed(m, "its election znode is gone");
+                else {
+                        log_warning_errno(zk_errno(c->rc), "Failed to create the journal entry %s in ZooKeeper, "
+                                          "saving all: %m", c->path);
+                        (void) master_state_save(m);
+                }
+        }
+        (void) rpc_request_reply(c->req, c->reply, c->reply_len);
+        zk_journal_create_free(c);
+}
+
+/* On the client's completion thread: only to the loop. */
+static void on_zk_journal_created(int rc, const void *data) {
+        ZkJournalCreate *c = (ZkJournalCreate *) data;
+
+        c->rc = rc;
+        if (loop_queue_push(c->m->link_queue, on_zk_journal_created_queued, c) < 0)
+                /* no memory to hand it over: the driver's request times out
+                 * and it registers again; the entry is in ZooKeeper or the
+                 * next full save holds its app */
+                zk_journal_create_free(c);
+}
+
+int master_zk_journal_sync_then_reply(Master *m, RpcRequest *req, uint8_t *reply, size_t reply_len) {
+        _cleanup_free_ char *dir = NULL;
+        ZkJournalCreate *c;
+        int zrc;
+
+        if (!m->journal_unsynced || !m->zk_journal_entry || master_ha_role(m->ha) != MASTER_ROLE_LEADER ||
+            !m->link_queue)
+                return -EAGAIN;
+        if (state_dir_path(m, &dir) < 0)
+                return -ENOMEM;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        *c = (ZkJournalCreate) { .m = m, .req = req, .reply = reply, .reply_len = reply_len };
+        snprintf(c->path, sizeof(c->path), "%s/j%0*" PRIu64, dir, ZK_JOURNAL_DIGITS, m->zk_journal_entry_seq);
+        zoo_check_op_init(&c->ops[0], master_ha_election_node(m->ha), -1);
+        zoo_create_op_init(&c->ops[1], c->path, (const char *) m->zk_journal_entry, (int) m->zk_journal_entry_len,
+                           &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+        zrc = zoo_amulti(master_ha_handle(m->ha), 2, c->ops, c->results, on_zk_journal_created, c);
+        if (zrc != ZOK) {
+                c->reply = NULL;  /* the caller's again */
+                zk_journal_create_free(c);
+                return -EAGAIN;
+        }
+        /* the request holds the entry now */
+        c->entry = TAKE_PTR(m->zk_journal_entry);
+        m->journal_unsynced = false;
         return 0;
 }
 

@@ -219,6 +219,9 @@ int master_state_restore_packed(Master *m, const uint8_t *buf, size_t len, size_
 /* master-zk-state.c: the same state in znodes under zookeeper_dir/state
  * (docs/ha.md), with master.recovery_mode = "zookeeper". */
 int master_zk_state_save(Master *m);
+/* The application's journal znode created asynchronously, then reply (len
+ * bytes, taken over) sent; -EAGAIN: not possible now, reply not taken. */
+int master_zk_journal_sync_then_reply(Master *m, RpcRequest *req, uint8_t *reply, size_t len);
 int master_zk_state_load(Master *m);
 /* A new application (or NULL: the app-number counters) as a journal znode:
  * built by master_zk_journal_add(), created by master_zk_journal_sync()
