@@ -226,3 +226,35 @@ stop_cleanly() {
         done
         return $ok
 }
+
+# ha_masters_init: two masters in recovery mode zookeeper on the suite's
+# ensemble (after require_zookeeper): m1 on the cluster's $M/$ME (also
+# $M1/$ME1), m2 on new ports ($M2/$ME2); $MASTERS and $EVENTS list both, as
+# cluster.master and master_events do; $T/m1.conf and $T/m2.conf are theirs.
+# shellcheck disable=SC2034  # used by the tests
+ha_masters_init() {
+        local port
+        M1=$M ME1=$ME
+        port=$(free_port) || die "no free port"
+        M2=tcp://127.0.0.1:$port
+        port=$(free_port) || die "no free port"
+        ME2=tcp://127.0.0.1:$port
+        MASTERS="$M1,$M2" EVENTS="$ME1,$ME2"
+        ha_master_conf m1 "$M1" "$ME1"
+        ha_master_conf m2 "$M2" "$ME2"
+}
+
+# ha_master_conf NAME LISTEN EVENTS
+ha_master_conf() {
+        cat >"$T/$1.conf" <<CONF
+cluster: { master = "$MASTERS"; master_events = "$EVENTS"; };
+master: { listen = "$2"; events_listen = "$3"; state_dir = "$T/$1-state"; worker_timeout_ms = 3000;
+          recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "$ZK_TEST_DIR";
+          zookeeper_session_timeout_ms = 2000; };
+CONF
+}
+
+# ha_leads URL: the master there answers as the leader.
+ha_leads() { "$SPARKCTL" --master "$1" status >/dev/null 2>&1; }
+# ha_standby_for URL LEADER: the master at URL answers "standby, leader is LEADER".
+ha_standby_for() { "$SPARKCTL" --master "$1" status 2>&1 | grep -qx "sparkctl: standby, leader is $2"; }

@@ -13,35 +13,16 @@
 cluster_init
 require_zookeeper
 
-M1=$M ME1=$ME
-port=$(free_port) || die "no free port"
-M2=tcp://127.0.0.1:$port
-port=$(free_port) || die "no free port"
-ME2=tcp://127.0.0.1:$port
-MASTERS="$M1,$M2" EVENTS="$ME1,$ME2"
+ha_masters_init
 
-# ha_master_conf NAME LISTEN EVENTS
-ha_master_conf() {
-        cat >"$T/$1.conf" <<CONF
-cluster: { master = "$MASTERS"; master_events = "$EVENTS"; };
-master: { listen = "$2"; events_listen = "$3"; state_dir = "$T/$1-state"; worker_timeout_ms = 3000;
-          recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "$ZK_TEST_DIR";
-          zookeeper_session_timeout_ms = 2000; };
-CONF
-}
-
-leads() { "$SPARKCTL" --master "$1" status >/dev/null 2>&1; }
-standby_for() { "$SPARKCTL" --master "$1" status 2>&1 | grep -qx "sparkctl: standby, leader is $2"; }
 # role URL: that master's role in `sparkctl status --json` given both
 role() { "$SPARKCTL" --master "$MASTERS" status --json 2>/dev/null | jq -r --arg u "$1" '.masters[] | select(.url == $u) | .role'; }
 
-ha_master_conf m1 "$M1" "$ME1"
-ha_master_conf m2 "$M2" "$ME2"
 check "m1 --check-config" "$SPARK_BUILD/spark-master" --config "$T/m1.conf" --check-config
 start_daemon m1 "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
-check "m1 is elected leader" wait_for leads "$M1"
+check "m1 is elected leader" wait_for ha_leads "$M1"
 start_daemon m2 "$SPARK_BUILD/spark-master" --config "$T/m2.conf"
-check "m2 answers as a standby naming m1" wait_for standby_for "$M2" "$M1"
+check "m2 answers as a standby naming m1" wait_for ha_standby_for "$M2" "$M1"
 check "the negotiated session timeout is logged" \
         grep -q 'session timeout [0-9]* ms (asked for 2000 ms)' "$(daemon_log m1)"
 check_eq "status --json: m1 leads" "leader" "$(role "$M1")"
@@ -64,7 +45,7 @@ pids_before=$(for u in $(app_units "$app"); do unit_prop "$u" MainPID; done | so
 # Leader SIGKILL: its session expires after the negotiated timeout.
 t0=$(date +%s%N)
 stop_daemon m1 KILL || true
-check "m2 leads after m1 is killed" wait_for leads "$M2"
+check "m2 leads after m1 is killed" wait_for ha_leads "$M2"
 t1=$(date +%s%N)
 echo "# failover: m1 SIGKILL -> m2 leads in $(((t1 - t0) / 1000000)) ms"
 check "m2 restored the app from ZooKeeper" grep -q 'Restored 1 applications' "$(daemon_log m2)"
@@ -119,7 +100,7 @@ check "and 2 run again" wait_for app_executors_are "$app" running 2
 # The old leader comes back as a standby.
 unset "_daemon_pid[m1]"
 start_daemon m1b "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
-check "m1 restarted answers as a standby naming m2" wait_for standby_for "$M1" "$M2"
+check "m1 restarted answers as a standby naming m2" wait_for ha_standby_for "$M1" "$M2"
 check_eq "status through both finds the leader" "$app" \
         "$("$SPARKCTL" --master "$MASTERS" status --json | jq -r '.apps[0].app_id')"
 

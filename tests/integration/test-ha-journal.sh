@@ -13,21 +13,7 @@ cluster_init
 require_zookeeper
 command -v java >/dev/null || skip_all "no java: zkCli cannot set an ACL"
 
-M1=$M ME1=$ME
-port=$(free_port) || die "no free port"
-M2=tcp://127.0.0.1:$port
-port=$(free_port) || die "no free port"
-ME2=tcp://127.0.0.1:$port
-MASTERS="$M1,$M2" EVENTS="$ME1,$ME2"
-
-ha_master_conf() {
-        cat >"$T/$1.conf" <<CONF
-cluster: { master = "$MASTERS"; master_events = "$EVENTS"; };
-master: { listen = "$2"; events_listen = "$3"; state_dir = "$T/$1-state"; worker_timeout_ms = 3000;
-          recovery_mode = "zookeeper"; zookeeper = "$ZK_CONNECT"; zookeeper_dir = "$ZK_TEST_DIR";
-          zookeeper_session_timeout_ms = 2000; };
-CONF
-}
+ha_masters_init
 
 # zk_cli ARGS...: Debian's ZooKeeper command line client, one command
 zk_cli() {
@@ -35,16 +21,12 @@ zk_cli() {
                 org.apache.zookeeper.ZooKeeperMain -server "$ZK_CONNECT" "$@" 2>&1
 }
 
-leads() { "$SPARKCTL" --master "$1" status >/dev/null 2>&1; }
-standby_for() { "$SPARKCTL" --master "$1" status 2>&1 | grep -qx "sparkctl: standby, leader is $2"; }
 apps_of() { "$SPARKCTL" --master "$1" status --json 2>/dev/null | jq -r '.apps[].app_id' | sort | tr '\n' ' '; }
 
-ha_master_conf m1 "$M1" "$ME1"
-ha_master_conf m2 "$M2" "$ME2"
 start_daemon m1 "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
-check "m1 is elected leader" wait_for leads "$M1"
+check "m1 is elected leader" wait_for ha_leads "$M1"
 start_daemon m2 "$SPARK_BUILD/spark-master" --config "$T/m2.conf"
-check "m2 answers as a standby naming m1" wait_for standby_for "$M2" "$M1"
+check "m2 answers as a standby naming m1" wait_for ha_standby_for "$M2" "$M1"
 
 # No full save from here on: meta may be read, not written.
 out=$(zk_cli setAcl "$ZK_TEST_DIR/state/meta" world:anyone:rda)
@@ -61,7 +43,7 @@ check "m1's full save fails: no snapshot holds the apps" \
         wait_for grep -q "Failed to write the state to .*: Permission denied" "$(daemon_log m1)"
 
 stop_daemon m1 KILL || true
-check "m2 leads after m1 is killed" wait_for leads "$M2"
+check "m2 leads after m1 is killed" wait_for ha_leads "$M2"
 check "m2 replayed the 3 apps from the journal" \
         grep -q "Restored 3 applications registered after the last snapshot from the journal in ZooKeeper" \
         "$(daemon_log m2)"
