@@ -272,7 +272,76 @@ ct_address() {
         ct "$1" ip addr add "$2" dev host0 && ct "$1" ip link set host0 up
 }
 
-# --- sparkctl in a container -----------------------------------------------------
+# ct_boot_network BRIDGE NODE...: a private bridge, and the containers NODE...
+# booted on it as node-1, node-2, ... would be: NODE number N at 10.77.0.N,
+# every node's name in every /etc/hosts, no default route anywhere.  Each
+# step is a check.
+ct_boot_network() {
+        local br=$1 h n=0 hosts
+        shift
+        hosts="127.0.0.1 localhost"
+        for h in "$@"; do
+                n=$((n + 1))
+                hosts+=$'\n'"10.77.0.$n $h"
+        done
+        bridge_create "$br"
+        n=0
+        for h in "$@"; do
+                n=$((n + 1))
+                # ct_boot mounts the overlay first: write /etc/hosts once it is there.
+                ct_boot "$h" --network-bridge="$br"
+                printf '%s\n' "$hosts" >"$(ct_root "$h")/etc/hosts"
+                check "$h: address 10.77.0.$n on the private bridge" ct_address "$h" "10.77.0.$n/24"
+        done
+        check_eq "and nothing else: no default route in any container" "" \
+                "$(for h in "$@"; do ct "$h" ip route show default; done)"
+}
+
+# ct_job_done PID OUT ERR N: the sparkctl submit running in the background as
+# PID (a child of this shell) ends, exits 0, and printed each of its N
+# results exactly once, in order ("INDEX ..." lines in OUT); its ERR is shown
+# if it failed.
+ct_job_done() {
+        local rc=0
+        timeout 120 tail --pid="$1" -f /dev/null
+        wait "$1" || rc=$?
+        check_eq "the job completes (sparkctl exits 0)" 0 "$rc"
+        [ "$rc" = 0 ] || sed 's/^/#   stderr: /' "$3"
+        check_eq "with every one of the $4 results exactly once" "$(seq 0 $(($4 - 1)))" "$(awk '{ print $1 }' "$2")"
+}
+
+# --- certificates in containers ---------------------------------------------------
+
+# ct_install_tls CA_HOST CA HOST NAME...: the CA's certificate and NAME's
+# certificate and key (made by spark-tls in CA, a directory of CA_HOST) in
+# /etc/spark/tls of HOST, the key readable by group spark only.
+ct_install_tls() {
+        local src dst h=$3 name
+        src=$(ct_root "$1")$2
+        dst=$(ct_root "$h")/etc/spark/tls
+        shift 3
+        install -d -m 0755 "$dst" && install -m 0644 "$src/ca.pem" "$dst/" || return 1
+        for name in "$@"; do
+                install -m 0644 "$src/$name.pem" "$dst/" &&
+                        install -m 0640 "$src/$name.key" "$dst/" &&
+                        ct "$h" chgrp spark "/etc/spark/tls/$name.key" || return 1
+        done
+}
+
+# ct_own_tls HOST FILE SECTION NAME: the section's own certificate and key.
+ct_own_tls() {
+        ct_set "$1" "$2" "$3" tls_cert_file "\"/etc/spark/tls/$4.pem\"" &&
+                ct_set "$1" "$2" "$3" tls_key_file "\"/etc/spark/tls/$4.key\""
+}
+
+# ct_admin_sparkctl HOST CA: sparkctl as root on HOST presents the admin
+# certificate CA/ops, which no daemon (nor the spark user) can read.
+ct_admin_sparkctl() {
+        printf '#!/bin/sh\nexec /usr/bin/sparkctl --tls-ca /etc/spark/tls/ca.pem --tls-cert %s/ops.pem --tls-key %s/ops.key "$@"\n' \
+                "$2" "$2" >"$(ct_root "$1")/usr/local/bin/sparkctl" &&
+                chmod 0755 "$(ct_root "$1")/usr/local/bin/sparkctl"
+}
+
 
 # ct_app_id NAME [APP-NAME]: the id of the (named) application the master knows.
 ct_app_id() {

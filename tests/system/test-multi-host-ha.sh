@@ -28,21 +28,8 @@ MASTERS="tls+tcp://node-1:7077,tls+tcp://node-2:7077"
 EVENTS="tls+tcp://node-1:7078,tls+tcp://node-2:7078"
 SESSION_TIMEOUT_MS=2000
 
-bridge_create $BR
-n=0
-for h in $NODES; do
-        n=$((n + 1))
-        ct_boot $h --network-bridge=$BR
-        cat >"$(ct_root $h)/etc/hosts" <<EOF
-127.0.0.1 localhost
-10.77.0.1 node-1
-10.77.0.2 node-2
-10.77.0.3 node-3
-EOF
-        check "$h: address 10.77.0.$n on the private bridge" ct_address $h 10.77.0.$n/24
-done
-check_eq "and nothing else: no default route in any container" "" \
-        "$(for h in $NODES; do ct $h ip route show default; done)"
+# shellcheck disable=SC2086
+ct_boot_network $BR $NODES
 echo "# three containers up after $SECONDS s"
 
 # --- ZooKeeper on node-1 --------------------------------------------------------------------
@@ -107,42 +94,20 @@ check "spark-tls worker for node-2 and node-3" eval \
 check "spark-tls driver for node-3 and admin for sparkctl" eval \
         "ct node-3 spark-tls driver $CA node-3-driver node-3 10.77.0.3 >/dev/null &&
          ct node-3 spark-tls admin $CA ops >/dev/null"
-# install_tls HOST NAME...: the CA and NAME's certificate and key in
-# /etc/spark/tls of HOST, the key readable by group spark only.
-install_tls() {
-        local h=$1 name src dst
-        shift
-        src=$(ct_root node-3)$CA
-        dst=$(ct_root "$h")/etc/spark/tls
-        install -d -m 0755 "$dst" && install -m 0644 "$src/ca.pem" "$dst/" || return 1
-        for name in "$@"; do
-                install -m 0644 "$src/$name.pem" "$dst/" &&
-                        install -m 0640 "$src/$name.key" "$dst/" &&
-                        ct "$h" chgrp spark "/etc/spark/tls/$name.key" || return 1
-        done
-}
 check "each host gets its daemons' files" eval \
-        "install_tls node-1 node-1-master && install_tls node-2 node-2-master node-2-worker &&
-         install_tls node-3 node-3-worker node-3-driver"
-cat >"$(ct_root node-3)/usr/local/bin/sparkctl" <<EOF
-#!/bin/sh
-exec /usr/bin/sparkctl --tls-ca /etc/spark/tls/ca.pem --tls-cert $CA/ops.pem --tls-key $CA/ops.key "\$@"
-EOF
-chmod 0755 "$(ct_root node-3)/usr/local/bin/sparkctl"
+        "ct_install_tls node-3 $CA node-1 node-1-master && ct_install_tls node-3 $CA node-2 node-2-master node-2-worker &&
+         ct_install_tls node-3 $CA node-3 node-3-worker node-3-driver"
+ct_admin_sparkctl node-3 $CA
 
 for h in $NODES; do
         ct_set $h /etc/spark/cluster.conf cluster master "\"$MASTERS\""
         ct_set $h /etc/spark/cluster.conf cluster master_events "\"$EVENTS\""
         ct_set $h /etc/spark/cluster.conf cluster tls_ca_file '"/etc/spark/tls/ca.pem"'
 done
-own_tls() {
-        ct_set $1 $2 $3 tls_cert_file "\"/etc/spark/tls/$4.pem\"" &&
-                ct_set $1 $2 $3 tls_key_file "\"/etc/spark/tls/$4.key\""
-}
 for h in node-1 node-2; do
         ct_set $h /etc/spark/master.conf master listen '"tls+tcp://0.0.0.0:7077"'
         ct_set $h /etc/spark/master.conf master events_listen '"tls+tcp://0.0.0.0:7078"'
-        own_tls $h /etc/spark/master.conf master $h-master
+        ct_own_tls $h /etc/spark/master.conf master $h-master
         # the shipped master.conf names the keys of the zookeeper mode
         check "$h: master.conf set to recovery_mode \"zookeeper\" on node-1:2181" eval \
                 "ct_set $h /etc/spark/master.conf master recovery_mode '\"zookeeper\"' &&
@@ -155,14 +120,14 @@ done
 for h in node-2 node-3; do
         ct_set $h /etc/spark/worker.conf worker listen '"tls+tcp://0.0.0.0:7081"'
         ct_set $h /etc/spark/worker.conf worker events_listen '"tls+tcp://0.0.0.0:7082"'
-        own_tls $h /etc/spark/worker.conf worker $h-worker
+        ct_own_tls $h /etc/spark/worker.conf worker $h-worker
         ct_set $h /etc/spark/worker.conf worker cores 2
         ct_set $h /etc/spark/worker.conf worker memory_mb 2048
 done
 ct_set node-3 /etc/spark/driver.conf driver listen '"tls+tcp://0.0.0.0:7091"'
 ct_set node-3 /etc/spark/driver.conf driver events_listen '"tls+tcp://0.0.0.0:7092"'
 ct_set node-3 /etc/spark/driver.conf driver executor_listen '"tls+tcp://0.0.0.0:7093"'
-own_tls node-3 /etc/spark/driver.conf driver node-3-driver
+ct_own_tls node-3 /etc/spark/driver.conf driver node-3-driver
 ct_set node-3 /etc/spark/driver.conf driver app_name '"ha-across-hosts"'
 ct_set node-3 /etc/spark/driver.conf driver executor_memory_mb 256
 ct_set node-3 /etc/spark/driver.conf driver executor_heartbeat_timeout_ms 5000
@@ -243,12 +208,7 @@ check "the new leader's epoch ($epoch_after) is newer than the old one's ($epoch
         test "${epoch_after:-0}" -gt "${epoch_before:-0}"
 check "$OTHER's journal says it restored the state from ZooKeeper" \
         ct_journal_grep $OTHER spark-master "Restored [0-9]+ applications"
-timeout 120 tail --pid=$job -f /dev/null
-wait $job
-rc=$?
-check_eq "the job completes (sparkctl exits 0)" 0 "$rc"
-[ "$rc" = 0 ] || sed 's/^/#   stderr: /' "$TEST_TMPDIR/job.err"
-check_eq "with every one of the 80 results exactly once" "$(seq 0 79)" "$(awk '{ print $1 }' "$TEST_TMPDIR/job.out")"
+ct_job_done $job "$TEST_TMPDIR/job.out" "$TEST_TMPDIR/job.err" 80
 check_eq "the tasks ran on both workers" "node-2 node-3" "$(awk '{ print $2 }' "$TEST_TMPDIR/job.out" | sort -u | xargs)"
 check_eq "no executor unit was stopped or started by the failover (same units, same MainPIDs)" \
         "$pids_before" "$(unit_pids)"

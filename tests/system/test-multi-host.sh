@@ -15,22 +15,8 @@ BR=spkbr$$
 NODES="node-1 node-2 node-3"
 WORKER_TIMEOUT_MS=3000
 
-bridge_create $BR
-n=0
-for h in $NODES; do
-        n=$((n + 1))
-        # ct_boot mounts the overlay first: write /etc/hosts once it is there.
-        ct_boot $h --network-bridge=$BR
-        cat >"$(ct_root $h)/etc/hosts" <<EOF
-127.0.0.1 localhost
-10.77.0.1 node-1
-10.77.0.2 node-2
-10.77.0.3 node-3
-EOF
-        check "$h: address 10.77.0.$n on the private bridge" ct_address $h 10.77.0.$n/24
-done
-check_eq "and nothing else: no default route in any container" "" \
-        "$(for h in $NODES; do ct $h ip route show default; done)"
+# shellcheck disable=SC2086
+ct_boot_network $BR $NODES
 
 # --- install and configure each role ------------------------------------------------------
 check "node-1: dpkg -i spark-common spark-master spark-driver" ct_install_debs node-1 spark-common spark-master spark-driver
@@ -50,54 +36,30 @@ done
 check "spark-tls admin for the operator's sparkctl" ct node-1 spark-tls admin $CA ops
 check_match "the worker's certificate carries its role" "OU ?= ?worker, CN ?= ?node-2-worker" \
         "$(ct node-1 openssl x509 -in $CA/node-2-worker.pem -noout -subject)"
-# install_tls HOST NAME...: the CA and NAME's certificate and key in
-# /etc/spark/tls of HOST, the key readable by group spark only.
-install_tls() {
-        local h=$1 name src dst
-        shift
-        src=$(ct_root node-1)$CA
-        dst=$(ct_root "$h")/etc/spark/tls
-        install -d -m 0755 "$dst" && install -m 0644 "$src/ca.pem" "$dst/" || return 1
-        for name in "$@"; do
-                install -m 0644 "$src/$name.pem" "$dst/" &&
-                        install -m 0640 "$src/$name.key" "$dst/" &&
-                        ct "$h" chgrp spark "/etc/spark/tls/$name.key" || return 1
-        done
-}
-check "node-1 gets the master's and the driver's files" install_tls node-1 node-1-master node-1-driver
+check "node-1 gets the master's and the driver's files" ct_install_tls node-1 $CA node-1 node-1-master node-1-driver
 for h in node-2 node-3; do
-        check "$h gets its worker's files" install_tls $h $h-worker
+        check "$h gets its worker's files" ct_install_tls node-1 $CA $h $h-worker
 done
-# sparkctl as root on node-1 presents the admin certificate, which no
-# daemon (nor the spark user) can read.
-cat >"$(ct_root node-1)/usr/local/bin/sparkctl" <<EOF
-#!/bin/sh
-exec /usr/bin/sparkctl --tls-ca /etc/spark/tls/ca.pem --tls-cert $CA/ops.pem --tls-key $CA/ops.key "\$@"
-EOF
-chmod 0755 "$(ct_root node-1)/usr/local/bin/sparkctl"
+# sparkctl as root on node-1 presents the admin certificate
+ct_admin_sparkctl node-1 $CA
 
 for h in $NODES; do
         ct_set $h /etc/spark/cluster.conf cluster master '"tls+tcp://node-1:7077"'
         ct_set $h /etc/spark/cluster.conf cluster master_events '"tls+tcp://node-1:7078"'
         ct_set $h /etc/spark/cluster.conf cluster tls_ca_file '"/etc/spark/tls/ca.pem"'
 done
-# own_tls HOST FILE SECTION NAME: the section's own certificate and key.
-own_tls() {
-        ct_set $1 $2 $3 tls_cert_file "\"/etc/spark/tls/$4.pem\"" &&
-                ct_set $1 $2 $3 tls_key_file "\"/etc/spark/tls/$4.key\""
-}
 ct_set node-1 /etc/spark/master.conf master listen '"tls+tcp://0.0.0.0:7077"'
 ct_set node-1 /etc/spark/master.conf master events_listen '"tls+tcp://0.0.0.0:7078"'
-own_tls node-1 /etc/spark/master.conf master node-1-master
+ct_own_tls node-1 /etc/spark/master.conf master node-1-master
 ct_set node-1 /etc/spark/driver.conf driver listen '"tls+tcp://0.0.0.0:7091"'
 ct_set node-1 /etc/spark/driver.conf driver events_listen '"tls+tcp://0.0.0.0:7092"'
 # executors hold no certificate: they reach the driver here (spark.conf(5))
 ct_set node-1 /etc/spark/driver.conf driver executor_listen '"tls+tcp://0.0.0.0:7093"'
-own_tls node-1 /etc/spark/driver.conf driver node-1-driver
+ct_own_tls node-1 /etc/spark/driver.conf driver node-1-driver
 for h in node-2 node-3; do
         ct_set $h /etc/spark/worker.conf worker listen '"tls+tcp://0.0.0.0:7081"'
         ct_set $h /etc/spark/worker.conf worker events_listen '"tls+tcp://0.0.0.0:7082"'
-        own_tls $h /etc/spark/worker.conf worker $h-worker
+        ct_own_tls $h /etc/spark/worker.conf worker $h-worker
 done
 for d in master driver; do
         check_match "node-1: spark-$d --check-config accepts the TLS configuration" "configuration OK" \
@@ -170,12 +132,7 @@ t_lost=$(date +%s%N)
 echo "# declared lost $(( (t_lost - t_cut) / 1000000 )) ms after the power cut (worker_timeout_ms $WORKER_TIMEOUT_MS)"
 check "the master's journal says so (MESSAGE_ID worker lost)" wait_until 5 eval \
         '[ -n "$(ct node-1 journalctl -q --no-pager -u spark-master MESSAGE_ID=e2e52f9e8541498b964403823d71c888)" ]'
-timeout 120 tail --pid=$job -f /dev/null
-wait $job
-rc=$?
-check_eq "the job completes (sparkctl exits 0)" 0 "$rc"
-[ "$rc" = 0 ] || sed 's/^/#   stderr: /' "$TEST_TMPDIR/cut.err"
-check_eq "with every one of the 60 results exactly once" "$(seq 0 59)" "$(awk '{ print $1 }' "$TEST_TMPDIR/cut.out")"
+ct_job_done $job "$TEST_TMPDIR/cut.out" "$TEST_TMPDIR/cut.err" 60
 check_match "the results after the cut came from node-2" "node-2" "$(tail -n 5 "$TEST_TMPDIR/cut.out")"
 check "the master no longer counts executors on node-3 as running" \
         test "$(ct_count_executors node-1 running node-3)" = 0
