@@ -28,6 +28,15 @@ struct ParkedReply {
         uint8_t buf[];
 };
 
+/* Sends the parked replies whose entries the sync of ticket covers. */
+static void reply_parked(Master *m, uint64_t ticket) {
+        while (m->parked_replies && m->parked_replies->ticket <= ticket) {
+                ParkedReply *p = FIFO_POP(m->parked_replies, m->parked_replies_tail, next);
+                (void) rpc_request_reply(p->req, p->buf, p->len);
+                free(p);
+        }
+}
+
 static void on_journal_synced(FileSyncer *s, uint64_t ticket, int error, void *userdata) {
         Master *m = userdata;
         (void) s;
@@ -37,11 +46,7 @@ static void on_journal_synced(FileSyncer *s, uint64_t ticket, int error, void *u
                 log_warning_errno(error, "Failed to sync the state journal, saving all: %m");
                 (void) master_state_save(m);
         }
-        while (m->parked_replies && m->parked_replies->ticket <= ticket) {
-                ParkedReply *p = FIFO_POP(m->parked_replies, m->parked_replies_tail, next);
-                (void) rpc_request_reply(p->req, p->buf, p->len);
-                free(p);
-        }
+        reply_parked(m, ticket);
 }
 
 int master_state_sync_then_reply(Master *m, RpcRequest *req, Envelope *env) {
@@ -86,9 +91,5 @@ void master_journal_sync_done(Master *m) {
         /* waits for the sync under way, which answers what it covers */
         m->journal_syncer = file_syncer_free(m->journal_syncer);
         /* none should be left; if one is, it is answered rather than lost */
-        while (m->parked_replies) {
-                ParkedReply *p = FIFO_POP(m->parked_replies, m->parked_replies_tail, next);
-                (void) rpc_request_reply(p->req, p->buf, p->len);
-                free(p);
-        }
+        reply_parked(m, UINT64_MAX);
 }

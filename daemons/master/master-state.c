@@ -490,6 +490,16 @@ static int state_save(Master *m) {
         return 0;
 }
 
+static void state_timer_arm(Master *m, usec_t delay) {
+        (void) sd_event_source_set_time_relative(m->state_timer, delay);
+        (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_ONESHOT);
+}
+
+/* The wait before a save after a change: more, the more a save costs. */
+static usec_t state_save_delay(const Master *m) {
+        return MIN(MAX(STATE_SAVE_DELAY_USEC, m->state_save_cost * STATE_SAVE_SHARE), STATE_SAVE_DELAY_MAX_USEC);
+}
+
 static void state_save_failed(Master *m, int r) {
         usec_t delay;
 
@@ -504,8 +514,7 @@ static void state_save_failed(Master *m, int r) {
         delay = m->state_save_retry;
         if (m->state_timer) {
                 log_warning("Saving the state again in %llu ms", (unsigned long long) (delay / USEC_PER_MSEC));
-                (void) sd_event_source_set_time_relative(m->state_timer, delay);
-                (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_ONESHOT);
+                state_timer_arm(m, delay);
         }
 }
 
@@ -545,10 +554,8 @@ void master_state_child_done(Master *m, const StateWritten *w, uint64_t seq) {
         state_save_succeeded(m);
         state_written(m, w, seq);
         /* changes made while it wrote: their save was put off (on_save_timer) */
-        if (m->state_dirty) {
-                m->state_dirty = false;
-                master_state_changed(m);
-        }
+        if (m->state_dirty && m->state_timer)
+                state_timer_arm(m, state_save_delay(m));
 }
 
 /* Whether the timer's save may go to a child.  The journal is emptied only
@@ -585,14 +592,10 @@ static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 void master_state_changed(Master *m) {
-        usec_t delay;
-
         if (m->state_dirty || !m->state_timer)
                 return;
         m->state_dirty = true;
-        delay = MIN(MAX(STATE_SAVE_DELAY_USEC, m->state_save_cost * STATE_SAVE_SHARE), STATE_SAVE_DELAY_MAX_USEC);
-        (void) sd_event_source_set_time_relative(m->state_timer, delay);
-        (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_ONESHOT);
+        state_timer_arm(m, state_save_delay(m));
 }
 
 /* ---------------------------------------------------------------- journal */
