@@ -522,6 +522,17 @@ int master_zk_journal_add(Master *m, App *a) {
         return 0;
 }
 
+/* The multi-op that creates the pending journal entry (m->zk_journal_entry)
+ * at path, under dir: first the check of our election znode, so that a
+ * deposed leader's create fails in ZooKeeper itself.  The ops point into
+ * path and the entry. */
+static void journal_create_ops(Master *m, const char *dir, char path[static ZK_PATH_MAX], zoo_op_t ops[static 2]) {
+        snprintf(path, ZK_PATH_MAX, "%s/j%0*" PRIu64, dir, ZK_JOURNAL_DIGITS, m->zk_journal_entry_seq);
+        zoo_check_op_init(&ops[0], master_ha_election_node(m->ha), -1);
+        zoo_create_op_init(&ops[1], path, (const char *) m->zk_journal_entry, (int) m->zk_journal_entry_len,
+                           &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+}
+
 /* The journal entry created without the loop waiting for ZooKeeper: the
  * reply to RegisterApplication is held until the create's completion comes
  * back (on the client's thread, handed to the loop through the master's
@@ -595,10 +606,7 @@ int master_zk_journal_sync_then_reply(Master *m, RpcRequest *req, uint8_t *reply
         if (!c)
                 return -ENOMEM;
         *c = (ZkJournalCreate) { .m = m, .req = req, .reply = reply, .reply_len = reply_len };
-        snprintf(c->path, sizeof(c->path), "%s/j%0*" PRIu64, dir, ZK_JOURNAL_DIGITS, m->zk_journal_entry_seq);
-        zoo_check_op_init(&c->ops[0], master_ha_election_node(m->ha), -1);
-        zoo_create_op_init(&c->ops[1], c->path, (const char *) m->zk_journal_entry, (int) m->zk_journal_entry_len,
-                           &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+        journal_create_ops(m, dir, c->path, c->ops);
         zrc = zoo_amulti(master_ha_handle(m->ha), 2, c->ops, c->results, on_zk_journal_created, c);
         if (zrc != ZOK) {
                 c->reply = NULL;  /* the caller's again */
@@ -623,10 +631,7 @@ int master_zk_journal_sync(Master *m) {
                 return master_state_save(m); /* says why it cannot, if it cannot */
         if (state_dir_path(m, &dir) < 0)
                 return log_oom();
-        snprintf(path, sizeof(path), "%s/j%0*" PRIu64, dir, ZK_JOURNAL_DIGITS, m->zk_journal_entry_seq);
-        zoo_check_op_init(&ops[0], master_ha_election_node(m->ha), -1);
-        zoo_create_op_init(&ops[1], path, (const char *) m->zk_journal_entry, (int) m->zk_journal_entry_len,
-                           &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+        journal_create_ops(m, dir, path, ops);
         r = run_batch(m, ops, 2);
         if (r >= 0) {
                 free(m->zk_journal_entry);
