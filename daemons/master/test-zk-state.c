@@ -278,15 +278,20 @@ static void refuses_over(const char *what) {
         master_free(m);
 }
 
-START_TEST(test_refuses_foreign_znodes) {
-        char path[256];
-        Master *m;
+/* A leader with two workers saves its state in ZooKeeper and goes. */
+static void leave_saved_state(void) {
+        Master *m = master_at("m1");
 
-        m = master_at("m1");
         ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
         add_workers(m, 2);
         ck_assert_int_eq(master_state_save(m), 0);
         master_free(m);
+}
+
+START_TEST(test_refuses_foreign_znodes) {
+        char path[256];
+
+        leave_saved_state();
 
         /* a znode of someone else's beside ours */
         snprintf(path, sizeof(path), "%s/kafka", zkdir);
@@ -441,11 +446,7 @@ START_TEST(test_refuses_garbage_journal_entry) {
         size_t len;
         Master *m;
 
-        m = master_at("m1");
-        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
-        add_workers(m, 2);
-        ck_assert_int_eq(master_state_save(m), 0);
-        master_free(m);
+        leave_saved_state();
 
         /* bytes that are no entry, under an entry's name */
         snprintf(path, sizeof(path), "%s/state/" JOURNAL_PREFIX "%020d", zkdir, 99);
