@@ -75,28 +75,6 @@ wait_until() {
         done
 }
 
-# free_port: a TCP port nothing uses, outside the ephemeral range, not given
-# out before in this run.
-_ports_given=" "
-free_port() {
-        local lo hi p i
-        read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
-        for ((i = 0; i < 200; i++)); do
-                if [ "$lo" -gt 12000 ]; then
-                        p=$((10000 + RANDOM % (lo - 10000)))
-                else
-                        p=$((hi + 1 + RANDOM % (65535 - hi)))
-                fi
-                case $_ports_given in *" $p "*) continue ;; esac
-                if [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ]; then
-                        _ports_given+="$p "
-                        echo "$p"
-                        return 0
-                fi
-        done
-        return 1
-}
-
 # --- failures of the current scenario ----------------------------------------------
 
 PROBLEMS=()

@@ -76,6 +76,9 @@ done
 mkdir -p "${SPARK_TEST_ROOT:=/var/lib/spark-test}"
 T=$(mktemp -d "$SPARK_TEST_ROOT/faults.XXXXXX")
 HARNESS=$T/harness
+PORTS_GIVEN_FILE=$T/ports-given
+# shellcheck source=tests/harness/free-port.sh
+. tests/harness/free-port.sh
 mkdir -p "$HARNESS"
 ROWS=()
 FAILED_NAMES=()

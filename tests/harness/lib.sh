@@ -65,7 +65,9 @@ declare -A _daemon_pid=()
 _daemon_order=()
 _exit_hooks=()
 _unit_patterns=()
-_ports_given=" "
+PORTS_GIVEN_FILE=$TEST_TMPDIR/ports-given
+# shellcheck source=tests/harness/free-port.sh
+. "$HARNESS_DIR/free-port.sh"
 
 echo "# $TEST_NAME (temp dir $TEST_TMPDIR)"
 
@@ -137,29 +139,6 @@ die() {
 
 harness_tmpdir() {
         echo "$TEST_TMPDIR"
-}
-
-# free_port: a TCP port on 127.0.0.1 that nothing listens on or uses, outside
-# the ephemeral range (so an outgoing connection cannot take it meanwhile),
-# and not handed out before in this test.
-free_port() {
-        local lo hi p i
-        read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
-        for ((i = 0; i < 200; i++)); do
-                if [ "$lo" -gt 12000 ]; then
-                        p=$((10000 + RANDOM % (lo - 10000)))
-                else
-                        p=$((hi + 1 + RANDOM % (65535 - hi)))
-                fi
-                case $_ports_given in *" $p "*) continue ;; esac
-                if [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ]; then
-                        _ports_given+="$p "
-                        echo "$p"
-                        return 0
-                fi
-        done
-        echo "free_port: no free port found" >&2
-        return 1
 }
 
 # wait_until TIMEOUT_S CMD [ARG...]: poll CMD (also a shell function) until it

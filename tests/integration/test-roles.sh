@@ -89,7 +89,7 @@ as() {
         "$SPARK_BUILD/sparkctl" --master "$master_url" --driver "$driver_url" --tls-ca "$tls/ca.pem" \
                 --tls-cert "$cert.pem" --tls-key "$cert.key" "$@"
 }
-n_workers() { as alice status --json 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["workers"]))'; }
+n_workers() { as alice status --json 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["workers"]))' 2>/dev/null; }
 workers_are() { [ "$(n_workers)" = "$1" ]; }
 log_has() { grep -Eq -- "$2" "$(daemon_log "$1")"; }
 

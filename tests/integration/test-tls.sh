@@ -108,7 +108,7 @@ check_match "... naming the key" "driver\.executor_listen: must be set: driver\.
 # sparkctl finds cluster.conf's TLS files through $SPARK_CONF_DIR.
 export SPARK_CONF_DIR=$tmp
 sparkctl() { "$SPARK_BUILD/sparkctl" --master "$master_url" --driver "$driver_url" "$@"; }
-n_workers() { sparkctl status --json 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["workers"]))'; }
+n_workers() { sparkctl status --json 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["workers"]))' 2>/dev/null; }
 workers_are() { [ "$(n_workers)" = "$1" ]; }
 log_has() { grep -Eq -- "$2" "$(daemon_log "$1")"; }
 
