@@ -558,6 +558,38 @@ void master_state_child_done(Master *m, const StateWritten *w, uint64_t seq) {
                 state_timer_arm(m, state_save_delay(m));
 }
 
+void master_state_async_done(Master *m, int r) {
+        if (r < 0) {
+                state_save_failed(m, r);
+                return;
+        }
+        state_save_succeeded(m);
+        /* changes made while it wrote: their save was put off (on_save_timer) */
+        if (m->state_dirty && m->state_timer)
+                state_timer_arm(m, state_save_delay(m));
+}
+
+/* The timer's save in ZooKeeper, without the loop waiting for the
+ * ensemble; one on the loop where that cannot be.  A journal entry still
+ * to be created (or too large to be one) waits for a save on the loop,
+ * which holds its application. */
+static int state_save_zk_async(Master *m) {
+        int r;
+
+        if (m->zk_save)
+                return 0;  /* its end saves again (master_state_async_done) */
+        if (m->journal_unsynced)
+                return master_state_save(m);
+        m->state_dirty = false;
+        r = master_zk_save_async_start(m);
+        if (r >= 0)
+                return 0;
+        if (r == -ETIME || r == -ESTALE || r == -EROFS)
+                return r;  /* no longer the leader */
+        log_warning_errno(r, "Failed to start saving the state in ZooKeeper asynchronously, saving it here: %m");
+        return master_state_save(m);
+}
+
 /* Whether the timer's save may go to a child.  The journal is emptied only
  * by a save that began after its last entry: past JOURNAL_FOREGROUND_BYTES
  * (apps registering all the time, each during a child's write), one save
@@ -579,6 +611,10 @@ static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (!m->state_dirty)
                 return 0;
+        if (m->ha) {
+                (void) state_save_zk_async(m);
+                return 0;
+        }
         if (m->state_child > 0)
                 return 0;  /* its end saves again (master_state_child_done) */
         if (state_save_in_child(m)) {

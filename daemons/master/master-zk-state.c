@@ -48,21 +48,14 @@
 #include "loop-queue.h"
 #include "log.h"
 #include "master.h"
+#include "master-zk-save.h"
 #include "sha256.h"
 
-#define ZK_CHUNK_BYTES (256u * 1024u)
-#define ZK_BATCH_BYTES (512u * 1024u)
-#define ZK_META_MAX 512
 #define ZK_META_MAGIC "spark-master-state 1"
 #define ZK_STATE_MAX_BYTES (256u * 1024u * 1024u)
 /* A larger entry (a huge environment) is saved in full instead. */
 #define ZK_JOURNAL_ENTRY_MAX ZK_CHUNK_BYTES
 #define ZK_JOURNAL_DIGITS 20
-/* A delete op's bytes beside its path, counted against ZK_BATCH_BYTES */
-#define ZK_DELETE_OP_BYTES 16u
-#define ZK_PATH_MAX 256
-/* ... and at most this many deletes in one multi-op */
-#define ZK_DELETE_BATCH_OPS 1000
 
 typedef struct ZkMeta {
         uint64_t gen;
@@ -119,14 +112,16 @@ static int state_dir_path(Master *m, char **ret) {
         return asprintf(ret, "%s/state", master_ha_dir(m->ha)) < 0 ? -ENOMEM : 0;
 }
 
-/* Runs one multi-op: first the check of our election znode. */
+/* Runs one multi-op on the loop: first the check of our election znode. */
 static int run_batch(Master *m, zoo_op_t *ops, int n) {
         _cleanup_free_ zoo_op_result_t *results = calloc((size_t) n, sizeof(*results));
-        int zrc;
 
         if (!results)
                 return -ENOMEM;
-        zrc = zoo_multi(master_ha_handle(m->ha), n, ops, results);
+        return zk_batch_errno(zoo_multi(master_ha_handle(m->ha), n, ops, results), results, n);
+}
+
+int zk_batch_errno(int zrc, const zoo_op_result_t *results, int n) {
         if (zrc == ZOK)
                 return 0;
         if (results[0].err == ZNONODE)
@@ -137,54 +132,57 @@ static int run_batch(Master *m, zoo_op_t *ops, int n) {
         return zk_errno(zrc);
 }
 
+int zk_stale_ops(Master *m, const char *dir, const struct String_vector *children, int *i, uint64_t keep_gen,
+                 uint64_t journal_upto, zoo_op_t *ops, char *paths) {
+        size_t bytes = 0;
+        int n = 0;
+
+        for (; *i < children->count; (*i)++) {
+                const char *c = children->data[*i];
+                uint64_t g, seq;
+                char *p;
+
+                if (chunk_name_gen(c, &g) >= 0 ? g == keep_gen : journal_name_seq(c, &seq) < 0 || seq > journal_upto)
+                        continue;
+                if (n == 0)
+                        zoo_check_op_init(&ops[n++], master_ha_election_node(m->ha), -1);
+                p = paths + (size_t) n * ZK_PATH_MAX;
+                if (snprintf(p, ZK_PATH_MAX, "%s/%s", dir, c) >= ZK_PATH_MAX)
+                        continue;
+                zoo_delete_op_init(&ops[n++], p, -1);
+                bytes += strlen(p) + ZK_DELETE_OP_BYTES;
+                if (n > ZK_DELETE_BATCH_OPS || bytes + ZK_PATH_MAX + ZK_DELETE_OP_BYTES > ZK_BATCH_BYTES) {
+                        (*i)++;
+                        break;
+                }
+        }
+        return n > 1 ? n : 0;
+}
+
 /* Removes the chunks of every generation but keep_gen and the journal
  * entries up to journal_upto (best effort: what is left is skipped at load
  * and removed by the next save), in multi-ops that check our election
  * znode, capped by bytes as the writes are. */
 static void remove_stale(Master *m, const char *dir, uint64_t keep_gen, uint64_t journal_upto) {
         struct String_vector children = {};
-        zhandle_t *zh = master_ha_handle(m->ha);
         _cleanup_free_ zoo_op_t *ops = NULL;
         _cleanup_free_ char *paths = NULL;
-        size_t bytes = 0, removed = 0;
-        int n = 0, r;
+        size_t removed = 0;
+        int i = 0, n, r;
 
-        if (zoo_get_children(zh, dir, 0, &children) != ZOK)
+        if (zoo_get_children(master_ha_handle(m->ha), dir, 0, &children) != ZOK)
                 return;
         ops = calloc(ZK_DELETE_BATCH_OPS + 1, sizeof(*ops));
         paths = calloc(ZK_DELETE_BATCH_OPS + 1, ZK_PATH_MAX);
         if (!ops || !paths)
                 goto done;
-        for (int i = 0; i <= children.count; i++) {
-                uint64_t g, seq;
-
-                if (i < children.count) {
-                        const char *c = children.data[i];
-                        char *p;
-
-                        if (chunk_name_gen(c, &g) >= 0 ? g == keep_gen
-                                                       : journal_name_seq(c, &seq) < 0 || seq > journal_upto)
-                                continue;
-                        if (n == 0)
-                                zoo_check_op_init(&ops[n++], master_ha_election_node(m->ha), -1);
-                        p = paths + (size_t) n * ZK_PATH_MAX;
-                        if (snprintf(p, ZK_PATH_MAX, "%s/%s", dir, c) >= ZK_PATH_MAX)
-                                continue;
-                        zoo_delete_op_init(&ops[n++], p, -1);
-                        bytes += strlen(p) + ZK_DELETE_OP_BYTES;
-                        if (n <= ZK_DELETE_BATCH_OPS && bytes + ZK_PATH_MAX + ZK_DELETE_OP_BYTES <= ZK_BATCH_BYTES)
-                                continue;
-                }
-                if (n <= 1)
-                        continue;
+        while ((n = zk_stale_ops(m, dir, &children, &i, keep_gen, journal_upto, ops, paths)) > 0) {
                 r = run_batch(m, ops, n);
                 if (r < 0) {
                         log_debug_errno(r, "Failed to remove %d stale znodes under %s, ignoring: %m", n - 1, dir);
                         break;
                 }
                 removed += (size_t) n - 1;
-                n = 0;
-                bytes = 0;
         }
         if (removed > 0)
                 log_debug("Removed %zu stale znodes under %s", removed, dir);
@@ -192,80 +190,144 @@ done:
         deallocate_String_vector(&children);
 }
 
-int master_zk_state_save(Master *m) {
-        _cleanup_free_ uint8_t *buf = NULL;
-        _cleanup_free_ char *dir = NULL;
-        char meta[ZK_META_MAX], hex[SHA256_HEX_SIZE];
-        char paths[ZK_BATCH_BYTES / ZK_CHUNK_BYTES + 1][256];
-        zoo_op_t ops[ZK_BATCH_BYTES / ZK_CHUNK_BYTES + 2];
-        _cleanup_free_ char *meta_path = NULL;
-        usec_t start = now_mono_usec();
-        size_t len = 0, n_executors = 0, chunks, c = 0;
-        uint64_t gen, seq = m->journal_seq; /* the last entry the snapshot holds */
+/* After a save was dropped with its write of meta unanswered: which
+ * generation meta points at, and its version. */
+static int meta_read_again(Master *m, const char *meta_path) {
+        char text[ZK_META_MAX + 1];
+        int len = ZK_META_MAX, zrc;
+        struct Stat st;
+        ZkMeta meta;
+
+        zrc = zoo_get(master_ha_handle(m->ha), meta_path, 0, text, &len, &st);
+        if (zrc == ZNONODE) {
+                m->zk_state_version = -1;
+                m->zk_state_meta_gen = 0;
+                return 0;
+        }
+        if (zrc != ZOK)
+                return zk_errno(zrc);
+        if (len < 0 || len > ZK_META_MAX)
+                return -EBADMSG;
+        text[len] = 0;
+        if (meta_parse(text, &meta) < 0)
+                return -EBADMSG;
+        m->zk_state_version = st.version;
+        m->zk_state_meta_gen = meta.gen;
+        return 0;
+}
+
+int zk_save_plan_init(Master *m, ZkSavePlan *p) {
         int r;
 
+        *p = (ZkSavePlan) { .seq = m->journal_seq, .start = now_mono_usec() };
         if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
                 return log_error_errno(EROFS, "Not saving the state: this master does not lead (%s)",
                                        master_role_to_string(master_ha_role(m->ha)));
-        r = master_state_pack(m, &buf, &len, &n_executors);
+        r = master_state_pack(m, &p->buf, &p->len, &p->n_executors);
         if (r < 0)
                 return log_error_errno(r, "Failed to collect the state to save: %m");
-        if (len > ZK_STATE_MAX_BYTES)
-                return log_error_errno(EFBIG, "The state (%zu bytes) is too large for ZooKeeper", len);
-        if (state_dir_path(m, &dir) < 0 || asprintf(&meta_path, "%s/meta", dir) < 0)
+        if (p->len > ZK_STATE_MAX_BYTES)
+                return log_error_errno(EFBIG, "The state (%zu bytes) is too large for ZooKeeper", p->len);
+        if (state_dir_path(m, &p->dir) < 0 || asprintf(&p->meta_path, "%s/meta", p->dir) < 0)
                 return log_oom();
-
-        gen = ++m->zk_state_gen; /* never reused, even after a failed try */
-        chunks = (len + ZK_CHUNK_BYTES - 1) / ZK_CHUNK_BYTES;
-        while (c < chunks) {
-                size_t bytes = 0;
-                int n = 0;
-
-                zoo_check_op_init(&ops[n++], master_ha_election_node(m->ha), -1);
-                while (c < chunks && bytes + ZK_CHUNK_BYTES <= ZK_BATCH_BYTES) {
-                        size_t off = c * ZK_CHUNK_BYTES, l = MIN(ZK_CHUNK_BYTES, len - off);
-                        snprintf(paths[n], sizeof(paths[n]), "%s/g%" PRIu64 "-%06zu", dir, gen, c);
-                        zoo_create_op_init(&ops[n], paths[n], (const char *) buf + off, (int) l,
-                                           &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
-                        n++;
-                        bytes += l;
-                        c++;
-                }
-                r = run_batch(m, ops, n);
+        if (m->zk_state_version == ZK_STATE_VERSION_UNKNOWN) {
+                r = meta_read_again(m, p->meta_path);
                 if (r < 0)
-                        goto fail;
+                        return log_error_errno(r, "Failed to read %s again: %m", p->meta_path);
         }
+        p->gen = ++m->zk_state_gen; /* never reused, even after a failed try */
+        p->chunks = (p->len + ZK_CHUNK_BYTES - 1) / ZK_CHUNK_BYTES;
+        return 0;
+}
 
-        snprintf(meta, sizeof(meta), ZK_META_MAGIC "\ngen %" PRIu64 "\nchunks %zu\nbytes %zu\nsha256 %s\n", gen, chunks,
-                 len, sha256_hex(buf, len, hex));
+void zk_save_plan_done(ZkSavePlan *p) {
+        free(p->buf);
+        free(p->dir);
+        free(p->meta_path);
+        *p = (ZkSavePlan) {};
+}
+
+int zk_save_chunk_ops(Master *m, ZkSavePlan *p, zoo_op_t *ops, char (*paths)[ZK_PATH_MAX]) {
+        size_t bytes = 0;
+        int n = 0;
+
+        if (p->next_chunk >= p->chunks)
+                return 0;
+        zoo_check_op_init(&ops[n++], master_ha_election_node(m->ha), -1);
+        while (p->next_chunk < p->chunks && bytes + ZK_CHUNK_BYTES <= ZK_BATCH_BYTES) {
+                size_t off = p->next_chunk * ZK_CHUNK_BYTES, l = MIN(ZK_CHUNK_BYTES, p->len - off);
+
+                snprintf(paths[n], ZK_PATH_MAX, "%s/g%" PRIu64 "-%06zu", p->dir, p->gen, p->next_chunk);
+                zoo_create_op_init(&ops[n], paths[n], (const char *) p->buf + off, (int) l, &ZOO_OPEN_ACL_UNSAFE,
+                                   ZOO_PERSISTENT, NULL, 0);
+                n++;
+                bytes += l;
+                p->next_chunk++;
+        }
+        return n;
+}
+
+void zk_save_meta_ops(Master *m, ZkSavePlan *p, zoo_op_t ops[static 2]) {
+        char hex[SHA256_HEX_SIZE];
+
+        snprintf(p->meta, sizeof(p->meta), ZK_META_MAGIC "\ngen %" PRIu64 "\nchunks %zu\nbytes %zu\nsha256 %s\n",
+                 p->gen, p->chunks, p->len, sha256_hex(p->buf, p->len, hex));
         zoo_check_op_init(&ops[0], master_ha_election_node(m->ha), -1);
         if (m->zk_state_version < 0)
-                zoo_create_op_init(&ops[1], meta_path, meta, (int) strlen(meta), &ZOO_OPEN_ACL_UNSAFE,
+                zoo_create_op_init(&ops[1], p->meta_path, p->meta, (int) strlen(p->meta), &ZOO_OPEN_ACL_UNSAFE,
                                    ZOO_PERSISTENT, NULL, 0);
         else
-                zoo_set_op_init(&ops[1], meta_path, meta, (int) strlen(meta), m->zk_state_version, NULL);
-        r = run_batch(m, ops, 2);
-        if (r < 0)
-                goto fail;
-        m->zk_state_version++;
-        m->zk_state_meta_gen = gen;
-        m->state_save_cost = now_mono_usec() - start;
-        /* an entry built but not created yet is in the snapshot too */
-        free(m->zk_journal_entry);
-        m->zk_journal_entry = NULL;
-        remove_stale(m, dir, gen, seq);
-        log_debug("Saved the state in ZooKeeper: generation %" PRIu64 ", %zu bytes in %zu chunks, %zu executors, "
-                  "journal entries up to %" PRIu64, gen, len, chunks, n_executors, seq);
-        return 0;
+                zoo_set_op_init(&ops[1], p->meta_path, p->meta, (int) strlen(p->meta), m->zk_state_version, NULL);
+}
 
-fail:
-        /* the chunks meta points at stay, whatever failed before */
-        remove_stale(m, dir, m->zk_state_meta_gen, 0);
+void zk_save_committed(Master *m, ZkSavePlan *p) {
+        m->zk_state_version++;
+        m->zk_state_meta_gen = p->gen;
+        log_debug("Saved the state in ZooKeeper: generation %" PRIu64 ", %zu bytes in %zu chunks, %zu executors, "
+                  "journal entries up to %" PRIu64, p->gen, p->len, p->chunks, p->n_executors, p->seq);
+}
+
+int zk_save_failed(Master *m, const ZkSavePlan *p, int r) {
         if (r == -ETIME || r == -ESTALE) {
                 master_deposed(m, r == -ETIME ? "its election znode is gone" : "another master wrote the state");
                 return r;
         }
-        return log_error_errno(r, "Failed to write the state to %s in ZooKeeper: %m", dir);
+        return log_error_errno(r, "Failed to write the state to %s in ZooKeeper: %m", p->dir ? p->dir : "zookeeper_dir");
+}
+
+int master_zk_state_save(Master *m) {
+        _cleanup_(zk_save_plan_done) ZkSavePlan p = {};
+        char paths[ZK_CHUNK_BATCH_OPS][ZK_PATH_MAX];
+        zoo_op_t ops[ZK_CHUNK_BATCH_OPS];
+        int n, r;
+
+        /* an asynchronous save must not point meta at its generation after
+         * this one: it ends here */
+        master_zk_save_async_stop(m);
+        r = zk_save_plan_init(m, &p);
+        if (r < 0)
+                return r;
+        while ((n = zk_save_chunk_ops(m, &p, ops, paths)) > 0) {
+                r = run_batch(m, ops, n);
+                if (r < 0)
+                        goto fail;
+        }
+        zk_save_meta_ops(m, &p, ops);
+        r = run_batch(m, ops, 2);
+        if (r < 0)
+                goto fail;
+        zk_save_committed(m, &p);
+        m->state_save_cost = now_mono_usec() - p.start;
+        /* an entry built but not created yet is in the snapshot too */
+        free(m->zk_journal_entry);
+        m->zk_journal_entry = NULL;
+        remove_stale(m, p.dir, p.gen, p.seq);
+        return 0;
+
+fail:
+        /* the chunks meta points at stay, whatever failed before */
+        remove_stale(m, p.dir, m->zk_state_meta_gen, 0);
+        return zk_save_failed(m, &p, r);
 }
 
 /* Every child of zookeeper_dir and of state/ must be ours. */

@@ -34,6 +34,7 @@ typedef struct MasterMetrics {
 } MasterMetrics;
 
 typedef struct ParkedReply ParkedReply;
+typedef struct ZkSave ZkSave;
 
 typedef struct Master {
         sd_event *event;
@@ -75,6 +76,7 @@ typedef struct Master {
         uint64_t zk_state_gen;           /* the last generation a save wrote or tried */
         uint64_t zk_state_meta_gen;      /* the one meta points at, 0: none */
         int zk_state_version;            /* of its meta znode, -1: none yet */
+        ZkSave *zk_save;                 /* the timer's save under way (master-zk-save-async.c) */
         uint8_t *zk_journal_entry;       /* packed, for master_state_sync() to create; NULL: none */
         size_t zk_journal_entry_len;
         uint64_t zk_journal_entry_seq;
@@ -197,6 +199,8 @@ typedef struct StateWritten {
 } StateWritten;
 int master_state_write_file(Master *m, StateWritten *w);
 void master_state_child_done(Master *m, const StateWritten *w, uint64_t seq);
+/* The timer's save in ZooKeeper ended: r < 0 if it failed. */
+void master_state_async_done(Master *m, int r);
 
 /* master-state-child.c: the timer's save in a child process, which writes
  * a copy-on-write view of the state while the loop goes on. */
@@ -228,5 +232,11 @@ int master_zk_state_load(Master *m);
  * (a full save if it cannot be). */
 int master_zk_journal_add(Master *m, App *a);
 int master_zk_journal_sync(Master *m);
+
+/* master-zk-save-async.c: the timer's full save in ZooKeeper, step by step
+ * from the loop; master_state_async_done() when it ends.  _stop() ends one
+ * under way (waiting for its write of meta, if that is in flight). */
+int master_zk_save_async_start(Master *m);
+void master_zk_save_async_stop(Master *m);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Master *, master_free);

@@ -439,6 +439,87 @@ START_TEST(test_full_save_removes_covered_entries) {
 }
 END_TEST
 
+/* Runs m's loop until its timer's save has started and ended (or 30 s). */
+static bool run_until_async_save_ends(Master *m, unsigned *ret_loops_during) {
+        bool started = false;
+        unsigned loops = 0;
+
+        for (int i = 0; i < 3000; i++) {
+                if (m->zk_save) {
+                        started = true;
+                        loops++;
+                } else if (started)
+                        break;
+                (void) sd_event_run(m->event, 10 * USEC_PER_MSEC);
+        }
+        if (ret_loops_during)
+                *ret_loops_during = loops;
+        return started && !m->zk_save;
+}
+
+START_TEST(test_timer_save_does_not_hold_the_loop) {
+        char names[16][64], during[64];
+        uint64_t saves, seq_before;
+        unsigned loops = 0;
+        Master *m, *m2;
+
+        m = master_at("m1");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        (void) run_until_async_save_ends(m, NULL); /* the one after it took over, if any */
+        (void) add_app(m);
+        add_workers(m, 3000); /* several batches of chunks */
+        saves = m->metrics.state_saves[1];
+        seq_before = m->journal_seq;
+
+        /* the timer's save: the loop goes on while ZooKeeper writes it */
+        master_state_changed(m);
+        for (int i = 0; i < 600 && !m->zk_save; i++)
+                (void) sd_event_run(m->event, 10 * USEC_PER_MSEC);
+        ck_assert_ptr_nonnull(m->zk_save);
+        /* an application registered meanwhile: its entry is after the
+         * snapshot's, and stays */
+        snprintf(during, sizeof(during), "%s", add_app(m)->id);
+        ck_assert(run_until_async_save_ends(m, &loops));
+        ck_assert_uint_gt(loops, 1);
+        ck_assert_uint_eq(m->metrics.state_saves[1], saves + 1);
+        ck_assert_int_eq(m->state_save_error, 0);
+        ck_assert_int_eq(master_ha_role(m->ha), MASTER_ROLE_LEADER);
+        ck_assert_int_eq(journal_entries(names, 16), 1);
+        ck_assert_uint_eq(m->journal_seq, seq_before + 1);
+
+        m2 = take_over(m, "m2");
+        ck_assert_uint_eq(hashmap_size(cluster_workers(m2->cluster)), 3000);
+        ck_assert_ptr_nonnull(cluster_app(m2->cluster, during));
+        master_free(m2);
+}
+END_TEST
+
+/* A save on the loop ends the timer's save, wherever it has got to, and
+ * the master stays the leader: meta's version is the one it wrote last. */
+START_TEST(test_loop_save_ends_a_timer_save) {
+        Master *m, *m2;
+
+        m = master_at("m1");
+        ck_assert(run_until_role(m, MASTER_ROLE_LEADER));
+        add_workers(m, 3000);
+        for (unsigned steps = 0; steps < 8; steps++) {
+                ck_assert_int_eq(master_zk_save_async_start(m), 0);
+                for (unsigned i = 0; i < steps; i++)
+                        (void) sd_event_run(m->event, 50 * USEC_PER_MSEC);
+                ck_assert_int_eq(master_state_save(m), 0);
+                ck_assert_ptr_null(m->zk_save);
+                ck_assert_int_eq(master_ha_role(m->ha), MASTER_ROLE_LEADER);
+        }
+        /* and what a dropped save's completions bring is let go */
+        run_for(m, 500 * USEC_PER_MSEC);
+        ck_assert_int_eq(master_ha_role(m->ha), MASTER_ROLE_LEADER);
+
+        m2 = take_over(m, "m2");
+        ck_assert_uint_eq(hashmap_size(cluster_workers(m2->cluster)), 3000);
+        master_free(m2);
+}
+END_TEST
+
 START_TEST(test_refuses_garbage_journal_entry) {
         Spark__StateJournalEntry entry = SPARK__STATE_JOURNAL_ENTRY__INIT;
         uint8_t packed[64];
@@ -503,6 +584,8 @@ int main(void) {
         tcase_add_test(tc, test_journal_entry_per_app);
         tcase_add_test(tc, test_full_save_removes_covered_entries);
         tcase_add_test(tc, test_refuses_garbage_journal_entry);
+        tcase_add_test(tc, test_timer_save_does_not_hold_the_loop);
+        tcase_add_test(tc, test_loop_save_ends_a_timer_save);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

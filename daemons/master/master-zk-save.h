@@ -1,0 +1,65 @@
+/* The pieces of a full save of the state in ZooKeeper (master-zk-state.c,
+ * docs/ha.md) that the save on the loop and the timer's asynchronous save
+ * (master-zk-save-async.c) share: the plan of one save and the multi-ops
+ * of each of its steps. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "master.h"
+
+#define ZK_CHUNK_BYTES (256u * 1024u)
+#define ZK_BATCH_BYTES (512u * 1024u)
+#define ZK_META_MAX 512
+#define ZK_PATH_MAX 256
+/* At most this many deletes in one multi-op, and the bytes of a delete op
+ * beside its path, counted against ZK_BATCH_BYTES */
+#define ZK_DELETE_BATCH_OPS 1000
+#define ZK_DELETE_OP_BYTES 16u
+/* The most ops of one batch of chunks: the check of our election znode,
+ * then the chunks */
+#define ZK_CHUNK_BATCH_OPS (ZK_BATCH_BYTES / ZK_CHUNK_BYTES + 1)
+
+/* Master.zk_state_version when a save was dropped with its write of meta
+ * unanswered: the next save reads meta again first */
+#define ZK_STATE_VERSION_UNKNOWN (-2)
+
+/* One save: the packed state and where its writing has got to. */
+typedef struct ZkSavePlan {
+        uint8_t *buf;
+        size_t len, n_executors;
+        uint64_t gen;       /* the generation its chunks are written as */
+        uint64_t seq;       /* the last journal entry its snapshot holds */
+        size_t chunks, next_chunk;
+        char *dir;          /* zookeeper_dir/state */
+        char *meta_path;
+        char meta[ZK_META_MAX];
+        usec_t start;
+} ZkSavePlan;
+
+/* Packs the state (the leader's only); -EROFS on a standby. */
+int zk_save_plan_init(Master *m, ZkSavePlan *p);
+void zk_save_plan_done(ZkSavePlan *p);
+/* The next batch of chunks, after the check of our election znode:
+ * 0 once every chunk was given.  ops and paths have ZK_CHUNK_BATCH_OPS. */
+int zk_save_chunk_ops(Master *m, ZkSavePlan *p, zoo_op_t *ops, char (*paths)[ZK_PATH_MAX]);
+/* The check of our election znode and the write of meta, pointing at the
+ * plan's generation (a set with meta's version). */
+void zk_save_meta_ops(Master *m, ZkSavePlan *p, zoo_op_t ops[static 2]);
+/* Meta points at the plan's generation now. */
+void zk_save_committed(Master *m, ZkSavePlan *p);
+/* A step of the save failed with r: the master is deposed if its election
+ * znode is gone or another master wrote meta; logged otherwise.  Returns r. */
+int zk_save_failed(Master *m, const ZkSavePlan *p, int r);
+
+/* What a multi-op's results say: 0, -ETIME (our election znode is gone:
+ * no longer leader), or the first error. */
+int zk_batch_errno(int zrc, const zoo_op_result_t *results, int n);
+
+/* The next batch of deletes of stale znodes among children (from *i on):
+ * chunks of other generations than keep_gen, journal entries up to
+ * journal_upto; after the check of our election znode.  0: none left.
+ * ops has ZK_DELETE_BATCH_OPS + 1 entries, paths as many of ZK_PATH_MAX. */
+int zk_stale_ops(Master *m, const char *dir, const struct String_vector *children, int *i, uint64_t keep_gen,
+                 uint64_t journal_upto, zoo_op_t *ops, char *paths);
