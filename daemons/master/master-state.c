@@ -795,6 +795,8 @@ fail:
 }
 
 void master_state_done(Master *m) {
+        if (m->ha)
+                master_zk_save_async_stop(m);
         master_state_child_stop(m);
         master_journal_sync_done(m);
         free(m->zk_journal_entry);

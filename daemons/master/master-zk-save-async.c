@@ -8,9 +8,14 @@
  * completion, on the client's thread, is handed to the loop through the
  * master's link queue; the loop sends the next step: the chunks, then
  * meta, then the removal of what the new generation makes stale (listed
- * with zoo_aget_children()).  The state is packed once, on the loop, when
- * the save starts: the snapshot is the state at that moment, and entries
- * journaled meanwhile are newer than its journal_seq and stay.
+ * with zoo_aget_children()).
+ *
+ * Packing the state (tens of milliseconds at that size, with its digest)
+ * is done first, in a child process as the filesystem mode's save is
+ * (master-state-child.c): it packs its copy-on-write view of the state
+ * into a memfd, which the loop then maps and sends from.  The snapshot is
+ * the state at the fork, and entries journaled meanwhile are newer than
+ * its journal_seq and stay.  Where no child can be started, the loop packs.
  *
  * One save at a time.  A save on the loop (master_zk_state_save(), for a
  * journal entry that could not be created, at exit) first ends this one
@@ -20,9 +25,12 @@
  * batch checks our election znode). */
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "alloc-util.h"
+#include "fileio.h"
 #include "log.h"
 #include "loop-queue.h"
 #include "master.h"
@@ -33,6 +41,7 @@
 #define ZK_SAVE_STOP_WAIT_USEC (10 * USEC_PER_SEC)
 
 typedef enum ZkSaveStep {
+        ZK_SAVE_PACK,       /* a child packs the state */
         ZK_SAVE_CHUNKS,
         ZK_SAVE_META,
         ZK_SAVE_LIST,
@@ -43,6 +52,7 @@ struct ZkSave {
         Master *m;
         ZkSavePlan plan;
         ZkSaveStep step;
+        int memfd;                /* the child packs the state into it */
         bool dropped;             /* by master_zk_save_async_stop(): its completions only free it */
         LoopQueueItem item;
         /* the step in flight, written by the client's thread */
@@ -63,6 +73,8 @@ static ZkSave *zk_save_free(ZkSave *s) {
         if (!s)
                 return NULL;
         zk_save_plan_done(&s->plan);
+        if (s->memfd >= 0)
+                close(s->memfd);
         deallocate_String_vector(&s->children);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->done_cond);
@@ -119,6 +131,7 @@ static int send_next(ZkSave *s) {
         int n, zrc;
 
         switch (s->step) {
+        case ZK_SAVE_PACK:
         case ZK_SAVE_CHUNKS:
                 n = zk_save_chunk_ops(m, &s->plan, s->ops, (char (*)[ZK_PATH_MAX]) s->paths);
                 if (n > 0)
@@ -190,6 +203,7 @@ static void on_step_queued(void *userdata, bool discard) {
                         m->state_save_cost = now_mono_usec() - s->plan.start;
                 }
                 break;
+        case ZK_SAVE_PACK: /* not sent: the child's pipe says when it is done */
         case ZK_SAVE_LIST:
                 break;
         case ZK_SAVE_REMOVE:
@@ -212,6 +226,90 @@ static void on_step_queued(void *userdata, bool discard) {
                 save_end(s, 0);
 }
 
+/* What the child that packed the state says. */
+typedef struct ZkPacked {
+        int error;
+        size_t len, n_executors;
+        char sha256[SHA256_HEX_SIZE];
+} ZkPacked;
+
+/* In the child: the state into the memfd (given_fd). */
+static void pack_work(Master *m, int given_fd, void *reply) {
+        _cleanup_free_ uint8_t *buf = NULL;
+        ZkPacked *z = reply;
+        size_t len = 0, n = 0;
+        int r;
+
+        r = master_state_pack(m, &buf, &len, &n);
+        if (r >= 0 && len == 0)
+                r = -ENODATA;
+        if (r >= 0)
+                r = write_full(given_fd, buf, len);
+        if (r < 0) {
+                z->error = r;
+                return;
+        }
+        z->len = len;
+        z->n_executors = n;
+        sha256_hex(buf, len, z->sha256);
+}
+
+/* Sends the first step; on failure the save ends. */
+static void send_first(ZkSave *s) {
+        Master *m = s->m;
+        int r;
+
+        s->step = ZK_SAVE_CHUNKS;
+        r = send_next(s);
+        if (r < 0) {
+                (void) zk_save_failed(m, &s->plan, r);
+                if (!s->dropped)
+                        save_end(s, r);
+                else
+                        zk_save_free(s);
+        }
+}
+
+/* On the loop: the child's packed state, mapped. */
+static void pack_done(Master *m, const void *reply) {
+        ZkSave *s = m->zk_save;
+        ZkPacked z = { .error = -EIO };
+        void *buf;
+        int r;
+
+        if (!s || s->step != ZK_SAVE_PACK)
+                return;
+        if (master_ha_role(m->ha) != MASTER_ROLE_LEADER) {
+                m->zk_save = NULL;
+                zk_save_free(s);
+                return;
+        }
+        if (reply)
+                memcpy(&z, reply, sizeof(z));
+        z.sha256[SHA256_HEX_SIZE - 1] = 0;
+        r = z.error;
+        if (r < 0) {
+                log_error_errno(r, "Failed to pack the state to save in ZooKeeper%s: %m",
+                                reply ? "" : " (the process packing it ended without saying so)");
+                save_end(s, r);
+                return;
+        }
+        buf = mmap(NULL, z.len, PROT_READ, MAP_PRIVATE, s->memfd, 0);
+        if (buf == MAP_FAILED) {
+                r = log_error_errno(errno, "Failed to map the packed state (%zu bytes): %m", z.len);
+                save_end(s, r);
+                return;
+        }
+        close(s->memfd);
+        s->memfd = -1;
+        r = zk_save_plan_packed(&s->plan, buf, z.len, true, z.n_executors, z.sha256);
+        if (r < 0) {
+                save_end(s, r);
+                return;
+        }
+        send_first(s);
+}
+
 int master_zk_save_async_start(Master *m) {
         ZkSave *s;
         int r;
@@ -224,6 +322,7 @@ int master_zk_save_async_start(Master *m) {
         if (!s)
                 return -ENOMEM;
         s->m = m;
+        s->memfd = -1;
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->done_cond, NULL);
         loop_queue_item_init(&s->item, on_step_queued, s);
@@ -239,14 +338,21 @@ int master_zk_save_async_start(Master *m) {
                 zk_save_free(s);
                 return r;
         }
-        s->step = ZK_SAVE_CHUNKS;
-        r = send_next(s);
+        m->zk_save = s;
+        s->step = ZK_SAVE_PACK;
+        s->memfd = memfd_create("spark-master-state", MFD_CLOEXEC);
+        r = s->memfd < 0 ? -errno
+                         : master_state_child_run(m, pack_work, sizeof(ZkPacked), s->memfd, pack_done);
+        if (r >= 0)
+                return 0;
+        log_warning_errno(r, "Failed to start a process to pack the state, packing it here: %m");
+        r = zk_save_plan_pack(m, &s->plan);
         if (r < 0) {
-                (void) zk_save_failed(m, &s->plan, r);
+                m->zk_save = NULL;
                 zk_save_free(s);
                 return r;
         }
-        m->zk_save = s;
+        send_first(s);
         return 0;
 }
 
@@ -271,6 +377,12 @@ void master_zk_save_async_stop(Master *m) {
         if (!s)
                 return;
         m->zk_save = NULL;
+        if (s->step == ZK_SAVE_PACK) {
+                /* nothing sent yet, nothing in flight */
+                master_state_child_stop(m);
+                zk_save_free(s);
+                return;
+        }
         s->dropped = true;  /* its queued completion frees it */
         if (s->step != ZK_SAVE_META)
                 return;  /* chunks of a generation meta never points at */

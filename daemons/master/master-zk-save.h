@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "master.h"
+#include "sha256.h"
 
 #define ZK_CHUNK_BYTES (256u * 1024u)
 #define ZK_BATCH_BYTES (512u * 1024u)
@@ -35,11 +36,19 @@ typedef struct ZkSavePlan {
         char *dir;          /* zookeeper_dir/state */
         char *meta_path;
         char meta[ZK_META_MAX];
+        char sha256[SHA256_HEX_SIZE];
+        bool mapped;        /* buf is a mapping of len bytes, not an allocation */
         usec_t start;
 } ZkSavePlan;
 
-/* Packs the state (the leader's only); -EROFS on a standby. */
+/* A save of the state as it is now (the leader's only; -EROFS on a
+ * standby): its generation, the last journal entry it holds, where it
+ * goes.  Then the state is packed into it on the loop (_pack()), or else
+ * where (_packed(), which takes buf over). */
 int zk_save_plan_init(Master *m, ZkSavePlan *p);
+int zk_save_plan_pack(Master *m, ZkSavePlan *p);
+int zk_save_plan_packed(ZkSavePlan *p, uint8_t *buf, size_t len, bool mapped, size_t n_executors,
+                        const char sha256[static SHA256_HEX_SIZE]);
 void zk_save_plan_done(ZkSavePlan *p);
 /* The next batch of chunks, after the check of our election znode:
  * 0 once every chunk was given.  ops and paths have ZK_CHUNK_BATCH_OPS. */

@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "alloc-util.h"
 #include "loop-queue.h"
@@ -223,11 +224,6 @@ int zk_save_plan_init(Master *m, ZkSavePlan *p) {
         if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
                 return log_error_errno(EROFS, "Not saving the state: this master does not lead (%s)",
                                        master_role_to_string(master_ha_role(m->ha)));
-        r = master_state_pack(m, &p->buf, &p->len, &p->n_executors);
-        if (r < 0)
-                return log_error_errno(r, "Failed to collect the state to save: %m");
-        if (p->len > ZK_STATE_MAX_BYTES)
-                return log_error_errno(EFBIG, "The state (%zu bytes) is too large for ZooKeeper", p->len);
         if (state_dir_path(m, &p->dir) < 0 || asprintf(&p->meta_path, "%s/meta", p->dir) < 0)
                 return log_oom();
         if (m->zk_state_version == ZK_STATE_VERSION_UNKNOWN) {
@@ -236,12 +232,40 @@ int zk_save_plan_init(Master *m, ZkSavePlan *p) {
                         return log_error_errno(r, "Failed to read %s again: %m", p->meta_path);
         }
         p->gen = ++m->zk_state_gen; /* never reused, even after a failed try */
-        p->chunks = (p->len + ZK_CHUNK_BYTES - 1) / ZK_CHUNK_BYTES;
         return 0;
 }
 
+int zk_save_plan_packed(ZkSavePlan *p, uint8_t *buf, size_t len, bool mapped, size_t n_executors,
+                        const char sha256[static SHA256_HEX_SIZE]) {
+        p->buf = buf;
+        p->len = len;
+        p->mapped = mapped;
+        p->n_executors = n_executors;
+        memcpy(p->sha256, sha256, SHA256_HEX_SIZE);
+        p->sha256[SHA256_HEX_SIZE - 1] = 0;
+        if (len > ZK_STATE_MAX_BYTES)
+                return log_error_errno(EFBIG, "The state (%zu bytes) is too large for ZooKeeper", len);
+        p->chunks = (len + ZK_CHUNK_BYTES - 1) / ZK_CHUNK_BYTES;
+        return 0;
+}
+
+int zk_save_plan_pack(Master *m, ZkSavePlan *p) {
+        char hex[SHA256_HEX_SIZE];
+        uint8_t *buf = NULL;
+        size_t len = 0, n_executors = 0;
+        int r;
+
+        r = master_state_pack(m, &buf, &len, &n_executors);
+        if (r < 0)
+                return log_error_errno(r, "Failed to collect the state to save: %m");
+        return zk_save_plan_packed(p, buf, len, false, n_executors, sha256_hex(buf, len, hex));
+}
+
 void zk_save_plan_done(ZkSavePlan *p) {
-        free(p->buf);
+        if (p->mapped)
+                (void) munmap(p->buf, p->len);
+        else
+                free(p->buf);
         free(p->dir);
         free(p->meta_path);
         *p = (ZkSavePlan) {};
@@ -268,10 +292,8 @@ int zk_save_chunk_ops(Master *m, ZkSavePlan *p, zoo_op_t *ops, char (*paths)[ZK_
 }
 
 void zk_save_meta_ops(Master *m, ZkSavePlan *p, zoo_op_t ops[static 2]) {
-        char hex[SHA256_HEX_SIZE];
-
         snprintf(p->meta, sizeof(p->meta), ZK_META_MAGIC "\ngen %" PRIu64 "\nchunks %zu\nbytes %zu\nsha256 %s\n",
-                 p->gen, p->chunks, p->len, sha256_hex(p->buf, p->len, hex));
+                 p->gen, p->chunks, p->len, p->sha256);
         zoo_check_op_init(&ops[0], master_ha_election_node(m->ha), -1);
         if (m->zk_state_version < 0)
                 zoo_create_op_init(&ops[1], p->meta_path, p->meta, (int) strlen(p->meta), &ZOO_OPEN_ACL_UNSAFE,
@@ -305,6 +327,8 @@ int master_zk_state_save(Master *m) {
          * this one: it ends here */
         master_zk_save_async_stop(m);
         r = zk_save_plan_init(m, &p);
+        if (r >= 0)
+                r = zk_save_plan_pack(m, &p);
         if (r < 0)
                 return r;
         while ((n = zk_save_chunk_ops(m, &p, ops, paths)) > 0) {

@@ -62,6 +62,8 @@ typedef struct Master {
         pid_t state_child;               /* writing a snapshot (master-state-child.c), 0: none */
         sd_event_source *state_child_source; /* its pipe's read end, which it writes a StateWritten to */
         uint64_t state_child_seq;        /* the last journal entry its snapshot holds */
+        void (*state_child_done)(struct Master *m, const void *reply); /* on the loop, when it ends */
+        size_t state_child_reply_size;
         int journal_fd;                  /* state_dir/apps.journal, -1: not open */
         FileSyncer *journal_syncer;      /* syncs it off the loop (master-journal-sync.c) */
         ParkedReply *parked_replies, *parked_replies_tail; /* answers waiting for that sync */
@@ -202,8 +204,15 @@ void master_state_child_done(Master *m, const StateWritten *w, uint64_t seq);
 /* The timer's save in ZooKeeper ended: r < 0 if it failed. */
 void master_state_async_done(Master *m, int r);
 
-/* master-state-child.c: the timer's save in a child process, which writes
- * a copy-on-write view of the state while the loop goes on. */
+/* master-state-child.c: the timer's save in a child process, which works
+ * on a copy-on-write view of the state while the loop goes on.  work runs
+ * in the child with given_fd (-1: none) and fills reply (zeroed, at most
+ * STATE_CHILD_REPLY_MAX bytes); done runs on the loop with the reply, or
+ * NULL if the child ended without one.  _start() writes state.pb. */
+#define STATE_CHILD_REPLY_MAX 1024
+typedef void (*StateChildWork)(Master *m, int given_fd, void *reply);
+typedef void (*StateChildDone)(Master *m, const void *reply);
+int master_state_child_run(Master *m, StateChildWork work, size_t reply_size, int given_fd, StateChildDone done);
 int master_state_child_start(Master *m);
 void master_state_child_stop(Master *m);
 

@@ -476,6 +476,7 @@ START_TEST(test_timer_save_does_not_hold_the_loop) {
         for (int i = 0; i < 600 && !m->zk_save; i++)
                 (void) sd_event_run(m->event, 10 * USEC_PER_MSEC);
         ck_assert_ptr_nonnull(m->zk_save);
+        ck_assert_int_gt(m->state_child, 0); /* packing it */
         /* an application registered meanwhile: its entry is after the
          * snapshot's, and stays */
         snprintf(during, sizeof(during), "%s", add_app(m)->id);
