@@ -33,9 +33,12 @@
  * leftovers of an interrupted save and are removed, as are entries a
  * snapshot holds.
  *
- * zoo_multi() (zoo_amulti() and a wait for its completion) runs on the
- * loop: a full save blocks it for the round trips of its batches.  A new
- * application's journal entry does not: it is created with zoo_amulti()
+ * The timer's full save goes step by step from the loop, packed by a
+ * child (master-zk-save-async.c); the save here, with zoo_multi()
+ * (zoo_amulti() and a wait for its completion), blocks the loop for the
+ * round trips of its batches, and serves where the loop must know the
+ * state is in ZooKeeper before it goes on.  A new application's journal
+ * entry does not wait either: it is created with zoo_amulti()
  * and the RegisterApplication reply is held until the completion comes
  * back (master_zk_journal_sync_then_reply()); only where that cannot be
  * done does the loop wait for the entry's round trip. */
