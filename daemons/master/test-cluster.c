@@ -124,6 +124,69 @@ START_TEST(test_consolidate) {
 }
 END_TEST
 
+/* Placement looks only at the workers that may have room (cluster.c): on a
+ * full cluster of many workers, room that appears anywhere — an executor
+ * gone, a new worker, a drain ended — is found. */
+START_TEST(test_room_found_on_a_full_cluster) {
+        char ids[100][WORKER_ID_MAX], endpoint[64], app_a[APP_ID_MAX];
+        const char *where = NULL;
+        ClusterExecutor *e = NULL;
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        App *a, *b;
+
+        for (int i = 0; i < 100; i++) {
+                snprintf(ids[i], sizeof(ids[i]), "worker-20261129172233-h%d-7081", i);
+                snprintf(endpoint, sizeof(endpoint), "tcp://h%d:7081", i);
+                add_worker(c, ids[i], endpoint, 2, 0);
+        }
+        /* all but one core taken; the next app's executor goes there */
+        a = add_app(c, 199);
+        snprintf(app_a, sizeof(app_a), "%s", a->id);
+        ck_assert_int_eq(rec.launches, 199);
+        for (int i = 0; i < 100; i++)
+                if (cluster_worker(c, ids[i])->cores_used == 1)
+                        where = ids[i];
+        ck_assert_ptr_nonnull(where);
+        b = add_app(c, 1);
+        ck_assert_int_eq(rec.launches, 200);
+        ck_assert_str_eq(rec.last_launch_worker, where);
+        ck_assert_int_eq(b->cores_granted, 1);
+
+        /* full: an app more waits */
+        (void) add_app(c, 1);
+        ck_assert_int_eq(rec.launches, 200);
+
+        /* an executor of the first app fails on worker 57: the waiting app
+         * takes that core, or the first app's replacement does */
+        for (ClusterExecutor *x = cluster_worker(c, ids[57])->executors; x; x = x->worker_next)
+                if (x->app == a)
+                        e = x;
+        ck_assert_ptr_nonnull(e);
+        ck_assert_int_eq(cluster_executor_state_changed(c, ids[57], app_a, e->id, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
+                                                        "exit-code 3", 3, 0),
+                         0);
+        ck_assert_int_eq(rec.launches, 201);
+        ck_assert_str_eq(rec.last_launch_worker, ids[57]);
+
+        /* a new worker: room there */
+        add_worker(c, "worker-20261129172233-new-7081", "tcp://new:7081", 1, 0);
+        ck_assert_int_eq(rec.launches, 202);
+        ck_assert_str_eq(rec.last_launch_worker, "worker-20261129172233-new-7081");
+
+        /* a drained worker with room takes executors again once undrained */
+        add_worker(c, "worker-20261129172233-dr-7081", "tcp://dr:7081", 1, 0);
+        ck_assert_int_eq(rec.launches, 202); /* nobody waits */
+        ck_assert_int_eq(cluster_drain_worker(c, "worker-20261129172233-dr-7081", 0, 0), 0);
+        (void) add_app(c, 1);
+        ck_assert_int_eq(rec.launches, 202);
+        ck_assert_int_eq(cluster_undrain_worker(c, "worker-20261129172233-dr-7081"), 0);
+        ck_assert_int_eq(rec.launches, 203);
+        ck_assert_str_eq(rec.last_launch_worker, "worker-20261129172233-dr-7081");
+        cluster_free(c);
+}
+END_TEST
+
 START_TEST(test_failed_executor_replaced_then_app_fails) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
@@ -784,6 +847,7 @@ int main(void) {
 
         tcase_add_test(tc, test_spread_placement_and_ids);
         tcase_add_test(tc, test_consolidate);
+        tcase_add_test(tc, test_room_found_on_a_full_cluster);
         tcase_add_test(tc, test_failed_executor_replaced_then_app_fails);
         tcase_add_test(tc, test_start_failure_backs_off);
         tcase_add_test(tc, test_crash_loop_through_running);
