@@ -29,7 +29,7 @@ static void follow_master(WorkerManager *w, int error, const Envelope *reply) {
         RpcClient *c;
         int r;
 
-        if (!master_link_update(&w->master_link, error, reply))
+        if (!master_link_update(&w->master_link, error, reply, rpc_client_connection_lost(w->master)))
                 return;
         r = rpc_client_new(w->event, master_link_url(&w->master_link), &(RpcClientConfig) { .tls = &w->tls }, &c);
         if (r < 0) {
