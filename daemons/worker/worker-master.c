@@ -44,9 +44,15 @@ static void follow_master(WorkerManager *w, int error, const Envelope *reply) {
         w->registered = false;
         w->registering = false;
         w->heartbeat_in_flight = false;
-        /* the registration goes with the next heartbeat, not now: while
-         * every master answers as a standby (a lost quorum), the worker
-         * asks them in turn once a heartbeat, not in a tight loop */
+        /* Sent to a standby's leader, the registration goes with the next
+         * heartbeat, not now: while every master answers as a standby (a
+         * lost quorum), the worker asks them in turn once a heartbeat, not
+         * in a tight loop.  Away from a master that did not answer, it goes
+         * now: the next may lead already (a stopped leader ends its
+         * session at once), and a move after silence comes at most once a
+         * call's timeout. */
+        if (!reply)
+                worker_register(w);
 }
 
 static void on_report_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {
