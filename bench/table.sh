@@ -171,6 +171,14 @@ build_table() {
                         "ZooKeeper session timeout granted ($(fmt "${R[failover_session_ms]:-}") ms) + 2 s: $(fmt "$goal") ms" \
                         "$r" "≤ 1×" "$(verdict "$r" le 1)"
         fi
+        if [ -n "${R[failover_stop_max]:-}" ]; then
+                local goal=$((FAILOVER_HEARTBEAT_MS * 4))
+                r=$(ratio "${R[failover_stop_max]:-}" "$goal")
+                row "Master failover: leader SIGTERM → the worker left it (first heartbeat without an answer, its connection gone) and registered with the new leader; worst of ${#FAILOVER_STOP_MS[@]} (median $(fmt "${R[failover_stop_p50]:-}") ms)" \
+                        "$(fmt "${R[failover_stop_max]:-}") ms" \
+                        "4 heartbeats (a heartbeat waits 2 for its answer, +1 to the next, +1 for the election): $(fmt "$goal") ms" \
+                        "$r" "≤ 1×" "$(verdict "$r" le 1)"
+        fi
         elastic_rows
         # --- fair share: a second application's share through preemption
         if [ -n "${R[fair_share_ms]:-}" ]; then

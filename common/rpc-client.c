@@ -73,8 +73,28 @@ struct RpcClient {
         int resend_ms;
         PeerSigner *signer;     /* proves our role on a TLS server */
         atomic_bool closing; /* read by nng threads */
+        atomic_int link;     /* RpcLinkState: written by nng's pipe callbacks */
         bool closed;
 };
+
+/* What nng told us last about the connection.  A req0 socket with one
+ * dialer has at most one pipe at a time, so the last event is the state. */
+typedef enum RpcLinkState {
+        RPC_LINK_NEVER, /* no connection yet */
+        RPC_LINK_UP,    /* NNG_PIPE_EV_ADD_POST */
+        RPC_LINK_LOST,  /* NNG_PIPE_EV_REM_POST, and no new pipe since */
+} RpcLinkState;
+
+/* nng thread.  nng_close() returns only after these have run. */
+static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg) {
+        RpcClient *c = arg;
+
+        (void) p;
+        if (ev == NNG_PIPE_EV_ADD_POST)
+                atomic_store(&c->link, RPC_LINK_UP);
+        else if (ev == NNG_PIPE_EV_REM_POST)
+                atomic_store(&c->link, RPC_LINK_LOST);
+}
 
 /* Maps a decoded answer to the callback's error: an Error body carries a
  * negative errno from the server. */
@@ -397,6 +417,7 @@ int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, Rpc
         if (!c)
                 return -ENOMEM;
         atomic_init(&c->closing, false);
+        atomic_init(&c->link, RPC_LINK_NEVER);
         c->max_reply_bytes = cfg && cfg->max_reply_bytes > 0 ? cfg->max_reply_bytes : SPARK_MAX_MESSAGE_BYTES;
         c->resend_ms = cfg ? cfg->resend_ms : 0;
         c->url = strdup(url);
@@ -420,6 +441,13 @@ int rpc_client_new(sd_event *e, const char *url, const RpcClientConfig *cfg, Rpc
                                                                             : RPC_CLIENT_RECONNECT_MIN_MS,
                                    cfg && cfg->reconnect_max_ms > 0 ? cfg->reconnect_max_ms
                                                                     : RPC_CLIENT_RECONNECT_MAX_MS);
+        if (k < 0)
+                return k;
+        /* Before the dial: its first connection must not go unseen. */
+        k = nng_errno(nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_cb, c));
+        if (k < 0)
+                return k;
+        k = nng_errno(nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_cb, c));
         if (k < 0)
                 return k;
 
@@ -446,6 +474,11 @@ const char *rpc_client_url(const RpcClient *c) {
 
 unsigned rpc_client_pending(const RpcClient *c) {
         return c ? c->n_calls : 0;
+}
+
+bool rpc_client_connection_lost(const RpcClient *c) {
+        /* atomic_load() wants a pointer to non-const before C17's DR 459 */
+        return c && atomic_load(&((RpcClient *) c)->link) == RPC_LINK_LOST;
 }
 
 /* ------------------------------------------------------------ sync call */

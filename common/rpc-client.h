@@ -81,6 +81,13 @@ int rpc_client_call(RpcClient *c, Envelope *req, int timeout_ms, RpcReplyHandler
 const char *rpc_client_url(const RpcClient *c);
 /* Calls in flight. */
 unsigned rpc_client_pending(const RpcClient *c);
+/* Whether the connection is known to be gone: there was one, nng removed
+ * it (the server closed it, exited or was killed) and no new one has been
+ * made since.  false before the first connection: a server that is not
+ * there yet is not known to be gone.  A hint for choosing another server
+ * (master-link.h), read when a call failed; the calls themselves still
+ * wait for a new connection until their deadline. */
+bool rpc_client_connection_lost(const RpcClient *c);
 
 /* One blocking round trip on a fresh socket.  Fails within about timeout_ms:
  * -ECONNREFUSED at once when nobody listens (tcp:// or ipc://), -ETIMEDOUT

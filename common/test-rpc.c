@@ -1,7 +1,8 @@
 /* rpc-server and rpc-client over ipc:// in a private directory: parked
  * requests answered out of order, failures that must be fast and clean
- * (nobody listening, oversized, garbage), resend after a server restart, and
- * a peer process killed under the server's eyes. */
+ * (nobody listening, oversized, garbage), resend after a server restart, a
+ * peer process killed under the server's eyes, and a client that knows its
+ * connection is gone. */
 #include <check.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -845,6 +846,72 @@ START_TEST(test_pipe_removed_when_peer_killed) {
 }
 END_TEST
 
+/* ------------------------------------ the connection known to be gone */
+
+/* Runs the loop until rpc_client_connection_lost(c) is want (nng's
+ * threads set it) or timeout; returns what it is then. */
+static bool run_until_lost_is(sd_event *e, RpcClient *c, bool want, uint64_t timeout_usec) {
+        uint64_t deadline = now_usec() + timeout_usec;
+
+        while (rpc_client_connection_lost(c) != want && now_usec() < deadline)
+                ck_assert_int_ge(sd_event_run(e, 20 * 1000), 0);
+        return rpc_client_connection_lost(c);
+}
+
+/* One call, run to its end; returns its error. */
+static int call_once(sd_event *e, RpcClient *c, int timeout_ms) {
+        Spark__RegisterApplication ra;
+        Envelope env;
+        Outcome o = {};
+
+        make_register_app(&env, &ra, "lost");
+        ck_assert_int_eq(rpc_client_call(c, &env, timeout_ms, record_reply, &o), 0);
+        run_until(e, &o.done, (uint64_t) timeout_ms * 1000 + 5 * SEC);
+        ck_assert(o.done);
+        return o.error;
+}
+
+START_TEST(test_connection_lost) {
+        sd_event *e = NULL;
+        RpcServer *s = NULL;
+        RpcClient *c = NULL;
+        Counter n = {};
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert(!rpc_client_connection_lost(NULL));
+
+        /* Nobody there yet: not known to be gone, only silent. */
+        ck_assert_int_eq(rpc_client_new(e, url, NULL, &c), 0);
+        ck_assert_int_eq(call_once(e, c, 300), -ETIMEDOUT);
+        ck_assert(!rpc_client_connection_lost(c));
+
+        /* Connected and answered. */
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, counting_handler, &n, &s), 0);
+        ck_assert_int_eq(call_once(e, c, 5000), 0);
+        ck_assert(!rpc_client_connection_lost(c));
+
+        /* The server goes: the pipe is removed, and a call that waits
+         * for a new connection in vain times out with the loss still
+         * known. */
+        s = rpc_server_free(s);
+        ck_assert(run_until_lost_is(e, c, true, 3 * SEC));
+        ck_assert_int_eq(call_once(e, c, 500), -ETIMEDOUT);
+        ck_assert(rpc_client_connection_lost(c));
+
+        /* A new server at the URL: reconnected, no longer lost. */
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, counting_handler, &n, &s), 0);
+        ck_assert(!run_until_lost_is(e, c, false, 5 * SEC));
+        ck_assert_int_eq(call_once(e, c, 5000), 0);
+        ck_assert_uint_eq(n.calls, 2);
+
+        rpc_client_free(c);
+        rpc_server_free(s);
+        sd_event_unref(e);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the suite */
+
 static Suite *rpc_suite(void) {
         Suite *s = suite_create("rpc");
         TCase *tc = tcase_create("core");
@@ -862,6 +929,7 @@ static Suite *rpc_suite(void) {
         tcase_add_test(tc, test_free_with_work_in_flight);
         tcase_add_test(tc, test_clients_share_a_queue);
         tcase_add_test(tc, test_pipe_removed_when_peer_killed);
+        tcase_add_test(tc, test_connection_lost);
         suite_add_tcase(s, tc);
         return s;
 }

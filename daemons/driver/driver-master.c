@@ -17,7 +17,7 @@ static void follow_master(Driver *d, int error, const Envelope *reply) {
         RpcClient *c;
         int r;
 
-        if (!master_link_update(&d->master_link, error, reply))
+        if (!master_link_update(&d->master_link, error, reply, rpc_client_connection_lost(d->master)))
                 return;
         r = rpc_client_new(d->event, master_link_url(&d->master_link), &(RpcClientConfig) { .tls = &d->tls }, &c);
         if (r < 0) {

@@ -27,7 +27,7 @@ static bool move_to(MasterLink *l, size_t i, const char *why) {
         return true;
 }
 
-bool master_link_update(MasterLink *l, int error, const Envelope *reply) {
+bool master_link_update(MasterLink *l, int error, const Envelope *reply, bool connection_lost) {
         char leader[ENDPOINT_LIST_URL_MAX];
         int r, i;
 
@@ -36,11 +36,16 @@ bool master_link_update(MasterLink *l, int error, const Envelope *reply) {
         if (error == -ECANCELED)
                 return false;
         if (error < 0 && !reply) {
-                /* no answer: after a few in a row, the next in the list */
-                if (++l->misses < l->misses_max)
+                /* No answer: the next in the list, at once if the master's
+                 * connection went and none came back for as long as the
+                 * call waited (it exited or was killed: its socket is
+                 * closed, new dials are refused), else after a few in a
+                 * row — a live master may be slow for a moment. */
+                if (++l->misses < l->misses_max && !connection_lost)
                         return false;
                 l->left_silent = l->current + 1;
-                return move_to(l, (l->current + 1) % l->urls.n, "does not answer");
+                return move_to(l, (l->current + 1) % l->urls.n,
+                               connection_lost ? "closed its connection and does not answer" : "does not answer");
         }
         l->misses = 0;
         if (l->left_silent == l->current + 1)

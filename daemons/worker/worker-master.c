@@ -29,7 +29,7 @@ static void follow_master(WorkerManager *w, int error, const Envelope *reply) {
         RpcClient *c;
         int r;
 
-        if (!master_link_update(&w->master_link, error, reply))
+        if (!master_link_update(&w->master_link, error, reply, rpc_client_connection_lost(w->master)))
                 return;
         r = rpc_client_new(w->event, master_link_url(&w->master_link), &(RpcClientConfig) { .tls = &w->tls }, &c);
         if (r < 0) {
@@ -44,9 +44,15 @@ static void follow_master(WorkerManager *w, int error, const Envelope *reply) {
         w->registered = false;
         w->registering = false;
         w->heartbeat_in_flight = false;
-        /* the registration goes with the next heartbeat, not now: while
-         * every master answers as a standby (a lost quorum), the worker
-         * asks them in turn once a heartbeat, not in a tight loop */
+        /* Sent to a standby's leader, the registration goes with the next
+         * heartbeat, not now: while every master answers as a standby (a
+         * lost quorum), the worker asks them in turn once a heartbeat, not
+         * in a tight loop.  Away from a master that did not answer, it goes
+         * now: the next may lead already (a stopped leader ends its
+         * session at once), and a move after silence comes at most once a
+         * call's timeout. */
+        if (!reply)
+                worker_register(w);
 }
 
 static void on_report_reply(RpcClient *c, int error, const Envelope *reply, void *userdata) {

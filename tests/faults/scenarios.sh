@@ -473,6 +473,20 @@ no_executor_lost_since() {
         [ "$lost" -eq 0 ] || problem "$lost executors lost although only masters or ZooKeeper failed"
 }
 
+# log_workers_followed T0 WHAT: when each worker left the old leader (for
+# its silence, or for a standby's answer when it came back as one first) and
+# registered with master2, in ms after T0 (from the workers' logs).
+log_workers_followed() {
+        local w left reg
+        for w in w1 w2; do
+                left=$(first_stamp_after "$w" "$1" "Master at $MASTER1_URL ") &&
+                        left="left the leader after $(ms_between "$1" "$left") ms" || left="never left the leader"
+                reg=$(first_stamp_after "$w" "$1" "Registered with master .* at $MASTER2_URL") &&
+                        reg="registered with master2 after $(ms_between "$1" "$reg") ms" || reg="never registered with master2"
+                log "$w: $left, $reg ($2)"
+        done
+}
+
 setup_ha-leader-kill() { HA=1; }
 
 # SIGKILL of the leader: its session expires, master2 reads the state and
@@ -494,6 +508,7 @@ inject_ha-leader-kill() {
                 problem "master2 restored nothing from ZooKeeper"
         wait_until 15 worker_registered w1 && wait_until 15 worker_registered w2 ||
                 problem "the workers did not register with master2"
+        log_workers_followed "$t0" "after the SIGKILL"
         wait_until 15 running_executors_are "$APP_CORES" || problem "master2 does not list the running executors"
         first_line_after master2 "$t0" "Launching executor" >/dev/null &&
                 problem "master2 launched executors (the running ones should have been reconciled)"
@@ -586,6 +601,7 @@ inject_ha-rolling-restart() {
         wait_until 10 grep -q 'Standing for election' "$S/master.log" || problem "master did not stand again"
         wait_until 15 worker_registered w1 && wait_until 15 worker_registered w2 ||
                 problem "the workers did not register with master2"
+        log_workers_followed "$t0" "after the leader's SIGTERM"
         no_executor_lost_since "$t0"
 }
 

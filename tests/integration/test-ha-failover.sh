@@ -7,6 +7,8 @@
 # when one ends.  The worker keeps the new leader's epoch in its work dir:
 # restarted where no master can tell it the epoch again, it still refuses a
 # launch of the old leader's.  The old leader, started again, is a standby.
+# The worker leaves the killed leader at its first call without an answer:
+# the leader's connection is gone (docs/ha.md).
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/cluster.sh"
 
@@ -50,6 +52,11 @@ t1=$(date +%s%N)
 echo "# failover: m1 SIGKILL -> m2 leads in $(((t1 - t0) / 1000000)) ms"
 check "m2 restored the app from ZooKeeper" grep -q 'Restored 1 applications' "$(daemon_log m2)"
 check "the worker follows m2" wait_for grep -q "Registered with master .* at $M2" "$(daemon_log w1)"
+# m1's process is gone, and with it the worker's connection: the worker
+# tries m2 at its first call without an answer, not after two.
+check "the worker left m1 at its first unanswered call, its connection gone" \
+        grep -q "Master at $M1 closed its connection and does not answer; trying $M2" "$(daemon_log w1)"
+check_fails "and never took m1 for merely slow" grep -q "Master at $M1 does not answer" "$(daemon_log w1)"
 role_is() { [ "$(role "$1")" = "$2" ]; }
 check "status --json: m1 unreachable" wait_for role_is "$M1" unreachable
 check_eq "status --json: m2 leads" "leader" "$(role "$M2")"

@@ -14,9 +14,9 @@
 # once the driver stops.
 #
 # worker_timeout_ms and worker.heartbeat_ms stay as shipped (10 s, 1 s): a
-# worker follows a vanished leader after two heartbeats without an answer
-# (each waits 2 heartbeats), 4-6 s, which the new leader must wait for
-# (docs/ha.md).
+# worker leaves a stopped leader at its first heartbeat without an answer
+# (each waits 2 heartbeats) since the leader's connection is gone, 2-3 s,
+# which the new leader must wait for (docs/ha.md).
 . "$(dirname "$0")/lib.sh"
 require_system_test_host
 command -v java >/dev/null && [ -e /usr/share/java/zookeeper.jar ] ||
