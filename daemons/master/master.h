@@ -59,8 +59,8 @@ typedef struct Master {
         int state_save_error;            /* of the last save, 0: it succeeded */
         usec_t state_save_retry;         /* the wait before the next try, after failures */
         usec_t state_save_cost;          /* the last full save's work, without its syncs */
-        pid_t state_child;               /* writing a snapshot (master-state-child.c), 0: none */
-        sd_event_source *state_child_source; /* its pipe's read end, which it writes a StateWritten to */
+        pid_t state_child;               /* saving or packing the state (master-state-child.c), 0: none */
+        sd_event_source *state_child_source; /* its pipe's read end, which it writes its reply to */
         uint64_t state_child_seq;        /* the last journal entry its snapshot holds */
         void (*state_child_done)(struct Master *m, const void *reply); /* on the loop, when it ends */
         size_t state_child_reply_size;
