@@ -168,6 +168,15 @@ static void save_end(ZkSave *s, int r) {
         master_state_async_done(m, r);
 }
 
+/* A step failed: logged, or the master deposed (which drops the save). */
+static void save_failed(ZkSave *s, int r) {
+        (void) zk_save_failed(s->m, &s->plan, r);
+        if (s->dropped)
+                zk_save_free(s);
+        else
+                save_end(s, r);
+}
+
 static void on_step_queued(void *userdata, bool discard) {
         ZkSave *s = userdata;
         Master *m = s->m;
@@ -190,11 +199,7 @@ static void on_step_queued(void *userdata, bool discard) {
                 r = zk_batch_errno(s->rc, s->results, s->n_ops);
                 if (r < 0) {
                         /* the chunks of this generation are removed by the next save */
-                        (void) zk_save_failed(m, &s->plan, r);
-                        if (s->dropped) /* by the deposition */
-                                zk_save_free(s);
-                        else
-                                save_end(s, r);
+                        save_failed(s, r);
                         return;
                 }
                 if (s->step == ZK_SAVE_META) {
@@ -216,13 +221,9 @@ static void on_step_queued(void *userdata, bool discard) {
                 break;
         }
         r = send_next(s);
-        if (r < 0) {
-                (void) zk_save_failed(m, &s->plan, r);
-                if (s->dropped)
-                        zk_save_free(s);
-                else
-                        save_end(s, r);
-        } else if (r > 0)
+        if (r < 0)
+                save_failed(s, r);
+        else if (r > 0)
                 save_end(s, 0);
 }
 
@@ -256,18 +257,12 @@ static void pack_work(Master *m, int given_fd, void *reply) {
 
 /* Sends the first step; on failure the save ends. */
 static void send_first(ZkSave *s) {
-        Master *m = s->m;
         int r;
 
         s->step = ZK_SAVE_CHUNKS;
         r = send_next(s);
-        if (r < 0) {
-                (void) zk_save_failed(m, &s->plan, r);
-                if (!s->dropped)
-                        save_end(s, r);
-                else
-                        zk_save_free(s);
-        }
+        if (r < 0)
+                save_failed(s, r);
 }
 
 /* On the loop: the child's packed state, mapped. */
