@@ -391,6 +391,13 @@ static int on_resend(sd_event_source *source, uint64_t usec, void *userdata) {
 
         if (!e->reconnecting || e->state == EXECUTOR_STOPPING)
                 return 0;
+        if (++e->resends % EXECUTOR_REDIAL_EVERY_RESENDS == 0) {
+                log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                           "No answer from driver %s for %u s since the connection dropped: dialing again.",
+                           e->args.driver_url, (unsigned) (e->resends * EXECUTOR_RESEND_AFTER_USEC / USEC_PER_SEC));
+                if (executor_redial(e) < 0)
+                        return 0; /* the deadline ends us */
+        }
         /* Each one ends with ECANCELED and is sent again (slot_done). */
         for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++)
                 if (e->slots[i].busy) {
@@ -409,6 +416,8 @@ static void watch_reconnect(Executor *e) {
         usec_t when = now_mono_usec() + EXECUTOR_RESEND_AFTER_USEC;
         int enabled = SD_EVENT_OFF;
 
+        if (!e->reconnecting)
+                e->resends = 0;
         e->reconnecting = true;
         if (e->resend_source) {
                 if (sd_event_source_get_enabled(e->resend_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)

@@ -170,10 +170,28 @@ int executor_new(ExecutorArgs *args, Executor **ret) {
         return 0;
 }
 
-static int executor_connect(Executor *e) {
+/* Non-blocking: the dialer keeps trying until the driver is there. */
+static int executor_dial(Executor *e) {
         /* For tls+tcp://: only the CA, to verify the driver.  An executor
          * holds no certificate; its secret says who it is. */
         TlsSettings tls = { .ca_file = e->ca_file };
+
+        return nng_util_dial(e->sock, e->args.driver_url, &tls, NNG_FLAG_NONBLOCK, &e->dialer);
+}
+
+int executor_redial(Executor *e) {
+        int r;
+
+        /* Its connection goes with it: the requests on it end with
+         * ECONNRESET and are sent again (executor_slot_done()). */
+        (void) nng_dialer_close(e->dialer);
+        r = executor_dial(e);
+        if (r < 0)
+                return log_error_errno(r, "Failed to dial %s again: %m", e->args.driver_url);
+        return 0;
+}
+
+static int executor_connect(Executor *e) {
         int r;
 
         r = nng_errno(nng_req0_open(&e->sock));
@@ -198,8 +216,7 @@ static int executor_connect(Executor *e) {
         r = executor_slots_open(e);
         if (r < 0)
                 return log_error_errno(r, "Failed to open request contexts: %m");
-        /* Non-blocking: the dialer keeps trying until the driver is there. */
-        r = nng_util_dial(e->sock, e->args.driver_url, &tls, NNG_FLAG_NONBLOCK, NULL);
+        r = executor_dial(e);
         if (r < 0)
                 return log_error_errno(r, "Failed to dial %s: %m", e->args.driver_url);
         return 0;

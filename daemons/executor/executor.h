@@ -47,6 +47,12 @@
  * executor at once, so silence means the request went down with the old
  * connection (nng 1.5 can lose one sent just as its pipe closes). */
 #define EXECUTOR_RESEND_AFTER_USEC (2u * USEC_PER_SEC)
+/* ... and every this many resends without an answer, the connection
+ * itself is dialed afresh: a connection that takes requests and never
+ * answers them, or a dialer that stopped trying, is not fixed by sending
+ * again on it (seen with nng 1.5: one executor of four heard nothing for
+ * 15 s while the others were answered 0.1 s after their driver's restart). */
+#define EXECUTOR_REDIAL_EVERY_RESENDS 2u
 #define EXECUTOR_FETCH_TIMEOUT_MS 60000
 /* A Poll carries at most this many results, of at most this many bytes in
  * all (but always at least one result, however big). */
@@ -125,6 +131,7 @@ struct Executor {
 
         nng_socket sock;
         bool sock_open;
+        nng_dialer dialer;
         PollSlot slots[EXECUTOR_POLL_SLOTS];
 
         /* Task threads → loop: "results are waiting".  queued keeps the
@@ -148,6 +155,7 @@ struct Executor {
         usec_t register_deadline;
         usec_t last_reply;
         bool reconnecting;     /* the connection to a durable driver dropped, no answer since */
+        unsigned resends;      /* while reconnecting: rounds of requests sent again */
         uint64_t seq;
 
         /* A reused array for the TaskResults of one Poll. */
@@ -175,6 +183,10 @@ int executor_load_credentials(Executor *e);
  * task thread is stuck in a function that does not return, it does not wait
  * for it: it exits the process with that status. */
 int executor_run(Executor *e);
+
+/* Closes the connection to the driver, and its dialer, and dials again
+ * (the requests out are sent again on the new connection). */
+int executor_redial(Executor *e);
 
 /* Ends the loop with this status, logging why (once). */
 void executor_exit(Executor *e, int status, int level, const char *fmt, ...) _printf_(4, 5);

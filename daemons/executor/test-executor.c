@@ -15,6 +15,7 @@
 #include "check-run.h"
 #include "codec.h"
 #include "daemon.h"
+#include "executor.h"
 #include "rpc-server.h"
 #include "sha256.h"
 #include "test-helpers.h"
@@ -71,6 +72,9 @@ typedef struct Driver {
         bool durable;         /* say it keeps a state_dir: the executor waits for it */
         unsigned swallow;     /* never answer this many requests, as if they were lost */
         unsigned polls_after_swallow;
+        bool swallow_first_pipe;  /* never answer a request of the first connection seen */
+        uint32_t swallowed_pipe;
+        unsigned swallowed;
 
         Library libs[4];
         size_t n_libs;
@@ -336,6 +340,14 @@ static int driver_handler(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         if (d->swallow > 0) {
                 d->swallow--;
                 return 0; /* held until the server goes, never answered */
+        }
+        if (d->swallow_first_pipe) {
+                if (d->swallowed_pipe == 0)
+                        d->swallowed_pipe = rpc_request_pipe_id(req);
+                if (rpc_request_pipe_id(req) == d->swallowed_pipe) {
+                        d->swallowed++;
+                        return 0;
+                }
         }
         if (env->body_case == SPARK__ENVELOPE__BODY_POLL && d->durable)
                 d->polls_after_swallow++;
@@ -687,6 +699,46 @@ START_TEST(test_lost_request_after_reconnect_sent_again) {
 }
 END_TEST
 
+static bool polled_on_another_connection(Driver *d) {
+        return d->swallowed > 0 && d->polls_after_swallow > 0;
+}
+
+/* As above, but the new connection takes every request and answers none:
+ * sending again on it does not help, so the executor closes it and dials
+ * again, and is answered on the next connection before its deadline. */
+START_TEST(test_silent_connection_after_reconnect_dialed_again) {
+        RpcServerConfig cfg = { .n_contexts = 8, .max_request_bytes = 64u * 1024u * 1024u };
+        uint64_t t0, took;
+
+        driver_start(&drv, 1, 200, 0);
+        drv.durable = true;
+        start_executor(&drv, 1);
+        ck_assert(run_until(&drv, registered, 10 * SEC_US));
+        for (t0 = now_us(); now_us() - t0 < 300 * 1000;)
+                ck_assert_int_ge(sd_event_run(drv.event, 20 * 1000), 0);
+        drv.parked = NULL;
+        drv.server = rpc_server_free(drv.server);
+        drv.swallow_first_pipe = true;
+        drv.polls_after_swallow = 0;
+        ck_assert_int_eq(rpc_server_new_envelope(drv.event, drv.url, &cfg, driver_handler, &drv, &drv.server), 0);
+        t0 = now_us();
+        ck_assert_msg(run_until(&drv, polled_on_another_connection, 12 * SEC_US),
+                      "no poll came on another connection (%u swallowed)", drv.swallowed);
+        took = now_us() - t0;
+        ck_assert(!executor_exited(&drv));
+        /* sent again on the silent connection first, then dialed anew */
+        ck_assert_uint_ge(drv.swallowed, 2);
+        ck_assert_uint_ge(took, EXECUTOR_RESEND_AFTER_USEC * EXECUTOR_REDIAL_EVERY_RESENDS);
+        fprintf(stderr, "answered on a new connection %.0f ms after the restart (%u requests unanswered)\n",
+                (double) took / 1000.0, drv.swallowed);
+
+        drv.shutdown = true;
+        driver_kick(&drv);
+        ck_assert(run_until(&drv, executor_exited, 5 * SEC_US));
+        ck_assert_int_eq(exit_status, 0);
+}
+END_TEST
+
 static bool first_result_in(Driver *d) {
         return d->results_total > 0;
 }
@@ -850,6 +902,7 @@ int main(void) {
         tcase_add_test(tc, test_tasks_kills_and_shutdown);
         tcase_add_test(tc, test_driver_goes_silent);
         tcase_add_test(tc, test_lost_request_after_reconnect_sent_again);
+        tcase_add_test(tc, test_silent_connection_after_reconnect_dialed_again);
         tcase_add_test(tc, test_registration_refused);
         tcase_add_test(tc, test_driver_comes_up_late);
         tcase_add_test(tc, test_sigterm_does_not_wait_for_functions);
