@@ -56,11 +56,11 @@ measure_elastic() {
                         { say "  the elastic job failed"; return 1; }
                 t_task=$(tr -dc '0-9' <<<"$out")
                 [ -n "$t_task" ] || { say "  no stamp from the elastic job"; return 1; }
-                ELASTIC_FIRST_MS+=("$(awk -v a="$t0" -v b="$t_task" 'BEGIN { printf("%.2f", (b - a) / 1000) }')")
+                ELASTIC_FIRST_MS+=("$(ms_between "$t0" "$t_task" 2)")
                 wait_log "$tmp/$DRIVER.log" "Executor [0-9]+ idle for [0-9]+ ms: released" "$t_task" 30 ||
                         { say "  the idle executor was not released"; return 1; }
                 t_rel=$FOUND
-                ELASTIC_RELEASE_MS+=("$(awk -v a="$t_task" -v b="$t_rel" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
+                ELASTIC_RELEASE_MS+=("$(ms_between "$t_task" "$t_rel" 1)")
         done
         R[elastic_first_p50]=$(printf '%s\n' "${ELASTIC_FIRST_MS[@]}" | median)
         R[elastic_first_max]=$(printf '%s\n' "${ELASTIC_FIRST_MS[@]}" | percentile 100)

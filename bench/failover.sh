@@ -90,7 +90,7 @@ run_failover() {
                 unset "DAEMON_PID[$lead]"
                 wait_log "$tmp/$stand.log" "Launching executor " "$t0" 30 ||
                         { say "  $stand placed no replacement within 30 s"; return 1; }
-                FAILOVER_MS+=("$(awk -v a="$t0" -v b="$FOUND" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
+                FAILOVER_MS+=("$(ms_between "$t0" "$FOUND" 1)")
                 # the old leader comes back as the next standby, and the app
                 # has its 2 executors again, before the next trial
                 start_daemon "$lead" "$B/spark-master" --config "$tmp/$lead.conf"
@@ -112,7 +112,7 @@ run_failover() {
                 unset "DAEMON_PID[$lead]"
                 wait_log "$tmp/fo-worker.log" "Registered with master " "$t0" 30 ||
                         { say "  the worker did not register with $stand within 30 s"; return 1; }
-                FAILOVER_STOP_MS+=("$(awk -v a="$t0" -v b="$FOUND" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
+                FAILOVER_STOP_MS+=("$(ms_between "$t0" "$FOUND" 1)")
                 start_daemon "$lead" "$B/spark-master" --config "$tmp/$lead.conf"
                 wait_log "$tmp/$lead.log" "Standing for election" "$t0" 20 || { say "  $lead did not stand again"; return 1; }
                 t=$lead lead=$stand stand=$t

@@ -12,6 +12,9 @@
 say() { printf 'bench: %s\n' "$*" >&2; }
 note() { NOTES+=("$*"); say "note: $*"; }
 now_us() { "$BT/bench-tool" now; }
+# ms_between FROM_US TO_US DECIMALS: the milliseconds from one now_us (or
+# log_time) reading to a later one.
+ms_between() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { printf("%.*f", d, (b - a) / 1000) }'; }
 
 # pick_port_base: a block of 100 free tcp ports on 127.0.0.1 (other test runs
 # share this machine, so no fixed ports), below the ephemeral range: the

@@ -305,7 +305,7 @@ EOF
         t_app=$FOUND
         wait_log "$tmp/$name.log" "Executor [0-9]+ registered" 0 30 || { say "$name: no executor registered"; return 1; }
         t_exec=$FOUND
-        STARTUP_MS+=("$(awk -v a="$t_app" -v b="$t_exec" 'BEGIN { printf("%.2f", (b - a) / 1000) }')")
+        STARTUP_MS+=("$(ms_between "$t_app" "$t_exec" 2)")
         startup_breakdown "$name" "$t_app" "$t_exec"
         for _ in $(seq 600); do
                 n=$(log_count "$tmp/$name.log" "Executor [0-9]+ registered")
@@ -652,7 +652,7 @@ measure_kill() {
                 t_lost=$FOUND
                 line=$(awk -v t="$t_lost" -v re="Executor $id on [^ ]+ lost: " '$1 == t && $0 ~ re { print; exit }' \
                         "$tmp/$DRIVER.log")
-                KILL_MS+=("$(awk -v a="$t_kill" -v b="$t_lost" 'BEGIN { printf("%.3f", (b - a) / 1000) }')")
+                KILL_MS+=("$(ms_between "$t_kill" "$t_lost" 3)")
                 REQUEUED+=("$(sed -n 's/.*; \([0-9]*\) running tasks re-queued.*/\1/p' <<<"$line")")
                 R[kill_reason_$trial]=$(sed -n 's/.* lost: \(.*\); [0-9]* running tasks.*/\1/p' <<<"$line")
                 wait_new_executor "$id" || { say "  no replacement executor"; return 1; }
@@ -677,7 +677,7 @@ measure_freeze() {
                 wait_log "$tmp/$DRIVER.log" "Executor $id on [^ ]+ lost: " "$t_stop" 20 ||
                         { kill -CONT "$pid" 2>/dev/null; say "  frozen executor $id never declared lost"; return 1; }
                 t_lost=$FOUND
-                FREEZE_MS+=("$(awk -v a="$t_stop" -v b="$t_lost" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
+                FREEZE_MS+=("$(ms_between "$t_stop" "$t_lost" 1)")
                 R[freeze_reason_$trial]=$(awk -v t="$t_lost" '$1 == t && / lost: / { sub(/.* lost: /, ""); print; exit }' \
                         "$tmp/$DRIVER.log")
                 kill -CONT "$pid" 2>/dev/null || true
@@ -704,7 +704,7 @@ measure_worker_loss() {
                 wait_log "$tmp/master.log" "Worker $wid lost: " "$t_kill" 30 ||
                         { say "  the master never declared $wid lost"; return 1; }
                 t_lost=$FOUND
-                WORKER_LOSS_MS+=("$(awk -v a="$t_kill" -v b="$t_lost" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
+                WORKER_LOSS_MS+=("$(ms_between "$t_kill" "$t_lost" 1)")
                 start_daemon worker1 "$B/spark-worker" --config "$tmp/worker1.conf"
                 wait_log "$tmp/master.log" "Worker $wid (re-)?registered" "$t_lost" 20 ||
                         { say "  worker1 did not register again"; return 1; }
@@ -740,7 +740,7 @@ measure_drain() {
                         { say "  sparkctl drain failed"; stop_long_job; return 1; }
                 wait_log "$tmp/master.log" "Worker $wid drained" "$t0" 30 ||
                         { say "  worker $wid never drained"; stop_long_job; return 1; }
-                DRAIN_MS+=("$(awk -v a="$t0" -v b="$FOUND" 'BEGIN { printf("%.1f", (b - a) / 1000) }')")
+                DRAIN_MS+=("$(ms_between "$t0" "$FOUND" 1)")
                 "$B/sparkctl" --master "$master_url" undrain "$wid" >>"$tmp/drain.log" 2>&1 ||
                         { say "  sparkctl undrain failed"; stop_long_job; return 1; }
                 stop_long_job
@@ -908,7 +908,7 @@ EOF
                 done
                 t_share=$(awk '$0 ~ /Executor [0-9]+ registered/ { if (++n == 4) { print $1; exit } }' "$tmp/fair-b.log")
                 if [ -n "$t_share" ]; then
-                        R[fair_share_ms]=$(awk -v a="$t_app" -v b="$t_share" 'BEGIN { printf("%.0f", (b - a) / 1000) }')
+                        R[fair_share_ms]=$(ms_between "$t_app" "$t_share" 0)
                         R[fair_preempted]=$(log_count "$tmp/fair-master.log" "taken back for")
                         say "  second application at its share (4 of 8) after ${R[fair_share_ms]} ms; ${R[fair_preempted]} executors taken back"
                 else

@@ -463,6 +463,12 @@ _harness_dump_logs() {
                 echo "# --- last lines of $f:"
                 tail -n 30 "$f" | sed 's/^/#   /'
         done
+        # the executors log to the journal, not to a file here
+        if journalctl --no-pager -q --since "@$TEST_T0" -u 'spark-executor-*' -n 1 2>/dev/null | grep -q .; then
+                echo "# --- last lines of the executors' journal:"
+                journalctl --no-pager -q -o short-precise --since "@$TEST_T0" -u 'spark-executor-*' -n 40 2>/dev/null |
+                        sed 's/^/#   /'
+        fi
 }
 
 _harness_exit() {
