@@ -472,8 +472,8 @@ measure_durable() {
                 # shellcheck disable=SC2086
                 R[dur_p50_$kind]=$(printf '%s\n' ${R[dur_p50_${kind}_runs]} | sort -g | head -n 1)
         done
-        # the floor under the latency: a one-task job waits for two syncs (the
-        # job before its submit is answered, the result before it is fetched)
+        # the floor under the latency: a one-task job waits for one sync (the
+        # job and its result together, before the submission is answered)
         run_fg "$BT/bench-tool" fsync "$tmp" 200 >"$tmp/fsync.out" || true
         R[fsync_p50]=$(kv "$tmp/fsync.out" fdatasync_us_p50)
         say "  durable driver: ${R[dur_tput_durable]} tasks/s, p50 ${R[dur_p50_durable]} µs;" \

@@ -37,7 +37,7 @@ build_table() {
                 r=$(ratio "${R[dur_p50_durable]:-}" "${R[dur_p50_memory]:-}")
                 row "One task submit→result p50, driver with a state_dir" "$(fmt "${R[dur_p50_durable]:-}") µs" \
                         "the same without a state_dir: $(fmt "${R[dur_p50_memory]:-}") µs" "$r" "≤ 1.3×" "$(verdict "$r" le 1.3)"
-                row "… one fdatasync() of a 128-byte append in the state_dir's file system, p50 of 200 (a one-task job waits for two: the job's before its submit is answered, the result's before it is fetched)" \
+                row "… one fdatasync() of a 128-byte append in the state_dir's file system, p50 of 200 (a one-task job waits for one: its job's and its result's entries together, before the submission is answered)" \
                         "$(fmt "${R[fsync_p50]:-}") µs" "durable − in-memory p50: $(fmt "$(awk -v a="${R[dur_p50_durable]:-}" -v b="${R[dur_p50_memory]:-}" 'BEGIN { if (a != "" && b != "") print a - b }')") µs" "—" "—" "info"
         fi
 

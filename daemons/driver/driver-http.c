@@ -110,6 +110,12 @@ static void on_http(const char *path, HttpReply *reply, void *userdata) {
         Driver *d = userdata;
         Json j;
 
+        /* what a page shows of jobs is on disk, as what sparkctl shows */
+        if (strncmp(path, "/api/", strlen("/api/")) == 0 && driver_journal_flush(d) < 0) {
+                reply->status = 500;
+                fputs("cannot write the journal\n", reply->body);
+                return;
+        }
         if (streq(path, "/metrics")) {
                 reply->content_type = "text/plain; version=0.0.4; charset=utf-8";
                 write_metrics(d, reply->body);

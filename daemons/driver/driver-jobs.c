@@ -458,7 +458,7 @@ static int job_create(Driver *d, const Spark__SubmitJob *sj, const char *restore
                                  now, &j->job);
         if (r < 0)
                 goto fail;
-        /* on disk before the client hears of it (driver-journal.c) */
+        /* synced before the client hears of it (driver_submit_job()) */
         if (!restored_id) {
                 r = driver_journal_job(d, j->id, sj, j->library ? j->library->hash : NULL);
                 if (r < 0)
@@ -517,14 +517,24 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
         if (r < 0)
                 return rpc_request_reply_error(req, r, "cannot submit the job: %s", strerror(-r));
 
+        /* The tasks start on the parked polls before the job's journal
+         * entry is synced: they run while the disk syncs, and a submission
+         * that waits has the entry synced with the results it is answered
+         * with (fetch_reply()). */
+        d->effects->work_ready(d);
+        r = wait_ms <= 0 ? driver_journal_flush(d) : 0;
+        if (r < 0) {
+                (void) scheduler_cancel_job(d->scheduler, j->job, now);
+                job_remove(d, j);
+                return rpc_request_reply_error(req, r, "cannot write the journal: %s", strerror(-r));
+        }
         log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .message_id = SPARK_MESSAGE_JOB_SUBMITTED),
                    "Job %s (%s) submitted: %u %s tasks", j->id, j->name, j->n_tasks,
                    j->kind == SPARK__TASK_KIND__TASK_FUNCTION ? "function" : "command");
         if (wait_ms <= 0)
                 r = reply_submitted(req, j);
-        /* a job of 0 tasks ends at once; others start on the parked polls */
+        /* a job of 0 tasks ends at once */
         driver_drain_finished_jobs(d);
-        d->effects->work_ready(d);
         if (wait_ms > 0) {
                 /* the whole job in one round trip, when it is quick */
                 size_t max = MIN((size_t) j->n_tasks, (size_t) FETCH_MAX_TASKS);
@@ -753,11 +763,26 @@ static DriverJob *find_job(Driver *d, RpcRequest *req, const char *job_id) {
         return j;
 }
 
+/* What a client sees is on disk: a restart cannot take it back (a job's
+ * entry waits for a flush, driver_journal_job()).  false: the journal
+ * cannot be written, and req is answered so. */
+static bool journal_synced_for(Driver *d, RpcRequest *req) {
+        int r = driver_journal_flush(d);
+
+        if (r >= 0)
+                return true;
+        (void) rpc_request_reply_error(req, r, "cannot write the journal: %s", strerror(-r));
+        return false;
+}
+
 int driver_job_status(Driver *d, RpcRequest *req, const char *job_id) {
         Spark__JobInfo info;
         Envelope env = ENVELOPE_INIT;
-        DriverJob *j = find_job(d, req, job_id);
+        DriverJob *j;
 
+        if (!journal_synced_for(d, req))
+                return 0;
+        j = find_job(d, req, job_id);
         if (!j)
                 return 0;
         job_info_fill(d, j, &info);
@@ -773,6 +798,8 @@ int driver_list_jobs(Driver *d, RpcRequest *req) {
 
         if (!infos || !ptrs)
                 return -ENOMEM;
+        if (!journal_synced_for(d, req))
+                return 0;
         for (DriverJob *j = d->jobs_head; j; j = j->next) {
                 job_info_fill(d, j, &infos[list.n_jobs]);
                 ptrs[list.n_jobs] = &infos[list.n_jobs];
@@ -814,10 +841,8 @@ static int fetch_reply(Driver *d, DriverJob *j, RpcRequest *req, unsigned from, 
         size_t ready = 0, bytes = 0, n_errors = 0, spilled_bytes = 0, at = 0;
         int r;
 
-        /* What a client sees is on disk: a restart cannot take it back. */
-        r = driver_journal_flush(d);
-        if (r < 0)
-                return rpc_request_reply_error(req, r, "cannot write the journal: %s", strerror(-r));
+        if (!journal_synced_for(d, req))
+                return 0;
 
         /* Consecutive finished tasks only: the client prints in task order. */
         for (; ready < max && bytes < FETCH_MAX_BYTES; ready++) {
@@ -987,9 +1012,12 @@ int driver_fetch_results(Driver *d, RpcRequest *req, const Spark__FetchResults *
 int driver_cancel_job(Driver *d, RpcRequest *req, const char *job_id) {
         Spark__JobInfo info;
         Envelope env = ENVELOPE_INIT;
-        DriverJob *j = find_job(d, req, job_id);
+        DriverJob *j;
         int r;
 
+        if (!journal_synced_for(d, req))
+                return 0;
+        j = find_job(d, req, job_id);
         if (!j)
                 return 0;
         r = scheduler_cancel_job(d->scheduler, j->job, now_mono_usec());

@@ -13,7 +13,11 @@
  *                                 written by a compaction, so that ids of
  *                                 removed jobs are not given again
  *
- * The application and the jobs are synced before anyone hears of them.
+ * The application is synced at once; a job before anyone hears of it, by
+ * the flush before its submission is answered (with the job's first
+ * results, when the submission waits for them) or before a listing shows
+ * it.  Its tasks start before: a crash first loses a job whose submission
+ * was never answered, and the client submits it again.
  * Results are appended to a buffer and written with one fdatasync() at the
  * end of the event loop's turn (a deferred source of the lowest priority),
  * or sooner when a client is about to see them: a result a client has seen
@@ -89,14 +93,19 @@ void driver_journal_set_compact_min(Driver *d, uint64_t bytes) {
                 d->journal->compact_min = bytes;
 }
 
+static bool compaction_due(const DriverJournal *j) {
+        return !j->removed && j->dead >= j->compact_min && j->dead * 2 >= j->size;
+}
+
 void driver_journal_forget(Driver *d, uint64_t bytes) {
         DriverJournal *j = d->journal;
 
         if (!j || bytes == 0)
                 return;
         j->dead = MIN(j->dead + bytes, j->size);
-        /* the end of this turn looks whether it is time to compact */
-        if (j->commit)
+        /* the end of this turn compacts (after a flush, which also takes
+         * an unsynced job entry along: only then) */
+        if (j->commit && compaction_due(j))
                 (void) sd_event_source_set_enabled(j->commit, SD_EVENT_ONESHOT);
 }
 
@@ -126,11 +135,12 @@ int driver_journal_flush(Driver *d) {
                                        DRIVER_JOURNAL_FILE);
         j->unsynced = false;
         j->n_syncs++;
+        /* nothing left for the end of the turn but a compaction: an entry
+         * appended later without a commit of its own (a job's) waits for
+         * its flush */
+        if (j->commit && !compaction_due(j))
+                (void) sd_event_source_set_enabled(j->commit, SD_EVENT_OFF);
         return 0;
-}
-
-static bool compaction_due(const DriverJournal *j) {
-        return !j->removed && j->dead >= j->compact_min && j->dead * 2 >= j->size;
 }
 
 static int on_commit(sd_event_source *s, void *userdata) {
@@ -142,8 +152,11 @@ static int on_commit(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-/* Adds one entry (type, then the pieces) to the buffer. */
-static int journal_append(Driver *d, uint8_t type, const void *a, size_t a_len, const void *b, size_t b_len) {
+/* Adds one entry (type, then the pieces) to the buffer.  commit: synced at
+ * the end of this turn of the loop; else by the next flush, whoever calls
+ * it. */
+static int journal_append(Driver *d, uint8_t type, const void *a, size_t a_len, const void *b, size_t b_len,
+                          bool commit) {
         DriverJournal *j = d->journal;
         size_t payload = 1 + a_len + b_len, need = RECORD_FRAME_HEADER + payload;
         uint8_t *p;
@@ -175,7 +188,7 @@ static int journal_append(Driver *d, uint8_t type, const void *a, size_t a_len, 
         j->size += need;
         j->n_entries++;
         j->unsynced = true;
-        if (j->commit)
+        if (commit && j->commit)
                 (void) sd_event_source_set_enabled(j->commit, SD_EVENT_ONESHOT);
         return (int) MIN(need, (size_t) INT_MAX);
 }
@@ -185,7 +198,7 @@ int driver_journal_app(Driver *d) {
 
         if (!d->journal)
                 return 0;
-        r = journal_append(d, 'A', d->executor_key, sizeof(d->executor_key), d->app_id, strlen(d->app_id));
+        r = journal_append(d, 'A', d->executor_key, sizeof(d->executor_key), d->app_id, strlen(d->app_id), true);
         if (r < 0)
                 return log_error_errno(r, "Failed to journal application %s: %m", d->app_id);
         /* the newest one counts: an older one is dead */
@@ -249,12 +262,7 @@ int driver_journal_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj
         head[1 + id_len] = has_lib;
         if (has_lib)
                 memcpy(head + 2 + id_len, library_hash, SHA256_HEX_SIZE - 1);
-        r = journal_append(d, 'J', head, head_len, packed, packed_len);
-        if (r >= 0) {
-                int k = driver_journal_flush(d);
-                if (k < 0)
-                        r = k;
-        }
+        r = journal_append(d, 'J', head, head_len, packed, packed_len, false);
         if (r < 0)
                 return log_error_errno(r, "Failed to journal job %s: %m", job_id);
         return r;
@@ -283,7 +291,7 @@ uint64_t driver_journal_result(Driver *d, const Spark__TaskResult *res) {
                 }
         }
         spark__task_result__pack(&copy, p);
-        r = journal_append(d, 'R', p, n, NULL, 0);
+        r = journal_append(d, 'R', p, n, NULL, 0, true);
         if (r < 0) {
                 log_struct_errno(LOG_ERR, r, LOG_FIELDS(.app_id = d->app_id, .job_id = res->job_id),
                                  "Failed to journal the result of task %s/%d: %m", res->job_id, res->index);
@@ -297,7 +305,7 @@ uint64_t driver_journal_job_ended(Driver *d, const char *job_id) {
 
         if (!d->journal)
                 return 0;
-        r = journal_append(d, 'E', job_id, strlen(job_id), NULL, 0);
+        r = journal_append(d, 'E', job_id, strlen(job_id), NULL, 0, true);
         if (r < 0) {
                 log_struct(LOG_ERR, LOG_FIELDS(.app_id = d->app_id, .job_id = job_id),
                            "Failed to journal the end of job %s", job_id);

@@ -19,10 +19,13 @@ void driver_journal_close(Driver *d);
 bool driver_journal_enabled(const Driver *d);
 
 /* Appends and syncs at once: the application (after its first
- * registration) and a job (before it is acknowledged; its shared object is
- * stored by hash beside the journal). */
+ * registration). */
 int driver_journal_app(Driver *d);
-/* driver_journal_job() returns the bytes of its entry (0: no journal). */
+/* Appends a job (its shared object is stored by hash beside the journal,
+ * synced) and returns the bytes of its entry (0: no journal).  The entry
+ * is synced by the next driver_journal_flush(), which comes before any
+ * client hears of the job: its tasks run meanwhile, and a submission that
+ * waits for its results has them synced with it, one sync for both. */
 int driver_journal_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj, const char *library_hash);
 /* Appended now, synced with the others of this turn of the event loop:
  * one fdatasync per batch (group commit).  They return the bytes the entry

@@ -1,7 +1,7 @@
 /* The driver's journal (driver-journal.c) on a real state directory, with
  * a real driver (driver_new() from a generated config): what is journaled
  * comes back after a "restart" (driver_free() and driver_new() again);
- * results of one loop turn are synced once; a torn last entry is dropped;
+ * results of one loop turn are synced once, a job's entry with them; a torn last entry is dropped;
  * a damaged entry stops the replay and the file is kept aside; removed
  * jobs' entries are compacted away, and a compaction cut short before its
  * rename leaves the old journal whole. */
@@ -135,6 +135,52 @@ START_TEST(test_replay) {
         ck_assert_uint_eq(driver_jobs_output_bytes(d), 6);
         /* the next job gets the next id */
         ck_assert_uint_eq(d->next_job_number, 2);
+        driver_free(d);
+}
+END_TEST
+
+/* A job's entry is synced by the next flush, not at the end of the loop's
+ * turn: its tasks run meanwhile, and a submission that waits for them has
+ * the job and its result synced together, once. */
+START_TEST(test_job_entry_synced_with_its_result) {
+        Driver *d = start();
+        Spark__SubmitJob sj;
+        ProtobufCBinaryData inputs[1];
+        Spark__TaskResult r;
+        struct stat st_before, st_after;
+        uint64_t syncs;
+        JobCounts c;
+
+        snprintf(d->app_id, sizeof(d->app_id), APP);
+        ck_assert_int_eq(driver_journal_app(d), 0);
+        syncs = driver_journal_n_syncs(d);
+        ck_assert_int_eq(stat(journal, &st_before), 0);
+
+        command_job(&sj, inputs, 1);
+        ck_assert_int_gt(driver_journal_job(d, "job-0001", &sj, NULL), 0);
+        ck_assert_int_eq(driver_restore_job(d, "job-0001", &sj), 0);
+        /* an older job removed meanwhile: no reason to sync either */
+        driver_journal_forget(d, 10);
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        ck_assert_uint_eq(driver_journal_n_syncs(d), syncs);
+        ck_assert_int_eq(stat(journal, &st_after), 0);
+        ck_assert_int_eq(st_after.st_size, st_before.st_size);  /* not even written */
+
+        result(&r, 0, "0\n");
+        driver_journal_result(d, &r);
+        ck_assert_int_eq(driver_journal_flush(d), 0);  /* as before an answer */
+        ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
+        /* nothing left for the end of the turn */
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
+        driver_free(d);
+
+        d = start();
+        job_counts(d, &c);
+        ck_assert_uint_eq(c.tasks, 1);
+        ck_assert_uint_eq(c.succeeded, 1);
         driver_free(d);
 }
 END_TEST
@@ -402,6 +448,7 @@ static Suite *suite(void) {
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_replay);
+        tcase_add_test(tc, test_job_entry_synced_with_its_result);
         tcase_add_test(tc, test_duplicate_result_dropped);
         tcase_add_test(tc, test_torn_tail);
         tcase_add_test(tc, test_corruption);
