@@ -672,21 +672,33 @@ static bool polled_after_swallow(Driver *d) {
  * can lose a request sent just as its pipe closes).  The executor sends it
  * again after EXECUTOR_RESEND_AFTER_USEC and goes on, long before its 15 s
  * deadline for a durable driver would end it. */
-START_TEST(test_lost_request_after_reconnect_sent_again) {
+/* A fake driver with a state_dir and one registered executor; after a few
+ * of its polls the driver "restarts" (its server goes and comes back), and
+ * before it listens again answer_how() says how it will answer. */
+static void restart_durable_driver(void (*answer_how)(Driver *d)) {
         RpcServerConfig cfg = { .n_contexts = 8, .max_request_bytes = 64u * 1024u * 1024u };
-        uint64_t t0;
 
         driver_start(&drv, 1, 200, 0);
         drv.durable = true;
         start_executor(&drv, 1);
         ck_assert(run_until(&drv, registered, 10 * SEC_US));
-        for (t0 = now_us(); now_us() - t0 < 300 * 1000;)
+        for (uint64_t t0 = now_us(); now_us() - t0 < 300 * 1000;)
                 ck_assert_int_ge(sd_event_run(drv.event, 20 * 1000), 0);
         drv.parked = NULL;
         drv.server = rpc_server_free(drv.server);
-        drv.swallow = 1;
         drv.polls_after_swallow = 0;
+        answer_how(&drv);
         ck_assert_int_eq(rpc_server_new_envelope(drv.event, drv.url, &cfg, driver_handler, &drv, &drv.server), 0);
+}
+
+static void swallow_one(Driver *d) {
+        d->swallow = 1;
+}
+
+START_TEST(test_lost_request_after_reconnect_sent_again) {
+        uint64_t t0;
+
+        restart_durable_driver(swallow_one);
         t0 = now_us();
         ck_assert_msg(run_until(&drv, polled_after_swallow, 8 * SEC_US), "no poll came after the lost one");
         ck_assert(!executor_exited(&drv));
@@ -706,21 +718,14 @@ static bool polled_on_another_connection(Driver *d) {
 /* As above, but the new connection takes every request and answers none:
  * sending again on it does not help, so the executor closes it and dials
  * again, and is answered on the next connection before its deadline. */
+static void swallow_first_connection(Driver *d) {
+        d->swallow_first_pipe = true;
+}
+
 START_TEST(test_silent_connection_after_reconnect_dialed_again) {
-        RpcServerConfig cfg = { .n_contexts = 8, .max_request_bytes = 64u * 1024u * 1024u };
         uint64_t t0, took;
 
-        driver_start(&drv, 1, 200, 0);
-        drv.durable = true;
-        start_executor(&drv, 1);
-        ck_assert(run_until(&drv, registered, 10 * SEC_US));
-        for (t0 = now_us(); now_us() - t0 < 300 * 1000;)
-                ck_assert_int_ge(sd_event_run(drv.event, 20 * 1000), 0);
-        drv.parked = NULL;
-        drv.server = rpc_server_free(drv.server);
-        drv.swallow_first_pipe = true;
-        drv.polls_after_swallow = 0;
-        ck_assert_int_eq(rpc_server_new_envelope(drv.event, drv.url, &cfg, driver_handler, &drv, &drv.server), 0);
+        restart_durable_driver(swallow_first_connection);
         t0 = now_us();
         ck_assert_msg(run_until(&drv, polled_on_another_connection, 12 * SEC_US),
                       "no poll came on another connection (%u swallowed)", drv.swallowed);
