@@ -667,11 +667,6 @@ static bool polled_after_swallow(Driver *d) {
         return d->swallow == 0 && d->polls_after_swallow > 0;
 }
 
-/* A driver with a state_dir restarts: the executor's connection drops, and
- * the first request it sends the new one is lost (never answered: nng 1.5
- * can lose a request sent just as its pipe closes).  The executor sends it
- * again after EXECUTOR_RESEND_AFTER_USEC and goes on, long before its 15 s
- * deadline for a durable driver would end it. */
 /* A fake driver with a state_dir and one registered executor; after a few
  * of its polls the driver "restarts" (its server goes and comes back), and
  * before it listens again answer_how() says how it will answer. */
@@ -695,6 +690,11 @@ static void swallow_one(Driver *d) {
         d->swallow = 1;
 }
 
+/* A driver with a state_dir restarts: the executor's connection drops, and
+ * the first request it sends the new one is lost (never answered: nng 1.5
+ * can lose a request sent just as its pipe closes).  The executor sends it
+ * again after EXECUTOR_RESEND_AFTER_USEC and goes on, long before its 15 s
+ * deadline for a durable driver would end it. */
 START_TEST(test_lost_request_after_reconnect_sent_again) {
         uint64_t t0;
 
@@ -715,13 +715,13 @@ static bool polled_on_another_connection(Driver *d) {
         return d->swallowed > 0 && d->polls_after_swallow > 0;
 }
 
-/* As above, but the new connection takes every request and answers none:
- * sending again on it does not help, so the executor closes it and dials
- * again, and is answered on the next connection before its deadline. */
 static void swallow_first_connection(Driver *d) {
         d->swallow_first_pipe = true;
 }
 
+/* As above, but the new connection takes every request and answers none:
+ * sending again on it does not help, so the executor closes it and dials
+ * again, and is answered on the next connection before its deadline. */
 START_TEST(test_silent_connection_after_reconnect_dialed_again) {
         uint64_t t0, took;
 
