@@ -333,6 +333,38 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
 
 /* ---------------------------------------------------------------- workers */
 
+/* An executor a registering worker runs for a live app that we do not
+ * know: a new leader whose saved state predates the launch (the state is
+ * saved a moment after a change, its journal holds only the apps), or a
+ * master restarted from an older state file.  It runs, its driver may be
+ * using it: it is taken back as running, if its app still wants that many
+ * executors, asks for no named resources (whose addresses we could not
+ * tell) and the worker has room; else it is killed and placed again. */
+static bool worker_adopt_executor(Cluster *c, Worker *w, const ReportedExecutor *r, usec_t now) {
+        App *a = cluster_app(c, r->app_id);
+        ClusterExecutor *e;
+
+        if (!a || (a->state != SPARK__APP_STATE__APP_WAITING && a->state != SPARK__APP_STATE__APP_RUNNING) ||
+            r->executor_id < 1 || r->executor_id >= CLUSTER_EXECUTOR_ID_MAX)
+                return false;
+        /* ids stay unique, also beside a unit being killed: the next
+         * launch comes after it */
+        a->next_executor_id = MAX(a->next_executor_id, r->executor_id + 1);
+        if (a->n_wants > 0 || (int64_t) a->n_live_executors >= app_executors_wanted(a) ||
+            w->cores - w->cores_used < a->cores_per_executor ||
+            w->memory_mb - w->memory_used_mb < a->executor_memory_mb)
+                return false;
+        if (cluster_restore_executor(c, a, r->executor_id, w->id, a->cores_per_executor, a->executor_memory_mb,
+                                     SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING, now) < 0)
+                return false;
+        e = cluster_executor(c, a->id, r->executor_id);
+        log_struct(LOG_NOTICE, LOG_FIELDS(.app_id = a->id, .executor_id = r->executor_id, .worker_id = w->id),
+                   "Executor %s/%d on %s was not in the restored state: taken back as it runs", a->id,
+                   r->executor_id, w->id);
+        executor_set_state(c, e, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "running", 0);
+        return true;
+}
+
 static void worker_set_lost(Cluster *c, Worker *w, const char *reason) {
         if (w->state == SPARK__WORKER_STATE__WORKER_LOST)
                 return;
@@ -404,11 +436,17 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
         w->launch_backoff_until = 0;
 
         /* Reconcile with what the worker holds: executors we know stay (or
-         * move here), the rest are killed; executors we placed here that it
-         * no longer holds died while it was away. */
+         * move here), those of a live app we do not know are taken back if
+         * it wants them (worker_adopt_executor()), the rest are killed;
+         * executors we placed here that it no longer holds died while it
+         * was away. */
         for (size_t i = 0; i < n_reported; i++) {
                 ClusterExecutor *e = cluster_executor(c, reported[i].app_id, reported[i].executor_id);
 
+                if (!e && worker_adopt_executor(c, w, &reported[i], now)) {
+                        ret_kill[i] = false;
+                        continue;
+                }
                 ret_kill[i] = !e || executor_state_is_terminal(e->state);
                 if (ret_kill[i])
                         continue;
@@ -831,7 +869,8 @@ int cluster_restore_app(Cluster *c, const AppRegistration *reg, AppState state, 
         App *a;
         int r;
 
-        if (isempty(reg->app_id) || next_executor_id < 1 || next_executor_id > 100000000 || executor_limit < 0 ||
+        if (isempty(reg->app_id) || next_executor_id < 1 || next_executor_id > CLUSTER_EXECUTOR_ID_MAX ||
+            executor_limit < 0 ||
             (state != SPARK__APP_STATE__APP_WAITING && state != SPARK__APP_STATE__APP_RUNNING))
                 return -EINVAL;
         r = app_create(c, reg, now, &a);

@@ -288,6 +288,9 @@ void cluster_executor_usage(Cluster *c, const char *app_id, int executor_id, uin
 void cluster_schedule(Cluster *c);
 bool cluster_schedule_step(Cluster *c, unsigned max_launches);
 
+/* Executor ids (and an app's next one) stay below this. */
+#define CLUSTER_EXECUTOR_ID_MAX 100000000
+
 /* Restoring what master-state.c kept in state_dir; nothing is scheduled or
  * sent until the caller calls cluster_schedule(). */
 time_t cluster_start_time(Cluster *c);

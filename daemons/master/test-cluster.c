@@ -447,6 +447,51 @@ START_TEST(test_reregistration_reconciles) {
 }
 END_TEST
 
+static void assert_counts_match_walk(Cluster *c);
+
+/* A new leader (or a master restarted from an older state) knows the app
+ * but not the executors launched just before: a worker that registers with
+ * them keeps those the app wants, as running; the rest are killed, and no
+ * launch reuses their ids. */
+START_TEST(test_unknown_executors_of_a_known_app_taken_back) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        WorkerRegistration wr = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 4, 8192, NULL, 0, NULL, 0 };
+        AppRegistration ar = { .app_id = "app-20261129172233-0007", .name = "t", .driver_url = "tcp://d:7091",
+                               .max_cores = 2, .cores_per_executor = 1, .executor_memory_mb = 256,
+                               .executor_key = test_key, .executor_key_len = sizeof(test_key) };
+        ReportedExecutor held[] = { { "app-20261129172233-0007", 1 }, { "app-20261129172233-0007", 2 },
+                                    { "app-20261129172233-0007", 3 }, { "app-20261129172233-0099", 1 } };
+        bool kill[4];
+        App *a = NULL;
+
+        ck_assert_int_eq(cluster_restore_app(c, &ar, SPARK__APP_STATE__APP_WAITING, 1, INT32_MAX, 0, 0, &a), 0);
+        ck_assert_int_eq(cluster_register_worker(c, &wr, held, 4, 0, kill, NULL), 0);
+        ck_assert(!kill[0]);
+        ck_assert(!kill[1]);
+        ck_assert(kill[2]);  /* the app wants 2 (max 2 cores, 1 each) */
+        ck_assert(kill[3]);  /* an unknown app's */
+        ck_assert_int_eq(cluster_executor(c, a->id, 1)->state, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING);
+        ck_assert_int_eq(cluster_executor(c, a->id, 2)->state, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING);
+        ck_assert_ptr_null(cluster_executor(c, a->id, 3));
+        ck_assert_int_eq(a->state, SPARK__APP_STATE__APP_RUNNING);
+        ck_assert_uint_eq(a->n_live_executors, 2);
+        ck_assert_int_eq(a->cores_granted, 2);
+        ck_assert_int_eq(cluster_worker(c, W1)->cores_used, 2);
+        ck_assert_int_eq(cluster_worker(c, W1)->memory_used_mb, 512);
+        ck_assert_int_eq(a->next_executor_id, 4);
+        ck_assert_int_eq(rec.launches, 0);
+        assert_counts_match_walk(c);
+
+        /* one of them ends: its replacement gets a new id, not 3 */
+        cluster_executor_state_changed(c, W1, a->id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_EXITED, "", 1, 0);
+        cluster_schedule_step(c, 100);
+        ck_assert_int_eq(rec.launches, 1);
+        ck_assert_ptr_nonnull(cluster_executor(c, a->id, 4));
+        cluster_free(c);
+}
+END_TEST
+
 START_TEST(test_remove_app_kills_executors) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
@@ -855,6 +900,7 @@ int main(void) {
         tcase_add_test(tc, test_gone_executor_that_runs_is_killed);
         tcase_add_test(tc, test_worker_timeout_replaces_executors);
         tcase_add_test(tc, test_reregistration_reconciles);
+        tcase_add_test(tc, test_unknown_executors_of_a_known_app_taken_back);
         tcase_add_test(tc, test_remove_app_kills_executors);
         tcase_add_test(tc, test_hostile_registrations);
         tcase_add_test(tc, test_executor_limit);
