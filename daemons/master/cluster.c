@@ -340,12 +340,17 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
  * using it: it is taken back as running, if its app still wants that many
  * executors, asks for no named resources (whose addresses we could not
  * tell) and the worker has room; else it is killed and placed again. */
+#define ADOPT_ID_GAP_MAX 4096
 static bool worker_adopt_executor(Cluster *c, Worker *w, const ReportedExecutor *r, usec_t now) {
         App *a = cluster_app(c, r->app_id);
         ClusterExecutor *e;
 
+        /* an id far past the app's next one is not from a recent launch:
+         * taking it would grow the app's table to it (the id comes from
+         * the network) */
         if (!a || (a->state != SPARK__APP_STATE__APP_WAITING && a->state != SPARK__APP_STATE__APP_RUNNING) ||
-            r->executor_id < 1 || r->executor_id >= CLUSTER_EXECUTOR_ID_MAX)
+            r->executor_id < 1 || r->executor_id >= CLUSTER_EXECUTOR_ID_MAX ||
+            r->executor_id > a->next_executor_id + ADOPT_ID_GAP_MAX)
                 return false;
         /* ids stay unique, also beside a unit being killed: the next
          * launch comes after it */

@@ -461,16 +461,18 @@ START_TEST(test_unknown_executors_of_a_known_app_taken_back) {
                                .max_cores = 2, .cores_per_executor = 1, .executor_memory_mb = 256,
                                .executor_key = test_key, .executor_key_len = sizeof(test_key) };
         ReportedExecutor held[] = { { "app-20261129172233-0007", 1 }, { "app-20261129172233-0007", 2 },
-                                    { "app-20261129172233-0007", 3 }, { "app-20261129172233-0099", 1 } };
-        bool kill[4];
+                                    { "app-20261129172233-0007", 3 }, { "app-20261129172233-0099", 1 },
+                                    { "app-20261129172233-0007", 99999999 } };
+        bool kill[5];
         App *a = NULL;
 
         ck_assert_int_eq(cluster_restore_app(c, &ar, SPARK__APP_STATE__APP_WAITING, 1, INT32_MAX, 0, 0, &a), 0);
-        ck_assert_int_eq(cluster_register_worker(c, &wr, held, 4, 0, kill, NULL), 0);
+        ck_assert_int_eq(cluster_register_worker(c, &wr, held, 5, 0, kill, NULL), 0);
         ck_assert(!kill[0]);
         ck_assert(!kill[1]);
         ck_assert(kill[2]);  /* the app wants 2 (max 2 cores, 1 each) */
         ck_assert(kill[3]);  /* an unknown app's */
+        ck_assert(kill[4]);  /* no recent launch: its id would grow the app's table */
         ck_assert_int_eq(cluster_executor(c, a->id, 1)->state, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING);
         ck_assert_int_eq(cluster_executor(c, a->id, 2)->state, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING);
         ck_assert_ptr_null(cluster_executor(c, a->id, 3));
