@@ -108,7 +108,8 @@ hostile() {
         local what=$1 regex=$2 before after out
         shift 2
         before=$(cluster_state)
-        out=$("$HC" "$@" 2>&1 | sed ':a;N;$!ba;s/\n/ \/\/ /g')
+        # bounded: a client stuck on its way out fails this check, not the run
+        out=$(timeout 60 "$HC" "$@" 2>&1 | sed ':a;N;$!ba;s/\n/ \/\/ /g')
         check_match "$what" "$regex" "$out"
         after=$(cluster_state)
         if [ "$before" = "$after" ]; then
