@@ -1,10 +1,10 @@
 /* The driver's journal (driver-journal.c) on a real state directory, with
  * a real driver (driver_new() from a generated config): what is journaled
  * comes back after a "restart" (driver_free() and driver_new() again);
- * results of one loop turn are synced once, a job's entry with them; a torn last entry is dropped;
- * a damaged entry stops the replay and the file is kept aside; removed
- * jobs' entries are compacted away, and a compaction cut short before its
- * rename leaves the old journal whole. */
+ * results of one loop turn are synced once, a job's entry with them; a
+ * torn last entry is dropped; a damaged entry stops the replay and the
+ * file is kept aside; removed jobs' entries are compacted away, and a
+ * compaction cut short before its rename leaves the old journal whole. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>

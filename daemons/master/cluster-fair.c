@@ -61,10 +61,6 @@ static void fair_state_done(FairState *s) {
         free(s->skip);
 }
 
-static bool app_is_live(const App *a) {
-        return a->state == SPARK__APP_STATE__APP_WAITING || a->state == SPARK__APP_STATE__APP_RUNNING;
-}
-
 /* What an app holds for the fair share: its executors but those being taken back. */
 static int app_held(const App *a) {
         return (int) a->n_live_executors - a->n_preempting;

@@ -333,6 +333,10 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
 
 /* ---------------------------------------------------------------- workers */
 
+/* How far past its app's next id a reported executor may be and still be
+ * taken back (worker_adopt_executor()). */
+#define ADOPT_ID_GAP_MAX 4096
+
 /* An executor a registering worker runs for a live app that we do not
  * know: a new leader whose saved state predates the launch (the state is
  * saved a moment after a change, its journal holds only the apps), or a
@@ -340,7 +344,6 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
  * using it: it is taken back as running, if its app still wants that many
  * executors, asks for no named resources (whose addresses we could not
  * tell) and the worker has room; else it is killed and placed again. */
-#define ADOPT_ID_GAP_MAX 4096
 static bool worker_adopt_executor(Cluster *c, Worker *w, const ReportedExecutor *r, usec_t now) {
         App *a = cluster_app(c, r->app_id);
         ClusterExecutor *e;
@@ -348,8 +351,7 @@ static bool worker_adopt_executor(Cluster *c, Worker *w, const ReportedExecutor 
         /* an id far past the app's next one is not from a recent launch:
          * taking it would grow the app's table to it (the id comes from
          * the network) */
-        if (!a || (a->state != SPARK__APP_STATE__APP_WAITING && a->state != SPARK__APP_STATE__APP_RUNNING) ||
-            r->executor_id < 1 || r->executor_id >= CLUSTER_EXECUTOR_ID_MAX ||
+        if (!a || !app_is_live(a) || r->executor_id < 1 || r->executor_id >= CLUSTER_EXECUTOR_ID_MAX ||
             r->executor_id > a->next_executor_id + ADOPT_ID_GAP_MAX)
                 return false;
         /* ids stay unique, also beside a unit being killed: the next
@@ -966,6 +968,10 @@ static int ensure_scratch(Cluster *c, size_t n) {
         return 0;
 }
 
+bool app_is_live(const App *a) {
+        return a->state == SPARK__APP_STATE__APP_WAITING || a->state == SPARK__APP_STATE__APP_RUNNING;
+}
+
 int app_executors_wanted(const App *a) {
         int64_t n = a->executor_limit;
 
@@ -1050,7 +1056,7 @@ bool cluster_schedule_step(Cluster *c, unsigned max_launches) {
         if (c->cfg.fair)
                 return cluster_fair_schedule(c, n, budget);
         for (App *a = c->apps_head; a; a = a->next) {
-                if (a->state != SPARK__APP_STATE__APP_WAITING && a->state != SPARK__APP_STATE__APP_RUNNING)
+                if (!app_is_live(a))
                         continue;
                 budget -= cluster_schedule_app(c, a, n, budget);
                 if (budget <= 0)

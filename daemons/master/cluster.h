@@ -253,6 +253,8 @@ int cluster_report_executor_load(Cluster *c, const char *app_id, const int32_t *
 /* How many executors a wants in all: its executor limit and max_cores;
  * INT32_MAX: no limit. */
 int app_executors_wanted(const App *a);
+/* WAITING or RUNNING: it may have executors and be given more. */
+bool app_is_live(const App *a);
 
 /* Drain (cluster-drain.c, docs/DESIGN.md "Drain"): nothing new is placed on
  * the worker; every executor there is updated with draining set, so that

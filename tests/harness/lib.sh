@@ -457,17 +457,17 @@ on_exit() {
 }
 
 _harness_dump_logs() {
-        local f
+        local f executors
         for f in "$TEST_TMPDIR"/*.log; do
                 [ -s "$f" ] || continue
                 echo "# --- last lines of $f:"
                 tail -n 30 "$f" | sed 's/^/#   /'
         done
         # the executors log to the journal, not to a file here
-        if journalctl --no-pager -q --since "@$TEST_T0" -u 'spark-executor-*' -n 1 2>/dev/null | grep -q .; then
+        executors=$(journalctl --no-pager -q -o short-precise --since "@$TEST_T0" -u 'spark-executor-*' -n 40 2>/dev/null)
+        if [ -n "$executors" ]; then
                 echo "# --- last lines of the executors' journal:"
-                journalctl --no-pager -q -o short-precise --since "@$TEST_T0" -u 'spark-executor-*' -n 40 2>/dev/null |
-                        sed 's/^/#   /'
+                printf '%s\n' "$executors" | sed 's/^/#   /'
         fi
 }
 
