@@ -20,6 +20,7 @@
  * the first FAIR_NAMED_MAX names met in a pass; a name an application
  * wants and no worker offers has a capacity of 0, so that application's
  * share is beyond any other's and it is given nothing. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,22 +67,16 @@ static int app_held(const App *a) {
         return (int) a->n_live_executors - a->n_preempting;
 }
 
-/* The live apps, the pooled capacity, and each app's target (stored in the
- * apps for status and snapshots). */
-static int fair_state_build(Cluster *c, FairState *s) {
-        Hashmap *workers = cluster_workers(c);
-        size_t n = 0, i = 0;
+/* The named resources of the workers that take executors, each name in a
+ * slot of its own: a walk of every worker, done only while some offer any. */
+static void fair_add_named_resources(Cluster *c, FairState *s) {
+        size_t i = 0;
         void *v;
-        int r;
 
-        while (hashmap_iterate(workers, &i, &v, NULL)) {
+        while (hashmap_iterate(cluster_workers(c), &i, &v, NULL)) {
                 Worker *w = v;
                 if (w->state != SPARK__WORKER_STATE__WORKER_ALIVE)
                         continue;
-                s->capacity[FAIR_CORES] += w->cores;
-                s->capacity[FAIR_MEMORY_MB] += w->memory_mb;
-                s->used[FAIR_CORES] += w->cores_used;
-                s->used[FAIR_MEMORY_MB] += w->memory_used_mb;
                 for (size_t k = 0; k < w->n_resources; k++) {
                         const ClusterResource *res = &w->resources[k];
                         int slot = fair_named_slot(s, res->name);
@@ -92,6 +87,35 @@ static int fair_state_build(Cluster *c, FairState *s) {
                         s->used[slot] += (int64_t) (res->n_addresses - res->n_free);
                 }
         }
+}
+
+/* Cores and memory from the pool kept as workers change (cluster-pool.h);
+ * the sanitizer build also sums it afresh, so that a change the pool missed
+ * fails the tests instead of skewing the shares. */
+static void fair_add_pool(Cluster *c, FairState *s) {
+        const ClusterPool *pool = cluster_pool(c);
+
+#ifdef SPARK_SANITIZE
+        ClusterPool sum = cluster_pool_sum(cluster_workers(c));
+        assert(sum.cores == pool->cores && sum.cores_used == pool->cores_used &&
+               sum.memory_mb == pool->memory_mb && sum.memory_used_mb == pool->memory_used_mb &&
+               sum.n_offering_resources == pool->n_offering_resources);
+#endif
+        s->capacity[FAIR_CORES] = pool->cores;
+        s->capacity[FAIR_MEMORY_MB] = pool->memory_mb;
+        s->used[FAIR_CORES] = pool->cores_used;
+        s->used[FAIR_MEMORY_MB] = pool->memory_used_mb;
+        if (pool->n_offering_resources > 0)
+                fair_add_named_resources(c, s);
+}
+
+/* The live apps, the pooled capacity, and each app's target (stored in the
+ * apps for status and snapshots). */
+static int fair_state_build(Cluster *c, FairState *s) {
+        size_t n = 0;
+        int r;
+
+        fair_add_pool(c, s);
         for (int k = 0; k < _FAIR_RESOURCES; k++)
                 s->capacity[k] = MIN(s->capacity[k], FAIR_CAPACITY_MAX);
 

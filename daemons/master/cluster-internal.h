@@ -5,6 +5,8 @@
 
 const ClusterEffects *cluster_effects(Cluster *c, void **ret_userdata);
 const ClusterConfig *cluster_config(Cluster *c);
+/* cluster-pool.h: kept by cluster.c and cluster-drain.c as workers change */
+ClusterPool *cluster_pool(Cluster *c);
 /* Placement is due: now, or through fx.schedule_needed. */
 void cluster_schedule_soon(Cluster *c);
 

@@ -37,6 +37,7 @@ struct Cluster {
         int *pw_result;
         size_t pw_allocated;
         bool schedule_pending;   /* told the I/O layer (fx.schedule_needed), not run yet */
+        ClusterPool pool;        /* the workers' pooled capacity, for fair share */
 };
 
 static void schedule_soon(Cluster *c);
@@ -48,6 +49,10 @@ const ClusterEffects *cluster_effects(Cluster *c, void **ret_userdata) {
 
 const ClusterConfig *cluster_config(Cluster *c) {
         return &c->cfg;
+}
+
+ClusterPool *cluster_pool(Cluster *c) {
+        return &c->pool;
 }
 
 void cluster_schedule_soon(Cluster *c) {
@@ -220,7 +225,7 @@ static int set_string(char **p, const char *s) {
         return 0;
 }
 
-static void worker_unlink_executor(Worker *w, ClusterExecutor *e) {
+static void worker_unlink_executor(Cluster *c, Worker *w, ClusterExecutor *e) {
         if (e->worker_prev)
                 e->worker_prev->worker_next = e->worker_next;
         else
@@ -231,9 +236,10 @@ static void worker_unlink_executor(Worker *w, ClusterExecutor *e) {
         w->n_executors--;
         w->cores_used -= e->cores;
         w->memory_used_mb -= e->memory_mb;
+        cluster_pool_update(&c->pool, w);
 }
 
-static void worker_link_executor(Worker *w, ClusterExecutor *e) {
+static void worker_link_executor(Cluster *c, Worker *w, ClusterExecutor *e) {
         e->worker = w;
         e->worker_prev = NULL;
         e->worker_next = w->executors;
@@ -243,6 +249,7 @@ static void worker_link_executor(Worker *w, ClusterExecutor *e) {
         w->n_executors++;
         w->cores_used += e->cores;
         w->memory_used_mb += e->memory_mb;
+        cluster_pool_update(&c->pool, w);
 }
 
 /* The one place an executor changes state. */
@@ -262,7 +269,7 @@ static void executor_set_state(Cluster *c, ClusterExecutor *e, ExecutorState sta
                 Worker *w = e->worker;
 
                 if (w)
-                        worker_unlink_executor(w, e);
+                        worker_unlink_executor(c, w, e);
                 e->worker = NULL;
                 if (w)
                         cluster_drain_progress(c, w);
@@ -327,7 +334,7 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
         a->n_live_executors++;
         a->cores_granted += e->cores;
         c->n_executors++;
-        worker_link_executor(w, e);
+        worker_link_executor(c, w, e);
         return e;
 }
 
@@ -376,6 +383,7 @@ static void worker_set_lost(Cluster *c, Worker *w, const char *reason) {
         if (w->state == SPARK__WORKER_STATE__WORKER_LOST)
                 return;
         w->state = SPARK__WORKER_STATE__WORKER_LOST;
+        cluster_pool_update(&c->pool, w);
         log_struct(LOG_WARNING, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_LOST),
                    "Worker %s lost: %s", w->id, reason);
         if (c->fx.worker_lost)
@@ -390,6 +398,7 @@ static void worker_set_lost(Cluster *c, Worker *w, const char *reason) {
 void cluster_worker_lost(Cluster *c, Worker *w, const char *reason) {
         worker_set_lost(c, w, reason);
         /* a lost worker leaves the table; if it comes back it registers anew */
+        cluster_pool_remove(&c->pool, w);
         hashmap_remove(c->workers, w->id);
         if (c->fx.worker_removed)
                 c->fx.worker_removed(c, w, c->userdata);
@@ -437,6 +446,7 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
         /* a drain goes on across a restart of the worker */
         if (!restarted || !worker_is_draining(w))
                 w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
+        cluster_pool_update(&c->pool, w);
         w->last_heartbeat = now;
         /* restarted, perhaps mended: it may have launches again */
         w->start_failures = 0;
@@ -459,8 +469,8 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                         continue;
                 if (e->worker != w) {
                         if (e->worker)
-                                worker_unlink_executor(e->worker, e);
-                        worker_link_executor(w, e);
+                                worker_unlink_executor(c, e->worker, e);
+                        worker_link_executor(c, w, e);
                 }
         }
         if (restarted) {
@@ -865,6 +875,7 @@ int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, WorkerStat
         w->cores = reg->cores;
         w->memory_mb = reg->memory_mb;
         w->state = state;
+        cluster_pool_update(&c->pool, w);
         w->drain_deadline = state == SPARK__WORKER_STATE__WORKER_DRAINING && drain_left > 0 ? now + drain_left : 0;
         /* it gets a full timeout to show it is still there */
         w->last_heartbeat = now;
@@ -916,6 +927,7 @@ int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, 
         a->cores_granted += cores - a->cores_per_executor;
         w->cores_used += cores - a->cores_per_executor;
         w->memory_used_mb += memory_mb - a->executor_memory_mb;
+        cluster_pool_update(&c->pool, w);
         executor_count_move(c, e, state);
         e->state = state;
         e->running_since = now;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cluster-pool.h"
 #include "cluster-resources.h"
 #include "executor-secret.h"
 #include "hashmap.h"
@@ -91,6 +92,7 @@ struct Worker {
         size_t n_resources;
         Spark__ResourceAddresses **resource_ptrs;  /* n_resources, for WorkerInfo */
         void *link;              /* the I/O layer's connection to it */
+        ClusterPool pooled;      /* its part of the cluster's pool (cluster-pool.h) */
 };
 
 struct App {

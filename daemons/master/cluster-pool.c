@@ -1,0 +1,51 @@
+/* See cluster-pool.h.  Each worker remembers the part it added (Worker's
+ * pooled), so an update takes out exactly what went in, whatever changed
+ * in between. */
+#include "cluster-pool.h"
+#include "cluster.h"
+
+static ClusterPool worker_part(const Worker *w) {
+        if (w->state != SPARK__WORKER_STATE__WORKER_ALIVE)
+                return (ClusterPool) {};
+        return (ClusterPool) {
+                .cores = w->cores,
+                .cores_used = w->cores_used,
+                .memory_mb = w->memory_mb,
+                .memory_used_mb = w->memory_used_mb,
+                .n_offering_resources = w->n_resources > 0,
+        };
+}
+
+static void pool_add(ClusterPool *pool, const ClusterPool *part, int sign) {
+        pool->cores += sign * part->cores;
+        pool->cores_used += sign * part->cores_used;
+        pool->memory_mb += sign * part->memory_mb;
+        pool->memory_used_mb += sign * part->memory_used_mb;
+        if (sign > 0)
+                pool->n_offering_resources += part->n_offering_resources;
+        else
+                pool->n_offering_resources -= part->n_offering_resources;
+}
+
+void cluster_pool_update(ClusterPool *pool, Worker *w) {
+        pool_add(pool, &w->pooled, -1);
+        w->pooled = worker_part(w);
+        pool_add(pool, &w->pooled, +1);
+}
+
+void cluster_pool_remove(ClusterPool *pool, Worker *w) {
+        pool_add(pool, &w->pooled, -1);
+        w->pooled = (ClusterPool) {};
+}
+
+ClusterPool cluster_pool_sum(Hashmap *workers) {
+        ClusterPool pool = {};
+        size_t i = 0;
+        void *v;
+
+        while (hashmap_iterate(workers, &i, &v, NULL)) {
+                ClusterPool part = worker_part(v);
+                pool_add(&pool, &part, +1);
+        }
+        return pool;
+}

@@ -1,0 +1,245 @@
+/* The workers' pooled capacity that fair share reads (cluster-pool.h): kept
+ * as workers register, drain, come back, get lost, and as executors come
+ * and go, it always equals a fresh sum over the worker table. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check-run.h"
+#include "cluster-internal.h"
+#include "log.h"
+#include "macro.h"
+
+static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 1, 2, 3 };
+static const ClusterEffects no_effects = {};
+
+static Cluster *new_cluster(bool fair) {
+        ClusterConfig cfg = { .worker_timeout = 3600 * USEC_PER_SEC, .spread_out = true, .max_executor_retries = 3,
+                              .fair = fair, .preemption_timeout = USEC_PER_SEC };
+        Cluster *c = NULL;
+
+        ck_assert_int_eq(cluster_new(&cfg, &no_effects, NULL, 1795972953, &c), 0);
+        return c;
+}
+
+static void worker_id(int i, char id[static 64], char ep[static 64]) {
+        snprintf(id, 64, "worker-20261129172233-host%d-7081", i);
+        snprintf(ep, 64, "tcp://h%d:7081", i);
+}
+
+/* Registers worker i (again, with its executors, if reported is given); with
+ * gpus, it offers two addresses of "gpu". */
+static int register_worker(Cluster *c, int i, int cores, int64_t memory_mb, bool gpus,
+                           const ReportedExecutor *reported, size_t n_reported) {
+        static const char *const addresses[] = { "0", "1" };
+        const ClusterResourceOffer gpu = { "gpu", addresses, 2 };
+        char id[64], ep[64];
+        WorkerRegistration reg = { id, "host", ep, "tcp://h:7082", cores, memory_mb, NULL, 0,
+                                   gpus ? &gpu : NULL, gpus ? 1 : 0 };
+        bool kill[16];
+
+        ck_assert_uint_le(n_reported, ELEMENTSOF(kill));
+        worker_id(i, id, ep);
+        return cluster_register_worker(c, &reg, reported, n_reported, 0, kill, NULL);
+}
+
+static App *add_app(Cluster *c, int max_cores, int cores_per_executor) {
+        AppRegistration reg = { .name = "t", .driver_url = "tcp://d:7091", .max_cores = max_cores,
+                                .cores_per_executor = cores_per_executor, .executor_memory_mb = 512,
+                                .executor_key = test_key, .executor_key_len = sizeof(test_key), .weight = 1 };
+        App *a = NULL;
+
+        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
+        return a;
+}
+
+static void assert_pool_is_sum(Cluster *c) {
+        const ClusterPool *kept = cluster_pool(c);
+        ClusterPool sum = cluster_pool_sum(cluster_workers(c));
+
+        ck_assert_int_eq(kept->cores, sum.cores);
+        ck_assert_int_eq(kept->cores_used, sum.cores_used);
+        ck_assert_int_eq(kept->memory_mb, sum.memory_mb);
+        ck_assert_int_eq(kept->memory_used_mb, sum.memory_used_mb);
+        ck_assert_uint_eq(kept->n_offering_resources, sum.n_offering_resources);
+}
+
+static void assert_pool(Cluster *c, int64_t cores, int64_t cores_used, int64_t memory_mb, size_t offering) {
+        const ClusterPool *p = cluster_pool(c);
+
+        assert_pool_is_sum(c);
+        ck_assert_int_eq(p->cores, cores);
+        ck_assert_int_eq(p->cores_used, cores_used);
+        ck_assert_int_eq(p->memory_mb, memory_mb);
+        ck_assert_int_eq(p->memory_used_mb, cores_used * 512);  /* 1-core executors of 512 MiB */
+        ck_assert_uint_eq(p->n_offering_resources, offering);
+}
+
+/* Some executor of a, not ended; NULL if none. */
+static ClusterExecutor *some_live_executor(App *a, unsigned pick) {
+        for (size_t k = 0; k < a->n_executors_allocated; k++) {
+                ClusterExecutor *e = a->executors[(k + pick) % a->n_executors_allocated];
+                if (e && !executor_state_is_terminal(e->state))
+                        return e;
+        }
+        return NULL;
+}
+
+START_TEST(test_pool_follows_workers) {
+        Cluster *c = new_cluster(false);
+        char id[64], ep[64];
+        App *a;
+
+        assert_pool(c, 0, 0, 0, 0);
+        ck_assert_int_eq(register_worker(c, 1, 4, 4096, false, NULL, 0), 0);
+        ck_assert_int_eq(register_worker(c, 2, 2, 2048, true, NULL, 0), 0);
+        assert_pool(c, 6, 0, 6144, 1);
+
+        a = add_app(c, 3, 1);
+        ck_assert_int_eq(a->n_live_executors, 3);
+        assert_pool(c, 6, 3, 6144, 1);
+
+        /* a draining worker takes no executors: out of the pool, and back */
+        worker_id(2, id, ep);
+        ck_assert_int_eq(cluster_drain_worker(c, id, 0, 0), 0);
+        {
+                char id1[64];
+                worker_id(1, id1, ep);
+                assert_pool(c, 4, cluster_worker(c, id1)->cores_used, 4096, 0);
+        }
+        ck_assert_int_eq(cluster_undrain_worker(c, id), 0);
+        assert_pool(c, 6, 3, 6144, 1);
+
+        /* an executor that ends gives its core back */
+        {
+                ClusterExecutor *e = some_live_executor(a, 0);
+                ck_assert_int_eq(cluster_executor_state_changed(c, e->worker->id, a->id, e->id,
+                                                                SPARK__EXECUTOR_STATE__EXECUTOR_EXITED, "done", 0, 0),
+                                 0);
+        }
+        assert_pool_is_sum(c);
+
+        /* a lost worker leaves it, with its executors */
+        cluster_worker_lost(c, cluster_worker(c, id), "test");
+        ck_assert_int_eq(cluster_pool(c)->cores, 4);
+        ck_assert_uint_eq(cluster_pool(c)->n_offering_resources, 0);
+        assert_pool_is_sum(c);
+
+        /* a worker that registers again with other cores counts them */
+        ck_assert_int_ge(register_worker(c, 1, 8, 8192, false, NULL, 0), 0);
+        ck_assert_int_eq(cluster_pool(c)->cores, 8);
+        assert_pool_is_sum(c);
+        cluster_free(c);
+}
+END_TEST
+
+/* A master restarted from its saved state: the restored workers and the
+ * sizes of their restored executors (which may differ from the app's
+ * current size) are in the pool. */
+START_TEST(test_pool_after_restore) {
+        Cluster *c = new_cluster(true);
+        char id1[64], id2[64], ep[64];
+        WorkerRegistration reg = { id1, "host", ep, "tcp://h:7082", 8, 8192, NULL, 0, NULL, 0 };
+        AppRegistration ar = { .app_id = "app-20261129172233-0001", .name = "t", .driver_url = "tcp://d:7091",
+                               .cores_per_executor = 1, .executor_memory_mb = 512, .executor_key = test_key,
+                               .executor_key_len = sizeof(test_key), .weight = 1 };
+        App *a = NULL;
+
+        worker_id(1, id1, ep);
+        ck_assert_int_eq(cluster_restore_worker(c, &reg, SPARK__WORKER_STATE__WORKER_ALIVE, 0, 0), 0);
+        worker_id(2, id2, ep);
+        reg.id = id2;
+        ck_assert_int_eq(cluster_restore_worker(c, &reg, SPARK__WORKER_STATE__WORKER_DRAINING, 0, 0), 0);
+        ck_assert_int_eq(cluster_restore_app(c, &ar, SPARK__APP_STATE__APP_RUNNING, 3, 2, 0, 0, &a), 0);
+        ck_assert_int_eq(cluster_restore_executor(c, a, 1, id1, 3, 1536, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, 0),
+                         0);
+        ck_assert_int_eq(cluster_restore_executor(c, a, 2, id2, 2, 1024, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, 0),
+                         0);
+        /* the draining worker is not in the pool, whatever it holds */
+        assert_pool(c, 8, 3, 8192, 0);
+        cluster_free(c);
+}
+END_TEST
+
+/* Every change the master's state machine makes, in a random order many
+ * times over: the kept pool never drifts from the sum. */
+START_TEST(test_pool_never_drifts) {
+        unsigned seed = 20261202;
+
+        for (int round = 0; round < 20; round++) {
+                Cluster *c = new_cluster(round % 2 == 0);
+                /* by id: the state machine may end an app itself (too many
+                 * failed executors) */
+                char apps[4][APP_ID_MAX] = {};
+                char id[64], ep[64];
+
+                for (int step = 0; step < 300; step++) {
+                        int w = (int) (rand_r(&seed) % 6) + 1;
+                        App *a = cluster_app(c, apps[rand_r(&seed) % ELEMENTSOF(apps)]);
+                        ClusterExecutor *e = a && app_is_live(a) ? some_live_executor(a, (unsigned) rand_r(&seed))
+                                                                 : NULL;
+
+                        worker_id(w, id, ep);
+                        switch (rand_r(&seed) % 9) {
+                        case 0:
+                        case 1:
+                                (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, w % 3 == 0, NULL,
+                                                       0);
+                                break;
+                        case 2:
+                                if (!cluster_app(c, apps[step % ELEMENTSOF(apps)]) ||
+                                    !app_is_live(cluster_app(c, apps[step % ELEMENTSOF(apps)])))
+                                        snprintf(apps[step % ELEMENTSOF(apps)], APP_ID_MAX, "%s",
+                                                 add_app(c, 1 + (int) (rand_r(&seed) % 12), 1)->id);
+                                break;
+                        case 3:
+                                (void) cluster_drain_worker(c, id, 0, 0);
+                                break;
+                        case 4:
+                                (void) cluster_undrain_worker(c, id);
+                                break;
+                        case 5:
+                                if (cluster_worker(c, id))
+                                        cluster_worker_lost(c, cluster_worker(c, id), "test");
+                                break;
+                        case 6:
+                                if (e && e->worker)
+                                        (void) cluster_executor_state_changed(
+                                                c, e->worker->id, a->id, e->id,
+                                                rand_r(&seed) % 2 ? SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING
+                                                                  : SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
+                                                "test", 1, 0);
+                                break;
+                        case 7:
+                                /* a restarted worker reports what it holds */
+                                if (e && e->worker) {
+                                        ReportedExecutor r = { a->id, e->id };
+                                        (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, false, &r,
+                                                               1);
+                                }
+                                break;
+                        case 8:
+                                if (a)
+                                        (void) cluster_remove_app(c, a->id, SPARK__APP_STATE__APP_FINISHED, "test");
+                                break;
+                        }
+                        cluster_schedule(c);
+                        assert_pool_is_sum(c);
+                }
+                cluster_free(c);
+        }
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("cluster-pool");
+
+        log_set_max_level(LOG_ERR);
+        TCase *tc = tcase_create("pool");
+
+        tcase_add_test(tc, test_pool_follows_workers);
+        tcase_add_test(tc, test_pool_after_restore);
+        tcase_add_test(tc, test_pool_never_drifts);
+        suite_add_tcase(s, tc);
+        return check_run(s);
+}
