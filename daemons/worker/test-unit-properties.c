@@ -42,6 +42,77 @@ static void assert_invalid(const ExecutorUnitSpec *spec, bool system_bus, const 
         ck_assert_msg(strstr(error, needle), "error \"%s\" does not mention \"%s\"", error, needle);
 }
 
+/* needle NULL: the spec is fine. */
+static void assert_validation(const ExecutorUnitSpec *spec, bool system_bus, const char *needle) {
+        char error[256] = "";
+
+        if (needle)
+                assert_invalid(spec, system_bus, needle);
+        else
+                ck_assert_msg(executor_unit_spec_validate(spec, system_bus, error, sizeof(error)) == 0,
+                              "refused: %s", error);
+}
+
+/* good_spec() with one string field set to value, and what its check says:
+ * the words of the error, or NULL when the value is fine. */
+typedef struct FieldCase {
+        size_t field;           /* offsetof() a const char * of ExecutorUnitSpec */
+        const char *value;
+        bool system_bus;
+        const char *needle;
+} FieldCase;
+
+#define FIELD(f) offsetof(ExecutorUnitSpec, f)
+
+static const FieldCase field_cases[] = {
+        { FIELD(app_id), "app-20261129172233-0001.service; rm -rf /", false, "app id" },
+        { FIELD(app_id), "../../etc", false, "app id" },
+        { FIELD(app_id), NULL, false, "app id" },
+        { FIELD(worker_id), "worker-a/../b", false, "worker id" },
+        { FIELD(driver_url), "tcp://h:1 --evil", false, "driver URL" },
+        { FIELD(driver_url), "tcp://$HOME:1", false, "driver URL" },
+        { FIELD(driver_url), "localhost", false, "driver URL" },
+        { FIELD(executor_binary), "spark-executor", false, "executor binary" },
+        { FIELD(executor_binary), "/usr/lib/$X/spark-executor", false, "executor binary" },
+        { FIELD(work_dir), "/var/lib/spark/../../etc", false, "work dir" },
+        { FIELD(work_dir), "/var/lib/spark/..", false, "work dir" },
+        { FIELD(work_dir), "/var/lib/spark/..x", false, NULL },
+        { FIELD(slice), "spark.slice\nExecStart=/bin/sh", false, "slice" },
+        { FIELD(slice), "spark.service", false, "slice" },
+        { FIELD(slice), NULL, false, NULL },
+        { FIELD(user), NULL, true, "user" },
+        { FIELD(user), NULL, false, NULL },     /* ignored on the user bus */
+        { FIELD(user), "root:root", true, "user" },
+        { FIELD(ca_file), "/etc/spark/tls/ca.pem", false, NULL },
+        { FIELD(ca_file), "ca.pem", false, "CA file" },
+        { FIELD(ca_file), "/etc/spark/../ca.pem", false, "CA file" },
+        { FIELD(ca_file), "/c\nExecStart=/x", false, "CA file" },
+        { FIELD(secret_file), NULL, false, "secret file" },
+        { FIELD(secret_file), "", false, "secret file" },
+        { FIELD(secret_file), "relative/secret", false, "secret file" },
+        { FIELD(secret_file), "/run/a$HOME", false, "secret file" },
+        { FIELD(secret_file), "/run/a:b", false, "secret file" },
+};
+
+/* One entry of the app's env, and the words of its error (NULL: fine). */
+static const struct {
+        const char *entry, *needle;
+} env_cases[] = {
+        { "SPARK_APP_ID=app-x", "may not set SPARK_APP_ID: the worker sets it" },
+        { "SPARK_EXECUTOR_CORES=64", "may not set SPARK_EXECUTOR_CORES" },
+        { "SPARK_TLS_KEY_FILE=/tmp/mine.key", "may not set SPARK_TLS_KEY_FILE" },
+        { "SPARK_TLS_ANYTHING=x", "may not set SPARK_TLS_ANYTHING" },
+        { "SPARK_FAKE_MODE=sleep", NULL },
+        { "NOEQUALS", "KEY=VALUE" },
+        { "=v", "KEY=VALUE" },
+        { "1X=v", "not a valid name" },
+        { "A-B=v", "not a valid name" },
+        { "X=line\nbreak", "control characters" },
+        { "X=\xc3\x28", "UTF-8" },
+        { "X=caf\xc3\xa9\ttab", NULL },
+        { NULL, "KEY=VALUE" },
+};
+
 START_TEST(test_validate) {
         ExecutorUnitSpec s = good_spec();
         const char *env_bad[1];
@@ -49,16 +120,16 @@ START_TEST(test_validate) {
         ck_assert_int_eq(executor_unit_spec_validate(&s, true, NULL, 0), 0);
         ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
 
-        s = good_spec(), s.app_id = "app-20261129172233-0001.service; rm -rf /";
-        assert_invalid(&s, false, "app id");
-        s = good_spec(), s.app_id = "../../etc";
-        assert_invalid(&s, false, "app id");
-        s = good_spec(), s.app_id = NULL;
-        assert_invalid(&s, false, "app id");
+        for (size_t i = 0; i < ELEMENTSOF(field_cases); i++) {
+                const FieldCase *c = &field_cases[i];
+
+                s = good_spec();
+                *(const char **) ((char *) &s + c->field) = c->value;
+                assert_validation(&s, c->system_bus, c->needle);
+        }
+
         s = good_spec(), s.executor_id = -1;
         assert_invalid(&s, false, "executor id");
-        s = good_spec(), s.worker_id = "worker-a/../b";
-        assert_invalid(&s, false, "worker id");
         s = good_spec(), s.cores = -1;
         assert_invalid(&s, false, "cores");
         s = good_spec(), s.cores = 0;
@@ -67,82 +138,14 @@ START_TEST(test_validate) {
         assert_invalid(&s, false, "memory");
         s = good_spec(), s.memory_mb = INT64_MAX;
         assert_invalid(&s, false, "memory");
-        s = good_spec(), s.driver_url = "tcp://h:1 --evil";
-        assert_invalid(&s, false, "driver URL");
-        s = good_spec(), s.driver_url = "tcp://$HOME:1";
-        assert_invalid(&s, false, "driver URL");
-        s = good_spec(), s.driver_url = "localhost";
-        assert_invalid(&s, false, "driver URL");
-        s = good_spec(), s.executor_binary = "spark-executor";
-        assert_invalid(&s, false, "executor binary");
-        s = good_spec(), s.executor_binary = "/usr/lib/$X/spark-executor";
-        assert_invalid(&s, false, "executor binary");
-        s = good_spec(), s.work_dir = "/var/lib/spark/../../etc";
-        assert_invalid(&s, false, "work dir");
-        s = good_spec(), s.work_dir = "/var/lib/spark/..";
-        assert_invalid(&s, false, "work dir");
-        s = good_spec(), s.work_dir = "/var/lib/spark/..x";
-        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
-        s = good_spec(), s.slice = "spark.slice\nExecStart=/bin/sh";
-        assert_invalid(&s, false, "slice");
-        s = good_spec(), s.slice = "spark.service";
-        assert_invalid(&s, false, "slice");
-        s = good_spec(), s.slice = NULL;
-        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
-        s = good_spec(), s.user = NULL;
-        assert_invalid(&s, true, "user");
-        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);  /* ignored on the user bus */
-        s = good_spec(), s.user = "root:root";
-        assert_invalid(&s, true, "user");
 
         s = good_spec(), s.env = env_bad, s.n_env = 1;
-        env_bad[0] = "SPARK_APP_ID=app-x";
-        assert_invalid(&s, false, "may not set SPARK_APP_ID: the worker sets it");
-        env_bad[0] = "SPARK_EXECUTOR_CORES=64";
-        assert_invalid(&s, false, "may not set SPARK_EXECUTOR_CORES");
-        env_bad[0] = "SPARK_TLS_KEY_FILE=/tmp/mine.key";
-        assert_invalid(&s, false, "may not set SPARK_TLS_KEY_FILE");
-        env_bad[0] = "SPARK_TLS_ANYTHING=x";
-        assert_invalid(&s, false, "may not set SPARK_TLS_ANYTHING");
-        env_bad[0] = "SPARK_FAKE_MODE=sleep";
-        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
-        env_bad[0] = "NOEQUALS";
-        assert_invalid(&s, false, "KEY=VALUE");
-        env_bad[0] = "=v";
-        assert_invalid(&s, false, "KEY=VALUE");
-        env_bad[0] = "1X=v";
-        assert_invalid(&s, false, "not a valid name");
-        env_bad[0] = "A-B=v";
-        assert_invalid(&s, false, "not a valid name");
-        env_bad[0] = "X=line\nbreak";
-        assert_invalid(&s, false, "control characters");
-        env_bad[0] = "X=\xc3\x28";
-        assert_invalid(&s, false, "UTF-8");
-        env_bad[0] = "X=caf\xc3\xa9\ttab";
-        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
-        env_bad[0] = NULL;
-        assert_invalid(&s, false, "KEY=VALUE");
+        for (size_t i = 0; i < ELEMENTSOF(env_cases); i++) {
+                env_bad[0] = env_cases[i].entry;
+                assert_validation(&s, false, env_cases[i].needle);
+        }
         s = good_spec(), s.n_env = EXECUTOR_ENV_MAX + 1;
         assert_invalid(&s, false, "entries");
-
-        s = good_spec(), s.ca_file = "/etc/spark/tls/ca.pem";
-        ck_assert_int_eq(executor_unit_spec_validate(&s, false, NULL, 0), 0);
-        s.ca_file = "ca.pem";
-        assert_invalid(&s, false, "CA file");
-        s.ca_file = "/etc/spark/../ca.pem";
-        assert_invalid(&s, false, "CA file");
-        s.ca_file = "/c\nExecStart=/x";
-        assert_invalid(&s, false, "CA file");
-        s = good_spec(), s.secret_file = NULL;
-        assert_invalid(&s, false, "secret file");
-        s.secret_file = "";
-        assert_invalid(&s, false, "secret file");
-        s.secret_file = "relative/secret";
-        assert_invalid(&s, false, "secret file");
-        s.secret_file = "/run/a$HOME";
-        assert_invalid(&s, false, "secret file");
-        s.secret_file = "/run/a:b";
-        assert_invalid(&s, false, "secret file");
 }
 END_TEST
 
@@ -236,12 +239,47 @@ START_TEST(test_make_work_dir) {
 }
 END_TEST
 
+/* The StartTransientUnit call with the spec's property array, sealed and
+ * rewound to be read back as systemd would; its bus is never connected to
+ * anyone. */
+typedef struct PropertyMessage {
+        sd_bus *bus;
+        sd_bus_message *m;
+        int peer_fd;
+} PropertyMessage;
+
+static sd_bus_message *property_message_init(PropertyMessage *p, const ExecutorUnitSpec *s, bool system_bus) {
+        int fds[2];
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        p->peer_fd = fds[1];
+        ck_assert_int_ge(sd_bus_new(&p->bus), 0);
+        ck_assert_int_ge(sd_bus_set_fd(p->bus, fds[0], fds[0]), 0);
+        ck_assert_int_ge(sd_bus_start(p->bus), 0);
+        ck_assert_int_ge(sd_bus_message_new_method_call(p->bus, &p->m, "org.freedesktop.systemd1",
+                                                        "/org/freedesktop/systemd1",
+                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"),
+                         0);
+        ck_assert_int_ge(executor_unit_append_properties(p->m, s, system_bus, "/w/app/7"), 0);
+        ck_assert_int_ge(sd_bus_message_seal(p->m, 1, 0), 0);
+        ck_assert_int_ge(sd_bus_message_rewind(p->m, true), 0);
+        return p->m;
+}
+
+static void property_message_done(PropertyMessage *p) {
+        if (!p->m)
+                return;
+        p->m = sd_bus_message_unref(p->m);
+        sd_bus_close_unref(p->bus);   /* never authenticated: nothing to flush */
+        close(p->peer_fd);
+}
+
 /* Reads back the property array as systemd would: names and signatures. */
 START_TEST(test_properties) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(property_message_done) PropertyMessage sys = {}, user = {};
         ExecutorUnitSpec s = good_spec();
-        sd_bus *bus = NULL;
-        int fds[2], r;
+        sd_bus_message *m;
+        int r;
 
         s.ca_file = "/etc/spark/tls/ca.pem";
         struct { const char *name, *sig; bool seen; } want[] = {
@@ -257,16 +295,7 @@ START_TEST(test_properties) {
         };
         unsigned n_credentials = 0;
 
-        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
-        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"),
-                         0);
-        ck_assert_int_ge(executor_unit_append_properties(m, &s, true, "/w/app/7"), 0);
-        ck_assert_int_ge(sd_bus_message_seal(m, 1, 0), 0);
-        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+        m = property_message_init(&sys, &s, true);
         ck_assert_str_eq(sd_bus_message_get_signature(m, true), "a(sv)");
 
         ck_assert_int_gt(sd_bus_message_enter_container(m, 'a', "(sv)"), 0);
@@ -356,13 +385,7 @@ START_TEST(test_properties) {
         ck_assert_uint_eq(n_credentials, 2);
 
         /* the user bus: no User= */
-        m = sd_bus_message_unref(m);
-        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"),
-                         0);
-        ck_assert_int_ge(executor_unit_append_properties(m, &s, false, "/w/app/7"), 0);
-        ck_assert_int_ge(sd_bus_message_seal(m, 2, 0), 0);
-        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+        m = property_message_init(&user, &s, false);
         ck_assert_int_gt(sd_bus_message_enter_container(m, 'a', "(sv)"), 0);
         while ((r = sd_bus_message_enter_container(m, 'r', "sv")) > 0) {
                 const char *name;
@@ -371,10 +394,6 @@ START_TEST(test_properties) {
                 ck_assert_int_ge(sd_bus_message_skip(m, "v"), 0);
                 ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
         }
-
-        m = sd_bus_message_unref(m);
-        sd_bus_close_unref(bus);   /* never authenticated: nothing to flush */
-        close(fds[1]);
 }
 END_TEST
 
@@ -382,23 +401,13 @@ END_TEST
  * joined by blanks, (bas) as "allow|deny names", a(ssbt) as
  * "src:dst:ignore:flags". */
 static char *dump_properties(const ExecutorUnitSpec *s, bool system_bus) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        sd_bus *bus = NULL;
+        _cleanup_(property_message_done) PropertyMessage p = {};
+        sd_bus_message *m = property_message_init(&p, s, system_bus);
         char *buf = NULL;
         size_t size = 0;
         FILE *f;
-        int fds[2], r;
+        int r;
 
-        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
-        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                        "org.freedesktop.systemd1.Manager", "StartTransientUnit"),
-                         0);
-        ck_assert_int_ge(executor_unit_append_properties(m, s, system_bus, "/w/app/7"), 0);
-        ck_assert_int_ge(sd_bus_message_seal(m, 1, 0), 0);
-        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
         f = open_memstream(&buf, &size);
         ck_assert_ptr_nonnull(f);
         ck_assert_int_gt(sd_bus_message_enter_container(m, 'a', "(sv)"), 0);
@@ -460,9 +469,6 @@ static char *dump_properties(const ExecutorUnitSpec *s, bool system_bus) {
         }
         ck_assert_int_ge(r, 0);
         ck_assert_int_eq(fclose(f), 0);
-        m = sd_bus_message_unref(m);
-        sd_bus_close_unref(bus);
-        close(fds[1]);
         return buf;
 }
 
