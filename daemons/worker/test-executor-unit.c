@@ -45,6 +45,7 @@ typedef struct Record {
 
 typedef struct Ctx {
         sd_event *event;
+        char app_id[APP_ID_MAX + 1];    /* the test's own */
         Record records[64];
         size_t n_records;
         bool listed;
@@ -85,9 +86,14 @@ static void on_list(UnitManager *m, int error, const AdoptedUnit *units, size_t 
                 memcpy(c->units, units, c->n_units * sizeof(AdoptedUnit));
 }
 
+static void app_id_make(char *buf, size_t size) {
+        ck_assert_int_eq(app_id_format(buf, size, app_stamp, (unsigned) getpid()), 0);
+}
+
 static void ctx_init(Ctx *c) {
         *c = (Ctx) {};
         ck_assert_int_ge(sd_event_new(&c->event), 0);
+        app_id_make(c->app_id, sizeof(c->app_id));
 }
 
 static void ctx_done(Ctx *c) {
@@ -99,10 +105,6 @@ static UnitManager *manager_new(Ctx *c) {
 
         ck_assert_int_eq(unit_manager_new(c->event, true, on_state, c, &m), 0);
         return m;
-}
-
-static void app_id_make(char *buf, size_t size) {
-        ck_assert_int_eq(app_id_format(buf, size, app_stamp, (unsigned) getpid()), 0);
 }
 
 static ExecutorUnitSpec spec_make(const char *app_id, int executor_id, const char *const *env, size_t n_env) {
@@ -182,15 +184,42 @@ static void assert_once(Ctx *c, const char *app_id, int executor_id) {
         }
 }
 
-static const Record *run_to_end(const char *mode, int64_t memory_mb, const char *binary, Ctx *c, char *app_id,
-                                size_t size) {
+static void assert_outcome(const Record *r, Spark__ExecutorState state, const char *reason, int exit_code) {
+        ck_assert_int_eq(r->o.state, state);
+        ck_assert_str_eq(r->o.reason, reason);
+        ck_assert_int_eq(r->o.exit_code, exit_code);
+}
+
+/* Starts executor_id of c's app: a fake executor that sleeps until stopped. */
+static void start_sleeping(Ctx *c, UnitManager *m, int executor_id) {
+        static const char *const env[] = { "SPARK_FAKE_MODE=sleep" };
+        ExecutorUnitSpec spec = spec_make(c->app_id, executor_id, env, ELEMENTSOF(env));
+
+        ck_assert_int_eq(unit_manager_start(m, &spec), 0);
+}
+
+/* Stops executor_id of c's app through m, and sees m report its one end. */
+static void stop_and_wait(Ctx *c, UnitManager *m, int executor_id, const char *why, const char *reason) {
+        const Record *r;
+
+        ck_assert_int_eq(unit_manager_stop(m, c->app_id, executor_id, why), 1);
+        r = wait_for(c, c->app_id, executor_id, true);
+        ck_assert_ptr_eq(r->m, m);
+        ck_assert_int_eq(r->o.state, KILLED);
+        ck_assert_str_eq(r->o.reason, reason);
+        assert_once(c, c->app_id, executor_id);
+}
+
+/* Runs executor 1 of c's app in that SPARK_FAKE_MODE (and memory_mb and
+ * binary unless 0 or NULL) and returns its one terminal outcome. */
+static const Record *run_to_end(Ctx *c, const char *mode, int64_t memory_mb, const char *binary) {
+        const char *app_id = c->app_id;
         char env0[256];
         const char *env[] = { env0 };
         ExecutorUnitSpec spec;
         UnitManager *m = manager_new(c);
         const Record *r;
 
-        app_id_make(app_id, size);
         snprintf(env0, sizeof(env0), "SPARK_FAKE_MODE=%s", mode);
         spec = spec_make(app_id, 1, env, 1);
         if (memory_mb > 0)
@@ -205,6 +234,16 @@ static const Record *run_to_end(const char *mode, int64_t memory_mb, const char 
         ck_assert_ptr_eq(r->m, m);
         unit_manager_free(m);
         return r;
+}
+
+/* Runs executor 1 of a new app in that SPARK_FAKE_MODE, and checks how it
+ * ended. */
+static void assert_run_ends(const char *mode, Spark__ExecutorState state, const char *reason, int exit_code) {
+        Ctx c;
+
+        ctx_init(&c);
+        assert_outcome(run_to_end(&c, mode, 0, NULL), state, reason, exit_code);
+        ctx_done(&c);
 }
 
 /* `systemctl --user show`: the unit as systemd holds it. */
@@ -234,18 +273,15 @@ static int systemctl(const char *verb, const char *unit) {
 }
 
 START_TEST(test_exit_zero) {
-        char app_id[APP_ID_MAX + 1];
         Ctx c;
         const Record *r;
 
         ctx_init(&c);
-        r = run_to_end("exit:0", 0, NULL, &c, app_id, sizeof(app_id));
-        ck_assert_int_eq(r->o.state, EXITED);
-        ck_assert_str_eq(r->o.reason, "exit-code 0");
-        ck_assert_int_eq(r->o.exit_code, 0);
+        r = run_to_end(&c, "exit:0", 0, NULL);
+        assert_outcome(r, EXITED, "exit-code 0", 0);
         /* RUNNING only if systemd saw the exec succeed before the exit
          * (Type=exec, a race for a process this short), then with its pid */
-        r = find_record(&c, app_id, 1, false);
+        r = find_record(&c, c.app_id, 1, false);
         if (r)
                 ck_assert_int_gt(r->o.pid, 0);
         ctx_done(&c);
@@ -253,40 +289,21 @@ START_TEST(test_exit_zero) {
 END_TEST
 
 START_TEST(test_exit_three) {
-        char app_id[APP_ID_MAX + 1];
-        Ctx c;
-        const Record *r;
-
-        ctx_init(&c);
-        r = run_to_end("exit:3", 0, NULL, &c, app_id, sizeof(app_id));
-        ck_assert_int_eq(r->o.state, FAILED);
-        ck_assert_str_eq(r->o.reason, "exit-code 3");
-        ck_assert_int_eq(r->o.exit_code, 3);
-        ctx_done(&c);
+        assert_run_ends("exit:3", FAILED, "exit-code 3", 3);
 }
 END_TEST
 
 START_TEST(test_kill_self) {
-        char app_id[APP_ID_MAX + 1];
-        Ctx c;
-        const Record *r;
-
-        ctx_init(&c);
-        r = run_to_end("kill-self:KILL", 0, NULL, &c, app_id, sizeof(app_id));
-        ck_assert_int_eq(r->o.state, FAILED);
-        ck_assert_str_eq(r->o.reason, "signal KILL");
-        ck_assert_int_eq(r->o.exit_code, 128 + SIGKILL);
-        ctx_done(&c);
+        assert_run_ends("kill-self:KILL", FAILED, "signal KILL", 128 + SIGKILL);
 }
 END_TEST
 
 START_TEST(test_memory_limit) {
-        char app_id[APP_ID_MAX + 1];
         Ctx c;
         const Record *r;
 
         ctx_init(&c);
-        r = run_to_end("alloc:400", 50, NULL, &c, app_id, sizeof(app_id));
+        r = run_to_end(&c, "alloc:400", 50, NULL);
         ck_assert_int_eq(r->o.state, FAILED);
         /* cgroup v2 says oom-kill; on hybrid (v1 memory controller) systemd
          * 252 only sees a SIGKILL */
@@ -298,21 +315,20 @@ START_TEST(test_memory_limit) {
 END_TEST
 
 START_TEST(test_bad_binary) {
-        char app_id[APP_ID_MAX + 1];
         Ctx c;
         const Record *r;
 
         ctx_init(&c);
-        r = run_to_end("exit:0", 0, "/nonexistent/spark-executor", &c, app_id, sizeof(app_id));
+        r = run_to_end(&c, "exit:0", 0, "/nonexistent/spark-executor");
         ck_assert_int_eq(r->o.state, FAILED);
         ck_assert_str_eq(r->o.reason, "start failed: exit-code 203/EXEC");
-        ck_assert_ptr_null(find_record(&c, app_id, 1, false));   /* it never ran */
+        ck_assert_ptr_null(find_record(&c, c.app_id, 1, false));   /* it never ran */
         ctx_done(&c);
 }
 END_TEST
 
 START_TEST(test_stop_and_properties) {
-        char app_id[APP_ID_MAX + 1], unit[UNIT_NAME_MAX], want[2 * PATH_MAX], *show;
+        char unit[UNIT_NAME_MAX], want[2 * PATH_MAX], *show;
         const char *env[] = { "SPARK_FAKE_MODE=sleep", "FOO=bar baz" };
         ExecutorUnitSpec spec;
         const Record *r;
@@ -322,19 +338,18 @@ START_TEST(test_stop_and_properties) {
 
         ctx_init(&c);
         m = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
-        spec = spec_make(app_id, 4, env, ELEMENTSOF(env));
+        spec = spec_make(c.app_id, 4, env, ELEMENTSOF(env));
         spec.cores = 2;
         spec.memory_mb = 300;
         ck_assert_int_eq(unit_manager_start(m, &spec), 0);
         ck_assert_int_eq(unit_manager_start(m, &spec), -EEXIST);
-        r = wait_for(&c, app_id, 4, false);
+        r = wait_for(&c, c.app_id, 4, false);
         ck_assert_int_eq(r->o.state, RUNNING);
         ck_assert_str_eq(r->o.reason, "running");
         ck_assert_int_gt(r->o.pid, 0);
         ck_assert_int_eq(kill((pid_t) r->o.pid, 0), 0);
 
-        ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), app_id, 4), 0);
+        ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), c.app_id, 4), 0);
         show = show_unit(unit, "Slice,MemoryMax,CPUQuotaPerSecUSec,CollectMode,KillMode,Environment,"
                                "WorkingDirectory,SyslogIdentifier,Type,MainPID,ActiveState,Description");
         fprintf(stderr, "%s", show);
@@ -348,9 +363,9 @@ START_TEST(test_stop_and_properties) {
         ck_assert_ptr_nonnull(strstr(show, "ActiveState=active\n"));
         snprintf(want, sizeof(want), "MainPID=%" PRIi64 "\n", r->o.pid);
         ck_assert_ptr_nonnull(strstr(show, want));
-        snprintf(want, sizeof(want), "WorkingDirectory=%s/%s/4\n", work_dir, app_id);
+        snprintf(want, sizeof(want), "WorkingDirectory=%s/%s/4\n", work_dir, c.app_id);
         ck_assert_ptr_nonnull(strstr(show, want));
-        snprintf(want, sizeof(want), "SPARK_APP_ID=%s ", app_id);
+        snprintf(want, sizeof(want), "SPARK_APP_ID=%s ", c.app_id);
         ck_assert_ptr_nonnull(strstr(show, want));
         ck_assert_ptr_nonnull(strstr(show, "SPARK_EXECUTOR_ID=4 "));
         ck_assert_ptr_nonnull(strstr(show, "SPARK_WORKER_ID=" WORKER_ID " "));
@@ -359,22 +374,18 @@ START_TEST(test_stop_and_properties) {
         ck_assert_ptr_nonnull(strstr(show, "\"FOO=bar baz\""));
         free(show);
 
-        snprintf(want, sizeof(want), "%s/%s/4", work_dir, app_id);
+        snprintf(want, sizeof(want), "%s/%s/4", work_dir, c.app_id);
         ck_assert_int_eq(stat(want, &st), 0);
         ck_assert_int_eq(st.st_mode & 07777, 0750);
 
-        ck_assert_int_eq(unit_manager_stop(m, app_id, 4, NULL), 1);
-        r = wait_for(&c, app_id, 4, true);
-        ck_assert_int_eq(r->o.state, KILLED);
-        ck_assert_str_eq(r->o.reason, "stopped on request");
-        assert_once(&c, app_id, 4);
+        stop_and_wait(&c, m, 4, NULL, "stopped on request");
         ck_assert_uint_eq(unit_manager_watched(m), 0);
 
         /* not watched any more: stopping again is sent but reports nothing */
-        ck_assert_int_eq(unit_manager_stop(m, app_id, 4, NULL), 0);
+        ck_assert_int_eq(unit_manager_stop(m, c.app_id, 4, NULL), 0);
         ck_assert_int_eq(unit_manager_stop(m, "app-x;reboot", 4, NULL), -EINVAL);
         run_for(&c, 200 * USEC_PER_MSEC);
-        ck_assert_uint_eq(count_records(&c, app_id, 4, true), 1);
+        ck_assert_uint_eq(count_records(&c, c.app_id, 4, true), 1);
 
         unit_manager_free(m);
         ctx_done(&c);
@@ -382,23 +393,13 @@ START_TEST(test_stop_and_properties) {
 END_TEST
 
 START_TEST(test_stop_while_starting) {
-        char app_id[APP_ID_MAX + 1];
-        const char *env[] = { "SPARK_FAKE_MODE=sleep" };
-        ExecutorUnitSpec spec;
-        const Record *r;
         UnitManager *m;
         Ctx c;
 
         ctx_init(&c);
         m = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
-        spec = spec_make(app_id, 2, env, 1);
-        ck_assert_int_eq(unit_manager_start(m, &spec), 0);
-        ck_assert_int_eq(unit_manager_stop(m, app_id, 2, "application removed"), 1);
-        r = wait_for(&c, app_id, 2, true);
-        ck_assert_int_eq(r->o.state, KILLED);
-        ck_assert_str_eq(r->o.reason, "stopped on request: application removed");
-        assert_once(&c, app_id, 2);
+        start_sleeping(&c, m, 2);
+        stop_and_wait(&c, m, 2, "application removed", "stopped on request: application removed");
         unit_manager_free(m);
         ctx_done(&c);
 }
@@ -407,9 +408,7 @@ END_TEST
 /* Starts go out one at a time; one stopped while it waits for its turn is
  * reported stopped on request, and nothing of it is left in systemd. */
 START_TEST(test_start_queue) {
-        char app_id[APP_ID_MAX + 1], unit[UNIT_NAME_MAX];
-        const char *env[] = { "SPARK_FAKE_MODE=sleep" };
-        ExecutorUnitSpec spec;
+        char unit[UNIT_NAME_MAX];
         const Record *r;
         UnitManager *m;
         size_t running = 0;
@@ -418,20 +417,17 @@ START_TEST(test_start_queue) {
 
         ctx_init(&c);
         m = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
-        for (int i = 1; i <= 4; i++) {
-                spec = spec_make(app_id, i, env, 1);
-                ck_assert_int_eq(unit_manager_start(m, &spec), 0);
-        }
+        for (int i = 1; i <= 4; i++)
+                start_sleeping(&c, m, i);
         ck_assert_uint_eq(unit_manager_watched(m), 4);
-        ck_assert_int_eq(unit_manager_stop(m, app_id, 4, "application removed"), 1);
+        ck_assert_int_eq(unit_manager_stop(m, c.app_id, 4, "application removed"), 1);
 
         for (int i = 1; i <= 3; i++)
-                ck_assert_int_eq(wait_for(&c, app_id, i, false)->o.state, RUNNING);
-        r = wait_for(&c, app_id, 4, true);
+                ck_assert_int_eq(wait_for(&c, c.app_id, i, false)->o.state, RUNNING);
+        r = wait_for(&c, c.app_id, 4, true);
         ck_assert_int_eq(r->o.state, KILLED);
         ck_assert_str_eq(r->o.reason, "stopped on request: application removed");
-        ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), app_id, 4), 0);
+        ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), c.app_id, 4), 0);
         load = show_unit(unit, "LoadState");
         ck_assert_str_eq(load, "LoadState=not-found\n"); /* nothing left of it */
         /* (RUNNING may come in any order: it is reported after the exec,
@@ -441,11 +437,11 @@ START_TEST(test_start_queue) {
         ck_assert_uint_eq(running, 3);
 
         for (int i = 1; i <= 3; i++)
-                ck_assert_int_eq(unit_manager_stop(m, app_id, i, NULL), 1);
+                ck_assert_int_eq(unit_manager_stop(m, c.app_id, i, NULL), 1);
         for (int i = 1; i <= 3; i++)
-                ck_assert_int_eq(wait_for(&c, app_id, i, true)->o.state, KILLED);
+                ck_assert_int_eq(wait_for(&c, c.app_id, i, true)->o.state, KILLED);
         for (int i = 1; i <= 4; i++)
-                assert_once(&c, app_id, i);
+                assert_once(&c, c.app_id, i);
         ck_assert_uint_eq(unit_manager_watched(m), 0);
         unit_manager_free(m);
         ctx_done(&c);
@@ -453,7 +449,6 @@ START_TEST(test_start_queue) {
 END_TEST
 
 START_TEST(test_invalid) {
-        char app_id[APP_ID_MAX + 1];
         const char *env[] = { "SPARK_EXECUTOR_ID=99" };
         ExecutorUnitSpec spec;
         UnitManager *m;
@@ -461,12 +456,11 @@ START_TEST(test_invalid) {
 
         ctx_init(&c);
         m = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
         spec = spec_make("app-1;systemctl poweroff", 1, NULL, 0);
         ck_assert_int_eq(unit_manager_start(m, &spec), -EINVAL);
-        spec = spec_make(app_id, 1, env, 1);
+        spec = spec_make(c.app_id, 1, env, 1);
         ck_assert_int_eq(unit_manager_start(m, &spec), -EINVAL);
-        spec = spec_make(app_id, -3, NULL, 0);
+        spec = spec_make(c.app_id, -3, NULL, 0);
         ck_assert_int_eq(unit_manager_start(m, &spec), -EINVAL);
         ck_assert_uint_eq(unit_manager_watched(m), 0);
         unit_manager_free(m);
@@ -477,32 +471,27 @@ END_TEST
 /* A unit of that name exists already (another worker's): StartTransientUnit
  * fails, and the reason is systemd's message. */
 START_TEST(test_start_error) {
-        char app_id[APP_ID_MAX + 1];
-        const char *env[] = { "SPARK_FAKE_MODE=sleep" };
-        ExecutorUnitSpec spec;
         const Record *r;
         UnitManager *m1, *m2;
         Ctx c;
 
         ctx_init(&c);
         m1 = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
-        spec = spec_make(app_id, 1, env, 1);
-        ck_assert_int_eq(unit_manager_start(m1, &spec), 0);
-        wait_for(&c, app_id, 1, false);
+        start_sleeping(&c, m1, 1);
+        wait_for(&c, c.app_id, 1, false);
         unit_manager_free(m1);
 
         m2 = manager_new(&c);
-        ck_assert_int_eq(unit_manager_start(m2, &spec), 0);
-        r = wait_for(&c, app_id, 1, true);
+        start_sleeping(&c, m2, 1);
+        r = wait_for(&c, c.app_id, 1, true);
         ck_assert_ptr_eq(r->m, m2);
         ck_assert_int_eq(r->o.state, FAILED);
         ck_assert_msg(strncmp(r->o.reason, "start failed: ", 14) == 0 && strstr(r->o.reason, "already"),
                       "reason \"%s\"", r->o.reason);
-        assert_once(&c, app_id, 1);
+        assert_once(&c, c.app_id, 1);
 
         /* the first one still runs; stop it without watching */
-        ck_assert_int_eq(unit_manager_stop(m2, app_id, 1, NULL), 0);
+        ck_assert_int_eq(unit_manager_stop(m2, c.app_id, 1, NULL), 0);
         run_for(&c, 300 * USEC_PER_MSEC);
         unit_manager_free(m2);
         ctx_done(&c);
@@ -516,19 +505,23 @@ static const AdoptedUnit *find_adopted(Ctx *c, const char *app_id, int executor_
         return NULL;
 }
 
-static void wait_listed(Ctx *c) {
+/* Asks m for the units it finds and runs the loop until they are in c. */
+static void list_units(Ctx *c, UnitManager *m) {
         usec_t deadline = now_mono_usec() + WAIT_USEC;
 
+        c->listed = false;
+        ck_assert_int_eq(unit_manager_list(m, on_list, c), 0);
         while (!c->listed) {
                 ck_assert_msg(now_mono_usec() < deadline, "no listing in time");
                 ck_assert_int_ge(sd_event_run(c->event, 100 * USEC_PER_MSEC), 0);
         }
+        ck_assert_int_eq(c->list_error, 0);
 }
 
 /* A worker restart: the units outlive the first manager, a second one lists
  * them, re-adopts them, and sees each end. */
 START_TEST(test_adoption) {
-        char app_id[APP_ID_MAX + 1], unit[UNIT_NAME_MAX];
+        char unit[UNIT_NAME_MAX];
         const char *sleep_env[] = { "SPARK_FAKE_MODE=sleep" }, *short_env[] = { "SPARK_FAKE_MODE=sleep:2" };
         int64_t pids[4] = {};
         ExecutorUnitSpec spec;
@@ -539,25 +532,22 @@ START_TEST(test_adoption) {
 
         ctx_init(&c);
         m1 = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
         for (int i = 1; i <= 3; i++) {
-                spec = spec_make(app_id, i, i == 3 ? short_env : sleep_env, 1);
+                spec = spec_make(c.app_id, i, i == 3 ? short_env : sleep_env, 1);
                 spec.cores = i;
                 spec.memory_mb = 100 * i;
                 ck_assert_int_eq(unit_manager_start(m1, &spec), 0);
         }
         for (int i = 1; i <= 3; i++)
-                pids[i] = wait_for(&c, app_id, i, false)->o.pid;
+                pids[i] = wait_for(&c, c.app_id, i, false)->o.pid;
         unit_manager_free(m1);                  /* the worker goes away */
 
         m2 = manager_new(&c);
-        ck_assert_int_eq(unit_manager_list(m2, on_list, &c), 0);
-        wait_listed(&c);
-        ck_assert_int_eq(c.list_error, 0);
+        list_units(&c, m2);
         for (int i = 1; i <= 3; i++) {
-                a = find_adopted(&c, app_id, i);
+                a = find_adopted(&c, c.app_id, i);
                 ck_assert_msg(a != NULL, "executor %d not listed", i);
-                ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), app_id, i), 0);
+                ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), c.app_id, i), 0);
                 ck_assert_str_eq(a->unit, unit);
                 ck_assert_str_eq(a->worker_id, WORKER_ID);
                 ck_assert_str_eq(a->driver_url, DRIVER_URL);
@@ -568,37 +558,30 @@ START_TEST(test_adoption) {
         }
         ck_assert_uint_ge(unit_manager_watched(m2), 3);
         /* no RUNNING for adopted units: the listing said so */
-        ck_assert_uint_eq(count_records(&c, app_id, 1, false), 1);   /* m1's */
+        ck_assert_uint_eq(count_records(&c, c.app_id, 1, false), 1);   /* m1's */
 
         /* stopped by us */
-        ck_assert_int_eq(unit_manager_stop(m2, app_id, 1, "test"), 1);
-        r = wait_for(&c, app_id, 1, true);
-        ck_assert_ptr_eq(r->m, m2);
-        ck_assert_int_eq(r->o.state, KILLED);
-        ck_assert_str_eq(r->o.reason, "stopped on request: test");
+        stop_and_wait(&c, m2, 1, "test", "stopped on request: test");
 
         /* stopped by someone else */
-        ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), app_id, 2), 0);
+        ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), c.app_id, 2), 0);
         ck_assert_int_eq(systemctl("stop", unit), 0);
-        r = wait_for(&c, app_id, 2, true);
+        r = wait_for(&c, c.app_id, 2, true);
         ck_assert_int_eq(r->o.state, KILLED);
         ck_assert_str_eq(r->o.reason, "signal TERM");
 
         /* ended by itself */
-        r = wait_for(&c, app_id, 3, true);
+        r = wait_for(&c, c.app_id, 3, true);
         ck_assert_int_eq(r->o.state, EXITED);
         ck_assert_str_eq(r->o.reason, "exit-code 0");
 
         for (int i = 1; i <= 3; i++)
-                assert_once(&c, app_id, i);
+                assert_once(&c, c.app_id, i);
 
         /* a second listing finds none of them */
-        c.listed = false;
-        ck_assert_int_eq(unit_manager_list(m2, on_list, &c), 0);
-        wait_listed(&c);
-        ck_assert_int_eq(c.list_error, 0);
+        list_units(&c, m2);
         for (int i = 1; i <= 3; i++)
-                ck_assert_ptr_null(find_adopted(&c, app_id, i));
+                ck_assert_ptr_null(find_adopted(&c, c.app_id, i));
         unit_manager_free(m2);
         ctx_done(&c);
 }
@@ -608,7 +591,7 @@ END_TEST
  * gets exactly one terminal outcome, after the listing; one not listed gets
  * none from the new manager. */
 START_TEST(test_list_races) {
-        char app_id[APP_ID_MAX + 1], modes[12][32];
+        char modes[12][32];
         const char *envs[12][1];
         ExecutorUnitSpec spec;
         UnitManager *m1, *m2;
@@ -617,18 +600,17 @@ START_TEST(test_list_races) {
 
         ctx_init(&c);
         m1 = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
         for (int i = 0; i < 12; i++) {
                 snprintf(modes[i], sizeof(modes[i]), "SPARK_FAKE_MODE=sleep:%.3f", 0.15 + 0.02 * i);
                 envs[i][0] = modes[i];
-                spec = spec_make(app_id, i, envs[i], 1);
+                spec = spec_make(c.app_id, i, envs[i], 1);
                 ck_assert_int_eq(unit_manager_start(m1, &spec), 0);
         }
         /* running (or, on a loaded machine, already over) */
         for (int i = 0; i < 12; i++) {
                 usec_t deadline = now_mono_usec() + WAIT_USEC;
 
-                while (!find_record(&c, app_id, i, false) && !find_record(&c, app_id, i, true)) {
+                while (!find_record(&c, c.app_id, i, false) && !find_record(&c, c.app_id, i, true)) {
                         ck_assert_msg(now_mono_usec() < deadline, "executor %d did not start", i);
                         ck_assert_int_ge(sd_event_run(c.event, 100 * USEC_PER_MSEC), 0);
                 }
@@ -639,19 +621,17 @@ START_TEST(test_list_races) {
         /* list just as they end */
         usleep(150 * 1000);
         m2 = manager_new(&c);
-        ck_assert_int_eq(unit_manager_list(m2, on_list, &c), 0);
-        wait_listed(&c);
-        ck_assert_int_eq(c.list_error, 0);
+        list_units(&c, m2);
         run_for(&c, 1500 * USEC_PER_MSEC);
 
         for (int i = 0; i < 12; i++) {
-                bool listed = find_adopted(&c, app_id, i) != NULL;
+                bool listed = find_adopted(&c, c.app_id, i) != NULL;
                 size_t ends = 0;
 
                 for (size_t k = first; k < c.n_records; k++) {
                         const Record *r = &c.records[k];
 
-                        if (!streq(r->app_id, app_id) || r->executor_id != i)
+                        if (!streq(r->app_id, c.app_id) || r->executor_id != i)
                                 continue;
                         ck_assert_int_ne(r->o.state, RUNNING);
                         ck_assert_int_eq(r->o.state, EXITED);
@@ -663,7 +643,7 @@ START_TEST(test_list_races) {
                 ck_assert_uint_eq(ends, listed ? 1 : 0);
         }
         for (size_t k = 0; k < c.n_units; k++)
-                if (!streq(c.units[k].app_id, app_id))
+                if (!streq(c.units[k].app_id, c.app_id))
                         fprintf(stderr, "  also listed: %s (%s)\n", c.units[k].unit, c.units[k].active_state);
         ck_assert_uint_eq(unit_manager_watched(m2), 0);
         unit_manager_free(m2);
@@ -674,9 +654,6 @@ END_TEST
 /* Listing while a unit this manager started is watched: it is listed as it
  * is, and still reported once. */
 START_TEST(test_list_own) {
-        char app_id[APP_ID_MAX + 1];
-        const char *env[] = { "SPARK_FAKE_MODE=sleep" };
-        ExecutorUnitSpec spec;
         const AdoptedUnit *a;
         const Record *r;
         UnitManager *m;
@@ -684,21 +661,15 @@ START_TEST(test_list_own) {
 
         ctx_init(&c);
         m = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
-        spec = spec_make(app_id, 5, env, 1);
-        ck_assert_int_eq(unit_manager_start(m, &spec), 0);
-        r = wait_for(&c, app_id, 5, false);
-        ck_assert_int_eq(unit_manager_list(m, on_list, &c), 0);
-        wait_listed(&c);
-        a = find_adopted(&c, app_id, 5);
+        start_sleeping(&c, m, 5);
+        r = wait_for(&c, c.app_id, 5, false);
+        list_units(&c, m);
+        a = find_adopted(&c, c.app_id, 5);
         ck_assert_ptr_nonnull(a);
         ck_assert_int_eq(a->pid, r->o.pid);
         ck_assert_str_eq(a->worker_id, WORKER_ID);
         ck_assert_str_eq(a->active_state, "active");
-        ck_assert_int_eq(unit_manager_stop(m, app_id, 5, NULL), 1);
-        r = wait_for(&c, app_id, 5, true);
-        ck_assert_int_eq(r->o.state, KILLED);
-        assert_once(&c, app_id, 5);
+        stop_and_wait(&c, m, 5, NULL, "stopped on request");
         unit_manager_free(m);
         ctx_done(&c);
 }
@@ -708,28 +679,23 @@ END_TEST
  * (the sanitizer build checks).  Whether the starts take effect is up to
  * systemd: it refuses a call whose sender has gone by the time it gets to it. */
 START_TEST(test_free_in_flight) {
-        char app_id[APP_ID_MAX + 1], unit[UNIT_NAME_MAX];
-        const char *env[] = { "SPARK_FAKE_MODE=sleep" };
-        ExecutorUnitSpec spec;
+        char unit[UNIT_NAME_MAX];
         UnitManager *m;
         Ctx c;
 
         ctx_init(&c);
         m = manager_new(&c);
-        app_id_make(app_id, sizeof(app_id));
-        for (int i = 1; i <= 2; i++) {
-                spec = spec_make(app_id, i, env, 1);
-                ck_assert_int_eq(unit_manager_start(m, &spec), 0);
-        }
+        for (int i = 1; i <= 2; i++)
+                start_sleeping(&c, m, i);
         ck_assert_int_eq(unit_manager_list(m, on_list, &c), 0);
-        ck_assert_int_eq(unit_manager_stop(m, app_id, 2, NULL), 1);
+        ck_assert_int_eq(unit_manager_stop(m, c.app_id, 2, NULL), 1);
         unit_manager_free(m);
         run_for(&c, 500 * USEC_PER_MSEC);
         ck_assert_uint_eq(c.n_records, 0);
         ck_assert(!c.listed);
 
         for (int i = 1; i <= 2; i++) {
-                ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), app_id, i), 0);
+                ck_assert_int_eq(executor_unit_name(unit, sizeof(unit), c.app_id, i), 0);
                 (void) systemctl("stop", unit);
         }
         ctx_done(&c);
