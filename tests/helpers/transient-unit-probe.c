@@ -212,6 +212,43 @@ static int find_executable(const char *name, char **ret) {
         return -ENOENT;
 }
 
+/* ExecStart: a(sasb) = [(path, argv, ignore-failure)]: in the (sv) entry, its
+ * variant, the array and the one struct, closed in reverse once filled. */
+static int append_exec_start(sd_bus_message *m, const char *exe, char **argv) {
+        static const struct {
+                char type;
+                const char *contents;
+        } nesting[] = { { 'v', "a(sasb)" }, { 'a', "(sasb)" }, { 'r', "sasb" } };
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", "ExecStart");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(nesting); i++) {
+                r = sd_bus_message_open_container(m, nesting[i].type, nesting[i].contents);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_append(m, "s", exe);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_strv(m, argv);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "b", 0);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i <= ELEMENTSOF(nesting); i++) {   /* and the (sv) entry */
+                r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int append_properties(sd_bus_message *m, const char *unit, const char *exe, char **argv,
                              uint64_t memory_max) {
         int r;
@@ -228,38 +265,9 @@ static int append_properties(sd_bus_message *m, const char *unit, const char *ex
                 if (r < 0)
                         return r;
         }
-
-        /* ExecStart: a(sasb) = [(path, argv, ignore-failure)] */
-        r = sd_bus_message_open_container(m, 'r', "sv");
+        r = append_exec_start(m, exe, argv);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "s", "ExecStart");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'v', "a(sasb)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'a', "(sasb)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(m, 'r', "sasb");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "s", exe);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_strv(m, argv);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "b", 0);
-        if (r < 0)
-                return r;
-        for (int i = 0; i < 4; i++) {
-                r = sd_bus_message_close_container(m);
-                if (r < 0)
-                        return r;
-        }
-
         return sd_bus_message_close_container(m);
 }
 
