@@ -55,13 +55,25 @@ static Cluster *setup(Recorder *rec, bool fair) {
         return c;
 }
 
-static void add_worker(Cluster *c, int i, int cores, usec_t now) {
+/* Worker i, host<i>, with cores cores and the named resources of offer. */
+static void add_worker_offering(Cluster *c, int i, int cores, const ClusterResourceOffer *offer, usec_t now) {
         char id[64], ep[64];
-        WorkerRegistration reg = { id, "host", ep, "tcp://h:7082", cores, 65536, NULL, 0, NULL, 0 };
+        WorkerRegistration reg = { .id = id, .host = "host", .endpoint = ep, .events_endpoint = "tcp://h:7082",
+                                   .cores = cores, .memory_mb = 65536, .resources = offer, .n_resources = offer ? 1 : 0 };
 
         snprintf(id, sizeof(id), "worker-20261129172233-host%d-7081", i);
         snprintf(ep, sizeof(ep), "tcp://h%d:7081", i);
         ck_assert_int_eq(cluster_register_worker(c, &reg, NULL, 0, now, NULL, NULL), 0);
+}
+
+static void add_worker(Cluster *c, int i, int cores, usec_t now) {
+        add_worker_offering(c, i, cores, NULL, now);
+}
+
+/* Workers 1 to n, each of cores cores. */
+static void add_workers(Cluster *c, int n, int cores, usec_t now) {
+        for (int i = 1; i <= n; i++)
+                add_worker(c, i, cores, now);
 }
 
 static App *add_app(Cluster *c, int max_cores, int cores_per_executor, int weight) {
@@ -72,6 +84,24 @@ static App *add_app(Cluster *c, int max_cores, int cores_per_executor, int weigh
         App *a = NULL;
         ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
         return a;
+}
+
+/* The worker of a's executor id reports it running since at. */
+static void executor_running(Cluster *c, App *a, int id, usec_t at) {
+        ClusterExecutor *e = cluster_executor(c, a->id, id);
+
+        ck_assert_int_eq(cluster_executor_state_changed(c, e->worker->id, a->id, id,
+                                                        SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, at),
+                         0);
+}
+
+/* The clock reaches the end of starved's preemption timeout and the
+ * master looks again; returns that time. */
+static usec_t at_preemption_timeout(Cluster *c, const App *starved, usec_t *ret_next) {
+        usec_t now = starved->starved_since + TIMEOUT;
+
+        cluster_check_workers(c, now, ret_next);
+        return now;
 }
 
 /* The executors of a being taken back end, as their workers report. */
@@ -97,8 +127,7 @@ START_TEST(test_weighted_placement) {
         App *a = add_app(c, 0, 1, 1), *b = add_app(c, 0, 1, 2), *d = add_app(c, 0, 1, 3);
 
         /* the apps are there first: DRF divides the cluster when it comes */
-        add_worker(c, 1, 6, now_mono_usec());
-        add_worker(c, 2, 6, now_mono_usec());
+        add_workers(c, 2, 6, now_mono_usec());
         ck_assert_int_eq(a->n_live_executors, 2);
         ck_assert_int_eq(b->n_live_executors, 4);
         ck_assert_int_eq(d->n_live_executors, 6);
@@ -126,15 +155,8 @@ START_TEST(test_named_resource_share) {
 
         ck_assert_int_eq(cluster_register_app(c, &areg, 0, &a), 0);
         b = add_app(c, 0, 1, 1);
-        for (int i = 1; i <= 2; i++) {
-                char id[64], ep[64];
-                WorkerRegistration reg = { .id = id, .host = "host", .endpoint = ep, .events_endpoint = "tcp://h:7082",
-                                           .cores = 4, .memory_mb = 65536, .resources = &offer, .n_resources = 1 };
-
-                snprintf(id, sizeof(id), "worker-20261129172233-host%d-7081", i);
-                snprintf(ep, sizeof(ep), "tcp://h%d:7081", i);
-                ck_assert_int_eq(cluster_register_worker(c, &reg, NULL, 0, now_mono_usec(), NULL, NULL), 0);
-        }
+        for (int i = 1; i <= 2; i++)
+                add_worker_offering(c, i, 4, &offer, now_mono_usec());
         ck_assert_int_eq(a->fair_target, 2);
         ck_assert_int_eq(b->fair_target, 6);
         ck_assert_int_eq(a->n_live_executors, 2);
@@ -152,8 +174,7 @@ START_TEST(test_fifo_unchanged) {
         App *a, *b;
         usec_t next;
 
-        add_worker(c, 1, 4, now);
-        add_worker(c, 2, 4, now);
+        add_workers(c, 2, 4, now);
         a = add_app(c, 0, 1, 1);
         b = add_app(c, 0, 1, 5);
         ck_assert_int_eq(a->n_live_executors, 8);
@@ -171,8 +192,7 @@ START_TEST(test_preemption) {
         usec_t now = now_mono_usec(), next;
         App *a, *b;
 
-        add_worker(c, 1, 4, now);
-        add_worker(c, 2, 4, now);
+        add_workers(c, 2, 4, now);
         a = add_app(c, 0, 1, 1);
         ck_assert_int_eq(a->n_live_executors, 8);   /* alone: everything */
         b = add_app(c, 0, 1, 1);
@@ -189,8 +209,7 @@ START_TEST(test_preemption) {
         ck_assert_uint_eq(next, b->starved_since + TIMEOUT);
 
         /* at the timeout: four of a's executors drain for b */
-        now = b->starved_since + TIMEOUT;
-        cluster_check_workers(c, now, &next);
+        now = at_preemption_timeout(c, b, &next);
         ck_assert_int_eq(a->n_preempting, 4);
         ck_assert_int_eq(rec.updated_preempting, 4);
         ck_assert_int_eq(rec.kills, 0);                     /* gracefully: the drivers release them */
@@ -219,8 +238,7 @@ START_TEST(test_preemption_deadline) {
         add_worker(c, 1, 2, now);
         a = add_app(c, 0, 1, 1);
         b = add_app(c, 0, 1, 1);
-        now = b->starved_since + TIMEOUT;
-        cluster_check_workers(c, now, &next);
+        now = at_preemption_timeout(c, b, &next);
         ck_assert_int_eq(a->n_preempting, 1);
         ck_assert_uint_eq(next, now + TIMEOUT);
         cluster_check_workers(c, now + TIMEOUT, &next);
@@ -241,23 +259,16 @@ START_TEST(test_no_regrowth_within_timeout) {
         App *a, *b;
         int launches;
 
-        add_worker(c, 1, 4, now);
-        add_worker(c, 2, 4, now);
+        add_workers(c, 2, 4, now);
         a = add_app(c, 0, 1, 1);
         /* running, executors 4 (host1) and 8 (host2) the youngest: they
          * are taken back, one core on each worker */
-        for (int id = 1; id <= 8; id++) {
-                ClusterExecutor *e = cluster_executor(c, a->id, id);
-                usec_t at = now + (usec_t) (id % 4 == 0 ? 100 + id : id);
-                ck_assert_int_eq(cluster_executor_state_changed(c, e->worker->id, a->id, id,
-                                                                SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, at),
-                                 0);
-        }
+        for (int id = 1; id <= 8; id++)
+                executor_running(c, a, id, now + (usec_t) (id % 4 == 0 ? 100 + id : id));
         b = add_app(c, 2, 2, 1);                     /* one executor of 2 cores */
         ck_assert_int_eq(b->fair_target, 1);
         ck_assert_int_eq(a->fair_target, 6);
-        now = b->starved_since + TIMEOUT;
-        cluster_check_workers(c, now, &next);
+        now = at_preemption_timeout(c, b, &next);
         ck_assert_int_eq(a->n_preempting, 2);
         launches = rec.launches;
         ck_assert(cluster_executor(c, a->id, 4)->preempting);
@@ -294,63 +305,48 @@ END_TEST
 /* Four running executors on one worker; the driver reports how busy each
  * is.  b's executors take two of them back: the two with the fewest
  * running tasks, not the two youngest as without a report. */
-static App *busy_app(Cluster *c, Recorder *rec, usec_t now, bool report) {
+static App *busy_app(Cluster *c, usec_t now, bool report) {
         static const int32_t ids[] = { 1, 2, 3, 4 }, counts[] = { 1, 0, 3, 2 };
         App *a;
-        (void) rec;
 
         add_worker(c, 1, 8, now);
         a = add_app(c, 0, 2, 1);
         ck_assert_int_eq(a->n_live_executors, 4);
-        for (int id = 1; id <= 4; id++) {
-                ClusterExecutor *e = cluster_executor(c, a->id, id);
-                ck_assert_int_eq(cluster_executor_state_changed(c, e->worker->id, a->id, id,
-                                                                SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0,
-                                                                now + (usec_t) id),
-                                 0);
-        }
+        for (int id = 1; id <= 4; id++)
+                executor_running(c, a, id, now + (usec_t) id);
         if (report)
                 ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 4, NULL), 4);
         return a;
 }
 
-START_TEST(test_preempts_least_busy) {
+/* busy_app() beside an app of one two-core executor that has waited a
+ * whole timeout: two of the busy app's four executors are taken back for
+ * it, those marked in taken[] (by executor id - 1). */
+static void check_taken_for_a_newcomer(bool report, const bool taken[static 4]) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
-        usec_t now = now_mono_usec(), next;
-        App *a, *b;
+        usec_t next;
+        App *a = busy_app(c, now_mono_usec(), report), *b = add_app(c, 0, 2, 1);
 
-        a = busy_app(c, &rec, now, true);
-        b = add_app(c, 0, 2, 1);
         ck_assert_int_eq(a->fair_target, 2);
-        now = b->starved_since + TIMEOUT;
-        cluster_check_workers(c, now, &next);
+        at_preemption_timeout(c, b, &next);
         ck_assert_int_eq(a->n_preempting, 2);
-        /* executor 2 runs no task, executor 1 one: those go */
-        ck_assert(cluster_executor(c, a->id, 2)->preempting);
-        ck_assert(cluster_executor(c, a->id, 1)->preempting);
-        ck_assert(!cluster_executor(c, a->id, 3)->preempting);
-        ck_assert(!cluster_executor(c, a->id, 4)->preempting);
+        for (int id = 1; id <= 4; id++)
+                ck_assert_msg(cluster_executor(c, a->id, id)->preempting == taken[id - 1],
+                              "executor %d: taken back %d, expected %d", id,
+                              cluster_executor(c, a->id, id)->preempting, taken[id - 1]);
         cluster_free(c);
+}
+
+START_TEST(test_preempts_least_busy) {
+        /* executor 2 runs no task, executor 1 one: those go */
+        check_taken_for_a_newcomer(true, (const bool[]) { true, true, false, false });
 }
 END_TEST
 
 /* No report (an older driver, or none yet): the youngest go, as before. */
 START_TEST(test_preempts_youngest_without_report) {
-        Recorder rec;
-        Cluster *c = setup(&rec, true);
-        usec_t now = now_mono_usec(), next;
-        App *a, *b;
-
-        a = busy_app(c, &rec, now, false);
-        b = add_app(c, 0, 2, 1);
-        now = b->starved_since + TIMEOUT;
-        cluster_check_workers(c, now, &next);
-        ck_assert_int_eq(a->n_preempting, 2);
-        ck_assert(cluster_executor(c, a->id, 4)->preempting);
-        ck_assert(cluster_executor(c, a->id, 3)->preempting);
-        ck_assert(!cluster_executor(c, a->id, 1)->preempting);
-        cluster_free(c);
+        check_taken_for_a_newcomer(false, (const bool[]) { false, false, true, true });
 }
 END_TEST
 
@@ -364,7 +360,7 @@ START_TEST(test_load_report_checked) {
         App *a;
         int bad = 0;
 
-        a = busy_app(c, &rec, now, true);
+        a = busy_app(c, now, true);
         ck_assert_int_eq(cluster_report_executor_load(c, "app-20261129172233-9999", ids, counts, 1, &bad), -ENOENT);
         /* an id not the app's: nothing changes, the id is named */
         ck_assert_int_eq(cluster_report_executor_load(c, a->id, ids, counts, 3, &bad), -ENOENT);
@@ -403,7 +399,7 @@ START_TEST(test_restored_marks) {
         App *a, *b;
         ClusterExecutor *e;
 
-        a = busy_app(c, &rec, now, true);
+        a = busy_app(c, now, true);
         b = add_app(c, 0, 2, 1);
         e = cluster_executor(c, a->id, 3);
         cluster_restore_executor_marks(c, e, false, true, TIMEOUT / 2, false, now);
