@@ -84,6 +84,35 @@ static App *add_app(Cluster *c, int max_cores) {
         return a;
 }
 
+/* add_app(), with the app's id kept in app_id: it outlives an app the
+ * test has removed. */
+static App *add_app_keep_id(Cluster *c, int max_cores, char app_id[static APP_ID_MAX]) {
+        App *a = add_app(c, max_cores);
+
+        snprintf(app_id, APP_ID_MAX, "%s", a->id);
+        return a;
+}
+
+/* W1 with one core, and an app on it (its id in app_id) whose executors
+ * 1 to 3 each start at *t and end a second later as end says, two seconds
+ * apart: the app fails after the third (the cluster's
+ * max_executor_retries). */
+static void fail_app_by_three_starts(Cluster *c, const Recorder *rec, ExecutorState end, const char *reason,
+                                     int exit_code, char app_id[static APP_ID_MAX], usec_t *t) {
+        add_worker(c, W1, "tcp://h1:7081", 1, 0);
+        add_app_keep_id(c, 1, app_id);
+        for (int id = 1; id <= 3; id++, *t += 2000) {
+                ck_assert_int_eq(rec->apps_removed, 0);
+                ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING,
+                                                                "running", 0, *t),
+                                 0);
+                ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, id, end, reason, exit_code, *t + 1000), 0);
+        }
+        ck_assert_int_eq(rec->apps_removed, 1);
+        ck_assert_int_eq(rec->last_removed_state, SPARK__APP_STATE__APP_FAILED);
+        ck_assert_ptr_null(cluster_app(c, app_id));
+}
+
 START_TEST(test_spread_placement_and_ids) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
@@ -141,8 +170,7 @@ START_TEST(test_room_found_on_a_full_cluster) {
                 add_worker(c, ids[i], endpoint, 2, 0);
         }
         /* all but one core taken; the next app's executor goes there */
-        a = add_app(c, 199);
-        snprintf(app_a, sizeof(app_a), "%s", a->id);
+        a = add_app_keep_id(c, 199, app_a);
         ck_assert_int_eq(rec.launches, 199);
         for (int i = 0; i < 100; i++)
                 if (cluster_worker(c, ids[i])->cores_used == 1)
@@ -194,8 +222,7 @@ START_TEST(test_failed_executor_replaced_then_app_fails) {
         char app_id[APP_ID_MAX];
 
         add_worker(c, W1, "tcp://h1:7081", 1, 0);
-        a = add_app(c, 1);
-        snprintf(app_id, sizeof(app_id), "%s", a->id);
+        a = add_app_keep_id(c, 1, app_id);
         ck_assert_int_eq(rec.launches, 1);
         ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, 0), 0);
         ck_assert_int_eq(a->state, SPARK__APP_STATE__APP_RUNNING);
@@ -294,26 +321,13 @@ START_TEST(test_crash_loop_through_running) {
         char app_id[APP_ID_MAX];
         App *a;
 
-        add_worker(c, W1, "tcp://h1:7081", 1, 0);
-        a = add_app(c, 1);
-        snprintf(app_id, sizeof(app_id), "%s", a->id);
-        for (int id = 1; id <= 3; id++, t += 2000) {
-                ck_assert_int_eq(rec.apps_removed, 0);
-                ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING,
-                                                                "running", 0, t), 0);
-                ck_assert_int_eq(cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
-                                                                "exit-code 3", 3, t + 1000), 0);
-        }
+        fail_app_by_three_starts(c, &rec, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "exit-code 3", 3, app_id, &t);
         ck_assert_int_eq(rec.launches, 3);
-        ck_assert_int_eq(rec.apps_removed, 1);
-        ck_assert_int_eq(rec.last_removed_state, SPARK__APP_STATE__APP_FAILED);
         ck_assert_msg(strstr(rec.last_removed_reason, "3 executors failed in a row, last: exit-code 3"), "reason: %s",
                       rec.last_removed_reason);
-        ck_assert_ptr_null(cluster_app(c, app_id));
 
         /* an executor that ran for a while before it failed starts a new count */
-        a = add_app(c, 1);
-        snprintf(app_id, sizeof(app_id), "%s", a->id);
+        a = add_app_keep_id(c, 1, app_id);
         cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, t);
         cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1, t + 1);
         cluster_executor_state_changed(c, W1, app_id, 2, SPARK__EXECUTOR_STATE__EXECUTOR_FAILED, "x", 1, t + 2);
@@ -338,22 +352,12 @@ START_TEST(test_exit_zero_at_once_is_a_failed_start) {
         char app_id[APP_ID_MAX];
         App *a;
 
-        add_worker(c, W1, "tcp://h1:7081", 1, 0);
-        a = add_app(c, 1);
-        snprintf(app_id, sizeof(app_id), "%s", a->id);
         /* exit 0 right after starting, again and again: not for ever */
-        for (int id = 1; id <= 3; id++, t += 2000) {
-                ck_assert_int_eq(rec.apps_removed, 0);
-                cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, t);
-                cluster_executor_state_changed(c, W1, app_id, id, SPARK__EXECUTOR_STATE__EXECUTOR_EXITED,
-                                               "exit-code 0", 0, t + 1000);
-        }
-        ck_assert_int_eq(rec.apps_removed, 1);
+        fail_app_by_three_starts(c, &rec, SPARK__EXECUTOR_STATE__EXECUTOR_EXITED, "exit-code 0", 0, app_id, &t);
         ck_assert_msg(strstr(rec.last_removed_reason, "last: exit-code 0"), "reason: %s", rec.last_removed_reason);
 
         /* one that ran long and then exited 0 is simply replaced */
-        a = add_app(c, 1);
-        snprintf(app_id, sizeof(app_id), "%s", a->id);
+        a = add_app_keep_id(c, 1, app_id);
         cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING, "", 0, t);
         t += EXECUTOR_STABLE_USEC;
         cluster_executor_state_changed(c, W1, app_id, 1, SPARK__EXECUTOR_STATE__EXECUTOR_EXITED, "exit-code 0", 0, t);
@@ -497,12 +501,10 @@ END_TEST
 START_TEST(test_remove_app_kills_executors) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
-        App *a;
         char id[APP_ID_MAX];
 
         add_worker(c, W1, "tcp://h1:7081", 4, 0);
-        a = add_app(c, 3);
-        snprintf(id, sizeof(id), "%s", a->id);
+        add_app_keep_id(c, 3, id);
         ck_assert_int_eq(cluster_remove_app(c, id, SPARK__APP_STATE__APP_FINISHED, "driver stopped"), 0);
         ck_assert_int_eq(rec.kills, 3);
         ck_assert_int_eq(rec.apps_removed, 1);
