@@ -11,16 +11,30 @@
 #define APP(c, m, w, want) { .per_executor = { (c), (m) }, .weight = (w), .wanted = (want) }
 #define NOCAP FAIR_EXECUTORS_MAX
 
+/* fair_targets() of apps in cap succeeds and gives app i the target
+ * expected[i]. */
+static void check_targets(const FairApp *apps, size_t n, const int64_t *cap, const int *expected, size_t n_expected) {
+        int t[8];
+
+        ck_assert_uint_le(n, ELEMENTSOF(t));
+        ck_assert_uint_eq(n, n_expected);
+        ck_assert_int_eq(fair_targets(apps, n, cap, t), 0);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(t[i] == expected[i], "app %zu: target %d, expected %d", i, t[i], expected[i]);
+}
+
+/* assert_targets(apps, cap, 2, 4, 6): the targets of an array of three apps */
+#define assert_targets(apps, cap, ...)                                                  \
+        check_targets(apps, ELEMENTSOF(apps), cap, (const int[]) { __VA_ARGS__ },      \
+                      ELEMENTSOF(((const int[]) { __VA_ARGS__ })))
+
 /* The DRF paper's example: 9 CPUs, 18 GB; A's tasks <1 CPU, 4 GB>, B's
  * <3 CPUs, 1 GB>.  A gets 3 tasks, B 2: both dominant shares 2/3. */
 START_TEST(test_paper_example) {
         FairApp apps[] = { APP(1, 4, 1, NOCAP), APP(3, 1, 1, NOCAP) };
         int64_t cap[_FAIR_RESOURCES] = { 9, 18 };
-        int t[2];
 
-        ck_assert_int_eq(fair_targets(apps, 2, cap, t), 0);
-        ck_assert_int_eq(t[0], 3);
-        ck_assert_int_eq(t[1], 2);
+        assert_targets(apps, cap, 3, 2);
         ck_assert_int_eq(fair_share_cmp(fair_share_of(&apps[0], 3, cap), fair_share_of(&apps[1], 2, cap)), 0);
 }
 END_TEST
@@ -28,31 +42,19 @@ END_TEST
 START_TEST(test_equal_apps_split_evenly) {
         FairApp apps[] = { APP(1, 1024, 1, NOCAP), APP(1, 1024, 1, NOCAP), APP(1, 1024, 1, NOCAP) };
         int64_t cap[_FAIR_RESOURCES] = { 12, 65536 };
-        int t[3];
 
-        ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
-        ck_assert_int_eq(t[0], 4);
-        ck_assert_int_eq(t[1], 4);
-        ck_assert_int_eq(t[2], 4);
-
+        assert_targets(apps, cap, 4, 4, 4);
         /* 13 cores: the spare one goes to the earliest */
         cap[0] = 13;
-        ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
-        ck_assert_int_eq(t[0], 5);
-        ck_assert_int_eq(t[1], 4);
-        ck_assert_int_eq(t[2], 4);
+        assert_targets(apps, cap, 5, 4, 4);
 }
 END_TEST
 
 START_TEST(test_weights) {
         FairApp apps[] = { APP(1, 100, 1, NOCAP), APP(1, 100, 2, NOCAP), APP(1, 100, 3, NOCAP) };
         int64_t cap[_FAIR_RESOURCES] = { 12, 1 << 20 };
-        int t[3];
 
-        ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
-        ck_assert_int_eq(t[0], 2);
-        ck_assert_int_eq(t[1], 4);
-        ck_assert_int_eq(t[2], 6);
+        assert_targets(apps, cap, 2, 4, 6);
 }
 END_TEST
 
@@ -67,12 +69,8 @@ START_TEST(test_named_resource) {
                 { .per_executor = { [FAIR_CORES] = 1, [FAIR_NAMED_FIRST + 1] = 1 }, .weight = 1, .wanted = NOCAP },
         };
         int64_t cap[_FAIR_RESOURCES] = { [FAIR_CORES] = 8, [FAIR_NAMED_FIRST] = 2 };
-        int t[3];
 
-        ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
-        ck_assert_int_eq(t[0], 2);
-        ck_assert_int_eq(t[1], 6);
-        ck_assert_int_eq(t[2], 0);
+        assert_targets(apps, cap, 2, 6, 0);
         ck_assert_int_eq(fair_share_cmp(fair_share_of(&apps[0], 1, cap), fair_share_of(&apps[1], 4, cap)), 0);
         ck_assert_int_gt(fair_share_cmp(fair_share_of(&apps[2], 0, cap), fair_share_of(&apps[1], 8, cap)), 0);
 }
@@ -82,12 +80,8 @@ END_TEST
 START_TEST(test_capped_demand) {
         FairApp apps[] = { APP(1, 100, 1, 2), APP(1, 100, 1, NOCAP), APP(2, 100, 1, 0) };
         int64_t cap[_FAIR_RESOURCES] = { 10, 1 << 20 };
-        int t[3];
 
-        ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
-        ck_assert_int_eq(t[0], 2);
-        ck_assert_int_eq(t[1], 8);
-        ck_assert_int_eq(t[2], 0);
+        assert_targets(apps, cap, 2, 8, 0);
 }
 END_TEST
 
@@ -135,10 +129,7 @@ START_TEST(test_next_and_bad_input) {
         /* a resource the cluster has none of: only the app that needs
          * none of it gets anything */
         cap[1] = 0;
-        ck_assert_int_eq(fair_targets(apps, 3, cap, t), 0);
-        ck_assert_int_eq(t[0], 0);
-        ck_assert_int_eq(t[1], 10);
-        ck_assert_int_eq(t[2], 0);
+        assert_targets(apps, cap, 0, 10, 0);
 }
 END_TEST
 
@@ -146,10 +137,8 @@ END_TEST
 START_TEST(test_large_single_app) {
         FairApp apps[] = { APP(1, 1024, 1, NOCAP) };
         int64_t cap[_FAIR_RESOURCES] = { 640000, INT64_C(1024) * 1000000 };
-        int t[1];
 
-        ck_assert_int_eq(fair_targets(apps, 1, cap, t), 0);
-        ck_assert_int_eq(t[0], 640000);
+        assert_targets(apps, cap, 640000);
 }
 END_TEST
 
