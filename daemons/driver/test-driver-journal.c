@@ -17,27 +17,22 @@
 #include "driver-journal.h"
 #include "macro.h"
 #include "rm-rf.h"
+#include "test-driver-conf.h"
 
 #define APP "app-20261201120000-0007"
 
 static char dir[256], state[300], config[300], journal[400];
 
 static void setup(void) {
-        FILE *f;
+        char state_dir[320];
 
         snprintf(dir, sizeof(dir), "/tmp/test-driver-journal.XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(dir));
         snprintf(state, sizeof(state), "%s/state", dir);
         snprintf(config, sizeof(config), "%s/driver.conf", dir);
         snprintf(journal, sizeof(journal), "%s/%s", state, DRIVER_JOURNAL_FILE);
-        f = fopen(config, "w");
-        ck_assert_ptr_nonnull(f);
-        fprintf(f,
-                "cluster: { master = \"ipc://%1$s/master.sock\"; master_events = \"ipc://%1$s/master-events.sock\"; };\n"
-                "driver: { app_name = \"journal\"; listen = \"ipc://%1$s/driver.sock\"; http_listen = \"\";\n"
-                "          events_listen = \"ipc://%1$s/driver-events.sock\"; state_dir = \"%2$s\"; };\n",
-                dir, state);
-        ck_assert_int_eq(fclose(f), 0);
+        snprintf(state_dir, sizeof(state_dir), "state_dir = \"%s\";", state);
+        test_driver_conf(config, dir, "journal", state_dir);
 }
 
 static void teardown(void) {

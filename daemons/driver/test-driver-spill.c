@@ -16,6 +16,7 @@
 #include "driver-spill.h"
 #include "macro.h"
 #include "rm-rf.h"
+#include "test-driver-conf.h"
 
 static char dir[256];
 
@@ -172,17 +173,9 @@ END_TEST
 static Driver *driver_with_small_memory(void) {
         char config[400];
         Driver *d = NULL;
-        FILE *f;
 
         snprintf(config, sizeof(config), "%s/driver.conf", dir);
-        f = fopen(config, "w");
-        ck_assert_ptr_nonnull(f);
-        fprintf(f,
-                "cluster: { master = \"ipc://%1$s/master.sock\"; master_events = \"ipc://%1$s/master-events.sock\"; };\n"
-                "driver: { app_name = \"spill\"; listen = \"ipc://%1$s/driver.sock\"; http_listen = \"\";\n"
-                "          events_listen = \"ipc://%1$s/driver-events.sock\"; result_memory_mb = 1; };\n",
-                dir);
-        ck_assert_int_eq(fclose(f), 0);
+        test_driver_conf(config, dir, "spill", "result_memory_mb = 1;");
         ck_assert_int_eq(setenv("TMPDIR", dir, 1), 0);
         ck_assert_int_ge(driver_new(config, &d), 0);
         return d;

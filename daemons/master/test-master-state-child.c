@@ -16,6 +16,7 @@
 #include "log.h"
 #include "master.h"
 #include "rm-rf.h"
+#include "test-master-conf.h"
 
 static char tmpdir[256];
 static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 9, 9, 9 };
@@ -29,21 +30,10 @@ static void teardown(void) {
         (void) rm_rf_at(AT_FDCWD, tmpdir);
 }
 
+/* Its state in tmpdir/master-state. */
 static Master *master_loaded(void) {
-        char path[512];
-        FILE *f;
-        Master *m = NULL;
+        Master *m = test_master_new(tmpdir, "master", "http_listen = \"\";");
 
-        snprintf(path, sizeof(path), "%s/master.conf", tmpdir);
-        f = fopen(path, "we");
-        ck_assert_ptr_nonnull(f);
-        fprintf(f,
-                "cluster: { master = \"ipc://%s/m.sock\"; master_events = \"ipc://%s/e.sock\"; };\n"
-                "master: { listen = \"ipc://%s/m.sock\"; events_listen = \"ipc://%s/e.sock\";\n"
-                "  http_listen = \"\"; state_dir = \"%s/state\"; worker_timeout_ms = 600000; };\n",
-                tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
-        fclose(f);
-        ck_assert_int_eq(master_new(path, &m), 0);
         ck_assert_int_eq(master_state_load(m), 0);
         return m;
 }
@@ -77,7 +67,7 @@ static off_t journal_size(void) {
         char path[512];
         struct stat st;
 
-        snprintf(path, sizeof(path), "%s/state/apps.journal", tmpdir);
+        snprintf(path, sizeof(path), "%s/master-state/apps.journal", tmpdir);
         ck_assert_int_eq(stat(path, &st), 0);
         return st.st_size;
 }
@@ -195,7 +185,7 @@ START_TEST(test_child_failure_retried) {
         add_worker(m, 1);
         master_state_changed(m);
         /* the state directory replaced by a file: the child cannot write */
-        snprintf(dir, sizeof(dir), "%s/state", tmpdir);
+        snprintf(dir, sizeof(dir), "%s/master-state", tmpdir);
         for (const char *const *f = (const char *const[]) { "state.pb", "apps.journal", NULL }; *f; f++) {
                 snprintf(path, sizeof(path), "%s/%s", dir, *f);
                 ck_assert_int_eq(unlink(path), 0);
@@ -250,7 +240,7 @@ START_TEST(test_child_dies_with_master) {
         usec_t end;
         int p[2];
 
-        snprintf(fifo, sizeof(fifo), "%s/state/.state.pb.tmp", tmpdir);
+        snprintf(fifo, sizeof(fifo), "%s/master-state/.state.pb.tmp", tmpdir);
         ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
         master_pid = fork();
         ck_assert_int_ge(master_pid, 0);

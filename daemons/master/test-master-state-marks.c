@@ -13,6 +13,7 @@
 #include "log.h"
 #include "master.h"
 #include "rm-rf.h"
+#include "test-master-conf.h"
 
 #define TIMEOUT_MS 60000
 #define TIMEOUT ((usec_t) TIMEOUT_MS * USEC_PER_MSEC)
@@ -21,22 +22,11 @@ static char tmpdir[256];
 static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 7, 7, 7 };
 
 static Master *master_at(const char *name) {
-        char path[512];
-        FILE *f;
-        Master *m = NULL;
+        char settings[128];
 
-        snprintf(path, sizeof(path), "%s/%s.conf", tmpdir, name);
-        f = fopen(path, "we");
-        ck_assert_ptr_nonnull(f);
-        fprintf(f,
-                "cluster: { master = \"ipc://%s/%s.sock\"; master_events = \"ipc://%s/%s-events.sock\"; };\n"
-                "master: { listen = \"ipc://%s/%s.sock\"; events_listen = \"ipc://%s/%s-events.sock\";\n"
-                "  http_listen = \"\"; state_dir = \"%s/%s-state\"; worker_timeout_ms = 600000;\n"
-                "  scheduling = \"fair\"; preemption_timeout_ms = %d; };\n",
-                tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name, TIMEOUT_MS);
-        fclose(f);
-        ck_assert_int_eq(master_new(path, &m), 0);
-        return m;
+        snprintf(settings, sizeof(settings), "http_listen = \"\"; scheduling = \"fair\"; preemption_timeout_ms = %d;",
+                 TIMEOUT_MS);
+        return test_master_new(tmpdir, name, settings);
 }
 
 static App *add_app(Master *m) {

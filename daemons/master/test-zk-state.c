@@ -12,6 +12,7 @@
 #include "check-run.h"
 #include "log.h"
 #include "master.h"
+#include "test-master-conf.h"
 
 #define CHUNK_MAX (256 * 1024)
 #define JOURNAL_PREFIX "j"
@@ -43,22 +44,14 @@ static void teardown(void) {
 }
 
 static Master *master_at(const char *name) {
-        char path[512];
-        FILE *f;
-        Master *m = NULL;
+        char settings[1024];
+        Master *m;
 
-        snprintf(path, sizeof(path), "%s/%s.conf", tmpdir, name);
-        f = fopen(path, "we");
-        ck_assert_ptr_nonnull(f);
-        fprintf(f,
-                "cluster: { master = \"ipc://%s/%s.sock\"; master_events = \"ipc://%s/%s-events.sock\"; };\n"
-                "master: { listen = \"ipc://%s/%s.sock\"; events_listen = \"ipc://%s/%s-events.sock\";\n"
-                "  state_dir = \"%s/%s-state\"; worker_timeout_ms = 600000;\n"
-                "  recovery_mode = \"zookeeper\"; zookeeper = \"%s\"; zookeeper_dir = \"%s\";\n"
-                "  zookeeper_session_timeout_ms = 4000; };\n",
-                tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name, tmpdir, name, getenv("ZK_CONNECT"), zkdir);
-        fclose(f);
-        ck_assert_int_eq(master_new(path, &m), 0);
+        snprintf(settings, sizeof(settings),
+                 "recovery_mode = \"zookeeper\"; zookeeper = \"%s\"; zookeeper_dir = \"%s\";\n"
+                 "  zookeeper_session_timeout_ms = 4000;",
+                 getenv("ZK_CONNECT"), zkdir);
+        m = test_master_new(tmpdir, name, settings);
         ck_assert_int_eq(master_start(m), 0);
         return m;
 }
