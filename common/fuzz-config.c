@@ -136,10 +136,7 @@ static void write_seeds(const char *dir) {
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
         (void) argc, (void) argv;
-        if (fuzz_seed_dir()) {
-                write_seeds(fuzz_seed_dir());
-                exit(EXIT_SUCCESS);
-        }
+        fuzz_write_seeds_if_asked(write_seeds);
         (void) fuzz_tmpdir();
         return 0;
 }

@@ -8,12 +8,7 @@
 #include "fuzz-util.h"
 
 static void write_seeds(const char *dir) {
-        const FuzzIds ids = {
-                .app_id = "app-20261129172233-0001",
-                .worker_id = "worker-20261129172233-host-1-7078",
-                .job_id = "job-0001",
-                .endpoint = "tcp://127.0.0.1:7077",
-        };
+        const FuzzIds ids = FUZZ_SEED_IDS("tcp://127.0.0.1:7077");
         int bodies[128];
         size_t n = fuzz_envelope_bodies(bodies, ELEMENTSOF(bodies));
 
@@ -32,10 +27,7 @@ static void write_seeds(const char *dir) {
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
         (void) argc, (void) argv;
-        if (fuzz_seed_dir()) {
-                write_seeds(fuzz_seed_dir());
-                exit(EXIT_SUCCESS);
-        }
+        fuzz_write_seeds_if_asked(write_seeds);
         return 0;
 }
 

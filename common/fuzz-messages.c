@@ -256,3 +256,28 @@ void fuzz_repeated_clear(ProtobufCMessage *m, const char *field) {
         *arr = NULL;
         *n = 0;
 }
+
+Envelope *fuzz_seed_message(int body, const FuzzIds *ids) {
+        Envelope *env = fuzz_envelope_new(body, ids);
+
+        FUZZ_ASSERT(env);
+        return env;
+}
+
+void fuzz_seed_conversation(const char *dir, const char *name, Envelope **msgs, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                fuzz_sign_executor(msgs[i]);
+        fuzz_write_seed(dir, name, msgs, n);
+        for (size_t i = 0; i < n; i++)
+                envelope_free(msgs[i]);
+}
+
+void fuzz_seed_each_body(const char *dir, const int *bodies, size_t n_bodies, const FuzzIds *ids) {
+        for (size_t i = 0; i < n_bodies; i++) {
+                Envelope *env = fuzz_seed_message(bodies[i], ids);
+                char name[64];
+
+                snprintf(name, sizeof(name), "one-%s", envelope_body_name(env));
+                fuzz_seed_conversation(dir, name, &env, 1);
+        }
+}

@@ -47,10 +47,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         char error[256] = "";
 
         (void) argc, (void) argv;
-        if (fuzz_seed_dir()) {
-                write_seeds(fuzz_seed_dir());
-                exit(EXIT_SUCCESS);
-        }
+        fuzz_write_seeds_if_asked(write_seeds);
         if (peer_verifier_new(DATA "ca.pem", &verifier, error, sizeof(error)) < 0)
                 fuzz_fail("%s (run from the source root)", error);
         return 0;

@@ -164,3 +164,37 @@ void fuzz_rpc_trace(const Envelope *req, int decoded, const Envelope *reply) {
                 fprintf(stderr, "%s -> %s\n", decoded < 0 ? strerror(-decoded) : envelope_body_name(req),
                         envelope_body_name(reply));
 }
+
+void fuzz_rpc_play(FuzzRpc *f, const uint8_t *data, size_t size, const FuzzRpcTarget *t) {
+        FuzzChunk chunks[FUZZ_RPC_MAX_REQUESTS];
+        size_t n = fuzz_split(data, size, chunks, ELEMENTSOF(chunks));
+
+        fuzz_rpc_set_handler(f, t->handler, t->userdata);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *before = t->digest(t->userdata), *after = NULL;
+                _cleanup_envelope_ Envelope *req = NULL, *reply = NULL;
+                int decoded = envelope_decode(chunks[i].data, chunks[i].len, t->max_request_bytes, &req);
+
+                reply = fuzz_rpc_call(f, chunks[i].data, chunks[i].len, t->kick, t->userdata);
+                if (t->settle)
+                        fuzz_rpc_run_pending(f);
+                fuzz_rpc_trace(req, decoded, reply);
+                after = t->digest(t->userdata);
+
+                if (decoded < 0) {
+                        FUZZ_ASSERT(reply->body_case == SPARK__ENVELOPE__BODY_ERROR);
+                        FUZZ_ASSERT(reply->error->code == decoded);
+                }
+                if (reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
+                        FUZZ_ASSERT(reply->error->code < 0);
+                        FUZZ_ASSERT(!isempty(reply->error->message));
+                        if (!streq(before, after))
+                                fuzz_fail("%s answered with the error \"%s\" changed the state from\n%s\nto\n%s",
+                                          req ? envelope_body_name(req) : "a request", reply->error->message,
+                                          before, after);
+                }
+                if (t->check)
+                        t->check(t->userdata, req, reply);
+        }
+        fuzz_rpc_set_handler(f, NULL, NULL);
+}

@@ -36,3 +36,27 @@ void fuzz_rpc_run_pending(FuzzRpc *f);
 /* With SPARK_FUZZ_VERBOSE=1, prints "BODY -> ANSWER" on stderr: to see
  * what a corpus entry does (decoded: envelope_decode()'s result for req). */
 void fuzz_rpc_trace(const Envelope *req, int decoded, const Envelope *reply);
+
+/* A daemon target's state for one input, and what fuzz_rpc_play() needs to
+ * know of it. */
+typedef struct FuzzRpcTarget {
+        RpcEnvelopeHandler handler;
+        void *userdata;                 /* the handler's, and the callbacks' below */
+        size_t max_request_bytes;       /* the daemon's, to decode each request as it does */
+        /* everything of the state a request may change, as text (freed by the caller) */
+        char *(*digest)(void *userdata);
+        FuzzRpcKick kick;               /* or NULL: see fuzz_rpc_call() */
+        /* the daemon's work for a request goes on after its answer (a bus
+         * round trip): run what is due before the state is looked at */
+        bool settle;
+        /* or NULL: the target's own oracles, after every request (req is
+         * NULL if it did not decode) */
+        void (*check)(void *userdata, const Envelope *req, const Envelope *reply);
+} FuzzRpcTarget;
+
+/* Splits data into at most FUZZ_RPC_MAX_REQUESTS requests (fuzz_split())
+ * and sends them to t's handler in turn, checking what every daemon owes:
+ * a request that does not decode gets the decoder's Error; an Error has a
+ * negative code and a message, and leaves the digest as it was. */
+#define FUZZ_RPC_MAX_REQUESTS 16
+void fuzz_rpc_play(FuzzRpc *f, const uint8_t *data, size_t size, const FuzzRpcTarget *t);

@@ -103,6 +103,15 @@ const char *fuzz_seed_dir(void) {
         return isempty(d) ? NULL : d;
 }
 
+void fuzz_write_seeds_if_asked(void (*write_seeds)(const char *dir)) {
+        const char *dir = fuzz_seed_dir();
+
+        if (!dir)
+                return;
+        write_seeds(dir);
+        exit(EXIT_SUCCESS);
+}
+
 void fuzz_write_seed_raw(const char *dir, const char *name, const void *data, size_t len) {
         char path[PATH_MAX];
         int r;

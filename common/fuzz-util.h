@@ -40,6 +40,10 @@ void fuzz_quiet_logs(void);
 /* The seed directory when the binary was started by `make fuzz-seeds`
  * (SPARK_FUZZ_WRITE_SEEDS=DIR), else NULL. */
 const char *fuzz_seed_dir(void);
+/* The start of every target's LLVMFuzzerInitialize(): started by `make
+ * fuzz-seeds`, the binary only writes its seeds with write_seeds(DIR) and
+ * exits; otherwise this returns. */
+void fuzz_write_seeds_if_asked(void (*write_seeds)(const char *dir));
 /* Writes DIR/NAME: the encoded envelopes joined by FUZZ_SEPARATOR.  Exits
  * the process on failure (only used when generating seeds). */
 void fuzz_write_seed(const char *dir, const char *name, Envelope *const *msgs, size_t n);

@@ -23,16 +23,14 @@
 #include "log.h"
 #include "sha256.h"
 
-#define FUZZ_APP_ID "app-20261129172233-0001"
-#define MAX_REQUESTS 16
-
 static sd_event *event;
 static FuzzRpc *rpc;
 static char config_path[4096];
 
 /* ------------------------------------------------------------- oracles */
 
-static char *state_digest(Driver *d) {
+static char *state_digest(void *userdata) {
+        Driver *d = userdata;
         char *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
@@ -59,11 +57,15 @@ static char *state_digest(Driver *d) {
 }
 
 /* A registration or poll the driver took must have carried its secret. */
-static void check_secret(Driver *d, const Envelope *req) {
+static void check_secret(void *userdata, const Envelope *req, const Envelope *reply) {
         const ProtobufCBinaryData *given;
         uint8_t expected[EXECUTOR_SECRET_SIZE];
+        Driver *d = userdata;
         int id;
 
+        if (!req || !(reply->body_case == SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR_REPLY ||
+                      (reply->body_case == SPARK__ENVELOPE__BODY_POLL_REPLY && !reply->poll_reply->shutdown)))
+                return;
         if (req->body_case == SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR) {
                 given = &req->register_executor->secret;
                 id = req->register_executor->executor_id;
@@ -80,25 +82,10 @@ static void check_secret(Driver *d, const Envelope *req) {
 
 /* ------------------------------------------------------------- seeds */
 
-static const FuzzIds ids = {
-        .app_id = FUZZ_APP_ID,
-        .worker_id = "worker-20261129172233-host-1-7078",
-        .job_id = "job-0001",
-        .endpoint = "tcp://127.0.0.1:7079",
-};
+static const FuzzIds ids = FUZZ_SEED_IDS("tcp://127.0.0.1:7079");
 
 static Envelope *msg(int body) {
-        Envelope *env = fuzz_envelope_new(body, &ids);
-        FUZZ_ASSERT(env);
-        return env;
-}
-
-static void seed(const char *dir, const char *name, Envelope **msgs, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                fuzz_sign_executor(msgs[i]);
-        fuzz_write_seed(dir, name, msgs, n);
-        for (size_t i = 0; i < n; i++)
-                envelope_free(msgs[i]);
+        return fuzz_seed_message(body, &ids);
 }
 
 static Envelope *submit_function_job(int count) {
@@ -147,14 +134,9 @@ static void write_seeds(const char *dir) {
                 SPARK__ENVELOPE__BODY_REGISTER_WORKER,
         };
         char hash[SHA256_HEX_SIZE];
-        Envelope *m[MAX_REQUESTS];
-        char name[64];
+        Envelope *m[FUZZ_RPC_MAX_REQUESTS];
 
-        for (size_t i = 0; i < ELEMENTSOF(bodies); i++) {
-                m[0] = msg(bodies[i]);
-                snprintf(name, sizeof(name), "one-%s", envelope_body_name(m[0]));
-                seed(dir, name, m, 1);
-        }
+        fuzz_seed_each_body(dir, bodies, ELEMENTSOF(bodies), &ids);
 
         /* an executor, a function job of 3 tasks run to the end, its results */
         m[0] = msg(SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR);
@@ -168,7 +150,7 @@ static void write_seeds(const char *dir) {
         m[6] = poll_with_results(1, "job-0001", 3, SPARK__TASK_STATUS__TASK_OK);
         m[7] = msg(SPARK__ENVELOPE__BODY_FETCH_RESULTS);
         m[8] = msg(SPARK__ENVELOPE__BODY_LIST_JOBS);
-        seed(dir, "conversation-function-job", m, 9);
+        fuzz_seed_conversation(dir, "conversation-function-job", m, 9);
 
         /* a command job whose tasks fail and are retried, then cancelled */
         m[0] = msg(SPARK__ENVELOPE__BODY_SUBMIT_JOB);
@@ -181,7 +163,7 @@ static void write_seeds(const char *dir) {
         m[5] = msg(SPARK__ENVELOPE__BODY_CANCEL_JOB);
         m[6] = poll_with_results(1, "job-0001", 1, SPARK__TASK_STATUS__TASK_OK);
         m[7] = msg(SPARK__ENVELOPE__BODY_FETCH_RESULTS);
-        seed(dir, "conversation-command-job", m, 8);
+        fuzz_seed_conversation(dir, "conversation-command-job", m, 8);
 
         /* two executors, preferred hosts, one executor registers twice */
         m[0] = msg(SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR);
@@ -196,7 +178,7 @@ static void write_seeds(const char *dir) {
         m[5]->register_executor->pid = 7;
         m[6] = poll_with_results(1, "job-0001", 2, SPARK__TASK_STATUS__TASK_OK);
         m[7] = msg(SPARK__ENVELOPE__BODY_FETCH_RESULTS);
-        seed(dir, "conversation-two-executors", m, 8);
+        fuzz_seed_conversation(dir, "conversation-two-executors", m, 8);
 }
 
 /* ------------------------------------------------------------- target */
@@ -206,10 +188,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         char text[2048];
         (void) argc, (void) argv;
 
-        if (fuzz_seed_dir()) {
-                write_seeds(fuzz_seed_dir());
-                exit(EXIT_SUCCESS);
-        }
+        fuzz_write_seeds_if_asked(write_seeds);
         fuzz_quiet_logs();
         snprintf(text, sizeof(text),
                  "cluster: { master = \"ipc://%1$s/master.sock\"; master_events = \"ipc://%1$s/master-events.sock\"; };\n"
@@ -239,9 +218,14 @@ static void kick(void *userdata) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        FuzzChunk chunks[MAX_REQUESTS];
-        size_t n = fuzz_split(data, size, chunks, ELEMENTSOF(chunks));
         Driver *d = NULL;
+        FuzzRpcTarget target = {
+                .handler = driver_handle_request,
+                .max_request_bytes = DRIVER_MAX_REQUEST_BYTES,
+                .digest = state_digest,
+                .kick = kick,
+                .check = check_secret,
+        };
 
         FUZZ_ASSERT(driver_new(config_path, &d) >= 0);
         FUZZ_ASSERT(rpc_client_new(d->event, "inproc://spark-fuzz-no-master", NULL, &d->master) >= 0);
@@ -254,35 +238,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (int id = 1; id <= 4; id++)
                 FUZZ_ASSERT(driver_announce_executor(d, id, ids.worker_id) == 0);
 
-        fuzz_rpc_set_handler(rpc, driver_handle_request, d);
         rpc_server_set_pipe_handler(fuzz_rpc_server(rpc), driver_on_pipe, d);
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *before = state_digest(d), *after = NULL;
-                _cleanup_envelope_ Envelope *req = NULL, *reply = NULL;
-                int decoded = envelope_decode(chunks[i].data, chunks[i].len, DRIVER_MAX_REQUEST_BYTES, &req);
-
-                reply = fuzz_rpc_call(rpc, chunks[i].data, chunks[i].len, kick, d);
-                fuzz_rpc_trace(req, decoded, reply);
-                after = state_digest(d);
-
-                if (decoded < 0) {
-                        FUZZ_ASSERT(reply->body_case == SPARK__ENVELOPE__BODY_ERROR);
-                        FUZZ_ASSERT(reply->error->code == decoded);
-                }
-                if (reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
-                        FUZZ_ASSERT(reply->error->code < 0);
-                        FUZZ_ASSERT(!isempty(reply->error->message));
-                        if (!streq(before, after))
-                                fuzz_fail("%s answered with the error \"%s\" changed the state from\n%s\nto\n%s",
-                                          req ? envelope_body_name(req) : "a request", reply->error->message,
-                                          before, after);
-                }
-                if (req && (reply->body_case == SPARK__ENVELOPE__BODY_REGISTER_EXECUTOR_REPLY ||
-                            (reply->body_case == SPARK__ENVELOPE__BODY_POLL_REPLY && !reply->poll_reply->shutdown)))
-                        check_secret(d, req);
-        }
-
-        fuzz_rpc_set_handler(rpc, NULL, NULL);
+        target.userdata = d;
+        fuzz_rpc_play(rpc, data, size, &target);
         rpc_server_set_pipe_handler(fuzz_rpc_server(rpc), NULL, NULL);
         driver_free(d);
         return 0;

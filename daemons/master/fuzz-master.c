@@ -19,7 +19,6 @@
 #include "master.h"
 
 #define FUZZ_START_TIME ((time_t) 1795972953) /* 2026-11-29 17:22:33 UTC */
-#define MAX_REQUESTS 16
 
 static sd_event *event;
 static FuzzRpc *rpc;
@@ -40,7 +39,8 @@ static void fx_kill(Cluster *c, Worker *w, ClusterExecutor *e, const char *reaso
 /* ------------------------------------------------------------- oracles */
 
 /* Everything of the state a request may change (not the clocks). */
-static char *state_digest(Cluster *c) {
+static char *state_digest(void *userdata) {
+        Cluster *c = ((Master *) userdata)->cluster;
         char *text = NULL;
         size_t len = 0, i = 0;
         FILE *f = open_memstream(&text, &len);
@@ -114,23 +114,26 @@ static void check_bookkeeping(Cluster *c) {
 
 /* -------------------------------------------------------------- seeds */
 
-static const FuzzIds ids = {
-        .app_id = "app-20261129172233-0001",
-        .worker_id = "worker-20261129172233-host-1-7078",
-        .job_id = "job-0001",
-        .endpoint = "tcp://127.0.0.1:7079",
-};
+static const FuzzIds ids = FUZZ_SEED_IDS("tcp://127.0.0.1:7079");
 
 static Envelope *msg(int body) {
-        Envelope *env = fuzz_envelope_new(body, &ids);
-        FUZZ_ASSERT(env);
+        return fuzz_seed_message(body, &ids);
+}
+
+/* A worker that registers holding no executor. */
+static Envelope *worker_without_executors(void) {
+        Envelope *env = msg(SPARK__ENVELOPE__BODY_REGISTER_WORKER);
+
+        fuzz_repeated_clear(&env->register_worker->base, "executors");
         return env;
 }
 
-static void seed(const char *dir, const char *name, Envelope **msgs, size_t n) {
-        fuzz_write_seed(dir, name, msgs, n);
-        for (size_t i = 0; i < n; i++)
-                envelope_free(msgs[i]);
+/* An application that registers for the first time: the master names it. */
+static Envelope *new_app(void) {
+        Envelope *env = msg(SPARK__ENVELOPE__BODY_REGISTER_APPLICATION);
+
+        env->register_application->app_id[0] = 0;
+        return env;
 }
 
 static void write_seeds(const char *dir) {
@@ -141,20 +144,13 @@ static void write_seeds(const char *dir) {
                 SPARK__ENVELOPE__BODY_KILL_EXECUTOR,          SPARK__ENVELOPE__BODY_REQUEST_EXECUTORS,
                 SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST,  SPARK__ENVELOPE__BODY_SUBMIT_JOB,
         };
-        Envelope *m[MAX_REQUESTS];
-        char name[64];
+        Envelope *m[FUZZ_RPC_MAX_REQUESTS];
 
-        for (size_t i = 0; i < ELEMENTSOF(bodies); i++) {
-                m[0] = msg(bodies[i]);
-                snprintf(name, sizeof(name), "one-%s", envelope_body_name(m[0]));
-                seed(dir, name, m, 1);
-        }
+        fuzz_seed_each_body(dir, bodies, ELEMENTSOF(bodies), &ids);
 
         /* a worker, an app: executors placed, running, killed, replaced, app gone */
-        m[0] = msg(SPARK__ENVELOPE__BODY_REGISTER_WORKER);
-        fuzz_repeated_clear(&m[0]->register_worker->base, "executors");
-        m[1] = msg(SPARK__ENVELOPE__BODY_REGISTER_APPLICATION);
-        m[1]->register_application->app_id[0] = 0;
+        m[0] = worker_without_executors();
+        m[1] = new_app();
         m[2] = msg(SPARK__ENVELOPE__BODY_EXECUTOR_STATE_CHANGED);
         m[3] = msg(SPARK__ENVELOPE__BODY_HEARTBEAT);
         m[4] = msg(SPARK__ENVELOPE__BODY_KILL_EXECUTOR);
@@ -167,30 +163,25 @@ static void write_seeds(const char *dir) {
         m[8]->executor_state_changed->state = SPARK__EXECUTOR_STATE__EXECUTOR_FAILED;
         m[9] = msg(SPARK__ENVELOPE__BODY_UNREGISTER_APPLICATION);
         m[10] = msg(SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST);
-        seed(dir, "conversation-app-lifecycle", m, 11);
+        fuzz_seed_conversation(dir, "conversation-app-lifecycle", m, 11);
 
         /* a worker restarts holding an executor the master knows, then is killed off */
-        m[0] = msg(SPARK__ENVELOPE__BODY_REGISTER_WORKER);
-        fuzz_repeated_clear(&m[0]->register_worker->base, "executors");
-        m[1] = msg(SPARK__ENVELOPE__BODY_REGISTER_APPLICATION);
-        m[1]->register_application->app_id[0] = 0;
+        m[0] = worker_without_executors();
+        m[1] = new_app();
         m[2] = msg(SPARK__ENVELOPE__BODY_REGISTER_WORKER);
         m[3] = msg(SPARK__ENVELOPE__BODY_KILL_APPLICATION);
         m[4] = msg(SPARK__ENVELOPE__BODY_REGISTER_WORKER);
         m[5] = msg(SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST);
-        seed(dir, "conversation-worker-restart", m, 6);
+        fuzz_seed_conversation(dir, "conversation-worker-restart", m, 6);
 
         /* two workers, an app with a core cap, executors failing in a row */
-        m[0] = msg(SPARK__ENVELOPE__BODY_REGISTER_WORKER);
-        fuzz_repeated_clear(&m[0]->register_worker->base, "executors");
-        m[1] = msg(SPARK__ENVELOPE__BODY_REGISTER_WORKER);
-        fuzz_repeated_clear(&m[1]->register_worker->base, "executors");
+        m[0] = worker_without_executors();
+        m[1] = worker_without_executors();
         free(m[1]->register_worker->worker_id);
         m[1]->register_worker->worker_id = strdup("worker-20261129172233-host-2-7078");
         free(m[1]->register_worker->endpoint);
         m[1]->register_worker->endpoint = strdup("ipc:///tmp/worker-2.sock");
-        m[2] = msg(SPARK__ENVELOPE__BODY_REGISTER_APPLICATION);
-        m[2]->register_application->app_id[0] = 0;
+        m[2] = new_app();
         m[2]->register_application->max_cores = 3;
         for (int i = 0; i < 6; i++) {
                 m[3 + i] = msg(SPARK__ENVELOPE__BODY_EXECUTOR_STATE_CHANGED);
@@ -199,7 +190,7 @@ static void write_seeds(const char *dir) {
                 m[3 + i]->executor_state_changed->exit_code = 1;
         }
         m[9] = msg(SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST);
-        seed(dir, "conversation-crash-loop", m, 10);
+        fuzz_seed_conversation(dir, "conversation-crash-loop", m, 10);
 
         fuzz_write_seed_raw(dir, "garbage", "\x08\x01\x52\x05\xff\xff\xff\xff\x0f", 9);
 }
@@ -209,10 +200,7 @@ static void write_seeds(const char *dir) {
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
         (void) argc, (void) argv;
-        if (fuzz_seed_dir()) {
-                write_seeds(fuzz_seed_dir());
-                exit(EXIT_SUCCESS);
-        }
+        fuzz_write_seeds_if_asked(write_seeds);
         fuzz_quiet_logs();
         FUZZ_ASSERT(sd_event_new(&event) >= 0);
         FUZZ_ASSERT(fuzz_rpc_new(event, "inproc://spark-fuzz-master", 0, &rpc) >= 0);
@@ -243,38 +231,24 @@ static Master *master_new_for_fuzzing(void) {
         return m;
 }
 
+static void master_check(void *userdata, const Envelope *req, const Envelope *reply) {
+        Master *m = userdata;
+        (void) req, (void) reply;
+        check_bookkeeping(m->cluster);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        FuzzChunk chunks[MAX_REQUESTS];
-        size_t n = fuzz_split(data, size, chunks, ELEMENTSOF(chunks));
         Master *m = master_new_for_fuzzing();
+        const FuzzRpcTarget target = {
+                .handler = master_handle_request,
+                .userdata = m,
+                .max_request_bytes = SPARK_MAX_MESSAGE_BYTES,
+                .digest = state_digest,
+                .check = master_check,
+        };
 
-        fuzz_rpc_set_handler(rpc, master_handle_request, m);
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *before = state_digest(m->cluster), *after = NULL;
-                _cleanup_envelope_ Envelope *req = NULL, *reply = NULL;
-                int decoded = envelope_decode(chunks[i].data, chunks[i].len, SPARK_MAX_MESSAGE_BYTES, &req);
-
-                reply = fuzz_rpc_call(rpc, chunks[i].data, chunks[i].len, NULL, NULL);
-                fuzz_rpc_trace(req, decoded, reply);
-                after = state_digest(m->cluster);
-
-                if (decoded < 0) {
-                        FUZZ_ASSERT(reply->body_case == SPARK__ENVELOPE__BODY_ERROR);
-                        FUZZ_ASSERT(reply->error->code == decoded);
-                }
-                if (reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
-                        FUZZ_ASSERT(reply->error->code < 0);
-                        FUZZ_ASSERT(!isempty(reply->error->message));
-                        if (!streq(before, after))
-                                fuzz_fail("%s answered with the error \"%s\" changed the state from\n%s\nto\n%s",
-                                          req ? envelope_body_name(req) : "a request", reply->error->message,
-                                          before, after);
-                }
-                check_bookkeeping(m->cluster);
-        }
-
-        fuzz_rpc_set_handler(rpc, NULL, NULL);
+        fuzz_rpc_play(rpc, data, size, &target);
         m->events = NULL; /* the target's */
         master_free(m);
         return 0;

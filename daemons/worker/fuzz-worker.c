@@ -29,9 +29,7 @@
 #include "log.h"
 #include "worker.h"
 
-#define FUZZ_WORKER_ID "worker-20261129172233-host-1-7078"
 #define FUZZ_EXECUTOR_BINARY "/usr/lib/spark/spark-executor"
-#define MAX_REQUESTS 16
 
 static sd_event *event;
 static FuzzRpc *rpc;
@@ -141,7 +139,8 @@ static void fake_systemd_start(void) {
 
 /* ------------------------------------------------------------- oracles */
 
-static char *state_digest(WorkerManager *w) {
+static char *state_digest(void *userdata) {
+        WorkerManager *w = userdata;
         char *text = NULL;
         size_t len = 0, i = 0;
         FILE *f = open_memstream(&text, &len);
@@ -160,23 +159,10 @@ static char *state_digest(WorkerManager *w) {
 
 /* ------------------------------------------------------------- seeds */
 
-static const FuzzIds ids = {
-        .app_id = "app-20261129172233-0001",
-        .worker_id = FUZZ_WORKER_ID,
-        .job_id = "job-0001",
-        .endpoint = "tcp://127.0.0.1:7091",
-};
+static const FuzzIds ids = FUZZ_SEED_IDS("tcp://127.0.0.1:7091");
 
 static Envelope *msg(int body) {
-        Envelope *env = fuzz_envelope_new(body, &ids);
-        FUZZ_ASSERT(env);
-        return env;
-}
-
-static void seed(const char *dir, const char *name, Envelope **msgs, size_t n) {
-        fuzz_write_seed(dir, name, msgs, n);
-        for (size_t i = 0; i < n; i++)
-                envelope_free(msgs[i]);
+        return fuzz_seed_message(body, &ids);
 }
 
 static void write_seeds(const char *dir) {
@@ -186,14 +172,9 @@ static void write_seeds(const char *dir) {
                 SPARK__ENVELOPE__BODY_CLUSTER_STATE_REQUEST,
                 SPARK__ENVELOPE__BODY_HEARTBEAT,
         };
-        Envelope *m[MAX_REQUESTS];
-        char name[64];
+        Envelope *m[FUZZ_RPC_MAX_REQUESTS];
 
-        for (size_t i = 0; i < ELEMENTSOF(bodies); i++) {
-                m[0] = msg(bodies[i]);
-                snprintf(name, sizeof(name), "one-%s", envelope_body_name(m[0]));
-                seed(dir, name, m, 1);
-        }
+        fuzz_seed_each_body(dir, bodies, ELEMENTSOF(bodies), &ids);
 
         /* launch two, a resent launch, kill one, kill one never launched, snapshot */
         m[0] = msg(SPARK__ENVELOPE__BODY_LAUNCH_EXECUTOR);
@@ -209,7 +190,7 @@ static void write_seeds(const char *dir) {
         m[6]->launch_executor->executor_id = 3;
         free(m[6]->launch_executor->env[0]->key);
         m[6]->launch_executor->env[0]->key = strdup("SPARK_APP_ID");
-        seed(dir, "conversation-launch-kill", m, 7);
+        fuzz_seed_conversation(dir, "conversation-launch-kill", m, 7);
 }
 
 /* ------------------------------------------------------------- target */
@@ -219,10 +200,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         char text[2048], id_path[4096 + 32];
         (void) argc, (void) argv;
 
-        if (fuzz_seed_dir()) {
-                write_seeds(fuzz_seed_dir());
-                exit(EXIT_SUCCESS);
-        }
+        fuzz_write_seeds_if_asked(write_seeds);
         fuzz_quiet_logs();
         snprintf(work_dir, sizeof(work_dir), "%s", fuzz_tmp_path("work"));
         FUZZ_ASSERT(mkdir(work_dir, 0755) == 0);
@@ -296,37 +274,16 @@ static void worker_free_for_fuzzing(WorkerManager *w) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        FuzzChunk chunks[MAX_REQUESTS];
-        size_t n = fuzz_split(data, size, chunks, ELEMENTSOF(chunks));
         WorkerManager *w = worker_new_for_fuzzing();
+        const FuzzRpcTarget target = {
+                .handler = worker_handle_request,
+                .userdata = w,
+                .max_request_bytes = SPARK_MAX_MESSAGE_BYTES,
+                .digest = state_digest,
+                .settle = true, /* the bus round trip of a start or stop */
+        };
 
-        fuzz_rpc_set_handler(rpc, worker_handle_request, w);
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *before = state_digest(w), *after = NULL;
-                _cleanup_envelope_ Envelope *req = NULL, *reply = NULL;
-                int decoded = envelope_decode(chunks[i].data, chunks[i].len, SPARK_MAX_MESSAGE_BYTES, &req);
-
-                reply = fuzz_rpc_call(rpc, chunks[i].data, chunks[i].len, NULL, NULL);
-                /* the bus round trip of a start or stop */
-                fuzz_rpc_run_pending(rpc);
-                fuzz_rpc_trace(req, decoded, reply);
-                after = state_digest(w);
-
-                if (decoded < 0) {
-                        FUZZ_ASSERT(reply->body_case == SPARK__ENVELOPE__BODY_ERROR);
-                        FUZZ_ASSERT(reply->error->code == decoded);
-                }
-                if (reply->body_case == SPARK__ENVELOPE__BODY_ERROR) {
-                        FUZZ_ASSERT(reply->error->code < 0);
-                        FUZZ_ASSERT(!isempty(reply->error->message));
-                        if (!streq(before, after))
-                                fuzz_fail("%s answered with the error \"%s\" changed the state from\n%s\nto\n%s",
-                                          req ? envelope_body_name(req) : "a request", reply->error->message,
-                                          before, after);
-                }
-        }
-
-        fuzz_rpc_set_handler(rpc, NULL, NULL);
+        fuzz_rpc_play(rpc, data, size, &target);
         worker_free_for_fuzzing(w);
         return 0;
 }
