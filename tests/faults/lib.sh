@@ -91,6 +91,22 @@ problem() {
         echo "# FAIL ($SCENARIO): $*"
 }
 
+# detected TIMEOUT_S NAME T0 REGEX: waits for the line of NAME's log that
+# shows the fault was noticed (wait_line); DETECT_LINE is that line and
+# DETECT_MS the time from T0 to its stamp.
+detected() {
+        DETECT_LINE=$(wait_line "$@") || return 1
+        DETECT_MS=$(ms_between "$3" "${DETECT_LINE%% *}")
+}
+
+# undetected WHAT PROBLEM: the fault went unnoticed: no detection time,
+# WHAT for the report, and the scenario fails because of PROBLEM.
+undetected() {
+        DETECT_MS=-
+        DETECT_WHAT=$1
+        problem "$2"
+}
+
 # --- daemons -------------------------------------------------------------------------
 
 declare -A DPID=() DWAIT=()
@@ -435,6 +451,24 @@ app_id() {
 executors() {
         q '.executors[] | select(.app_id == $a and ($s == "" or .state == $s))
            | "\(.executor_id) \(.worker_id) \(.state)"' --arg a "$1" --arg s "${2:-}" | sort -n
+}
+
+# executors_on WORKER: "ID WORKER STATE" of the app's running executors on
+# WORKER (w1, w2).
+executors_on() {
+        executors "$APP" running | awk -v w="${WID[$1]}" '$2 == w'
+}
+
+n_executors_on() {
+        executors_on "$1" | grep -c .
+}
+
+# executor_main_pid ID: the main pid of executor ID's unit; fails if it has
+# none.
+executor_main_pid() {
+        local pid
+        pid=$(unit_main_pid "$(unit_of "$1")")
+        [ -n "$pid" ] && [ "$pid" != 0 ] && echo "$pid"
 }
 
 n_running_executors() {

@@ -17,25 +17,54 @@ EXTRA_SCENARIOS=()
 # pick_executor WORKER: "ID PID" of a running executor of the app on WORKER.
 pick_executor() {
         local id pid
-        id=$(executors "$APP" running | awk -v w="${WID[$1]}" '$2 == w { print $1; exit }')
+        id=$(executors_on "$1" | awk '{ print $1; exit }')
         [ -n "$id" ] || return 1
-        pid=$(unit_main_pid "$(unit_of "$id")")
-        [ -n "$pid" ] && [ "$pid" != 0 ] || return 1
+        pid=$(executor_main_pid "$id") || return 1
         echo "$id $pid"
 }
 
 # executor_loss ID T0 WHAT: times the driver's "Executor ID on H lost" line.
 executor_loss() {
-        local line
-        if line=$(wait_line 30 driver "$2" "Executor $1 on [^ ]+ lost: "); then
-                DETECT_MS=$(ms_between "$2" "${line%% *}")
-                DETECT_WHAT="$3: $(message "$line" | sed -E 's/.* lost: ([^;]*);.*/\1/')"
+        if detected 30 driver "$2" "Executor $1 on [^ ]+ lost: "; then
+                DETECT_WHAT="$3: $(message "$DETECT_LINE" | sed -E 's/.* lost: ([^;]*);.*/\1/')"
                 return 0
         fi
-        DETECT_MS=-
-        DETECT_WHAT="$3: not detected"
-        problem "the driver never said executor $1 was lost"
+        undetected "$3: not detected" "the driver never said executor $1 was lost"
         return 1
+}
+
+# worker_loss WORKER T0 WHICH [HOW]: times the master's "Worker ID lost: "
+# line; WHICH (frozen, cut-off, ...) names the worker in the problem if the
+# master never says so, HOW (mid-preemption) the loss in DETECT_WHAT.
+worker_loss() {
+        if detected $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$2" "Worker ${WID[$1]} lost: "; then
+                DETECT_WHAT="master: worker lost${4:+ $4} ($(message "$DETECT_LINE" | sed -E 's/.* lost: (.*)/\1/'))"
+                return 0
+        fi
+        undetected "master: not detected" "the master never declared the $3 worker lost"
+        return 1
+}
+
+# worker_lost_in_time: a silent worker was declared lost within half a
+# worker_timeout_ms of its timeout.
+worker_lost_in_time() {
+        [ "$DETECT_MS" -le $((WORKER_TIMEOUT_MS * 3 / 2)) ] ||
+                problem "declared lost after $DETECT_MS ms (worker_timeout_ms $WORKER_TIMEOUT_MS)"
+}
+
+# worker_registers_again WORKER T1 TIMEOUT_S WHEN: the master logs WORKER's
+# registration after T1, within TIMEOUT_S.
+worker_registers_again() {
+        wait_until "$3" first_line_after master "$2" "Worker ${WID[$1]} (re-)?registered" >/dev/null ||
+                problem "the worker did not register again $4"
+}
+
+# no_executor_lost_since T0 [ONLY]: the driver lost no executor after T0,
+# although ONLY (default: masters or ZooKeeper failed) happened.
+no_executor_lost_since() {
+        local lost
+        lost=$(awk -v t0="$1" '$1 >= t0 && / Executor [0-9]+ on [^ ]+ lost: /' "$S/driver.log" | grep -c .)
+        [ "$lost" -eq 0 ] || problem "$lost executors lost although only ${2:-masters or ZooKeeper failed}"
 }
 
 # --- SIGKILL of an executor: its socket disconnects ----------------------------------
@@ -82,51 +111,37 @@ inject_executor-stop() {
 # --- SIGKILL of a worker, restarted: its executors are re-adopted -------------------------
 
 inject_worker-kill() {
-        local t0 t1 n line lost
-        n=$(executors "$APP" running | awk -v w="${WID[w1]}" '$2 == w' | grep -c .)
+        local t0 t1 n
+        n=$(n_executors_on w1)
         t0=$(now_us)
         daemon_stop w1 KILL
         log "SIGKILL worker w1 (${WID[w1]}, $n executors); restarting it in 1 s"
         sleep 1
         t1=$(now_us)
         worker_start w1
-        if line=$(wait_line 15 master "$t1" "Worker ${WID[w1]} re-registered"); then
-                DETECT_MS=$(ms_between "$t1" "${line%% *}")
-                DETECT_WHAT="master: re-registered after restart, with $(message "$line" | sed -E 's/.*, ([0-9]+ executors)$/\1/')"
+        if detected 15 master "$t1" "Worker ${WID[w1]} re-registered"; then
+                DETECT_WHAT="master: re-registered after restart, with $(message "$DETECT_LINE" | sed -E 's/.*, ([0-9]+ executors)$/\1/')"
         else
-                DETECT_MS=-
-                DETECT_WHAT="master: not re-registered"
-                problem "the restarted worker did not re-register"
+                undetected "master: not re-registered" "the restarted worker did not re-register"
         fi
         first_line_after w1 "$t1" "Adopted $n running executors" >/dev/null ||
                 problem "the restarted worker did not re-adopt its $n executors"
-        lost=$(awk -v t0="$t0" '$1 >= t0 && / Executor [0-9]+ on [^ ]+ lost: /' "$S/driver.log" | grep -c .)
-        [ "$lost" -eq 0 ] || problem "$lost executors lost although only their worker restarted"
+        no_executor_lost_since "$t0" "their worker restarted"
 }
 
 # --- SIGSTOP of a worker past worker_timeout_ms, then SIGCONT -------------------------------
 
 inject_worker-stop() {
-        local t0 t1 line
+        local t0 t1
         t0=$(now_us)
         daemon_signal w1 STOP
         log "SIGSTOP worker w1 (${WID[w1]})"
-        if line=$(wait_line $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$t0" "Worker ${WID[w1]} lost: "); then
-                DETECT_MS=$(ms_between "$t0" "${line%% *}")
-                DETECT_WHAT="master: worker lost ($(message "$line" | sed -E 's/.* lost: (.*)/\1/'))"
-                [ "$DETECT_MS" -le $((WORKER_TIMEOUT_MS * 3 / 2)) ] ||
-                        problem "declared lost after $DETECT_MS ms (worker_timeout_ms $WORKER_TIMEOUT_MS)"
-        else
-                DETECT_MS=-
-                DETECT_WHAT="master: not detected"
-                problem "the master never declared the frozen worker lost"
-        fi
+        worker_loss w1 "$t0" frozen && worker_lost_in_time
         wait_until 30 running_executors_are "$APP_CORES" || problem "the lost worker's executors were not replaced"
         t1=$(now_us)
         daemon_signal w1 CONT
         log "SIGCONT worker w1"
-        wait_until 15 first_line_after master "$t1" "Worker ${WID[w1]} (re-)?registered" >/dev/null ||
-                problem "the worker did not register again after SIGCONT"
+        worker_registers_again w1 "$t1" 15 "after SIGCONT"
 }
 
 # --- SIGSTOP of a worker and its executors (a frozen host), then SIGCONT ---------------------------
@@ -137,24 +152,16 @@ inject_worker-stop() {
 # a SIGCONT could hang for ever in nng_close() (nng 1.5), outliving its app.
 
 inject_host-freeze() {
-        local t0 t1 line id pid pids=() ids=() left
+        local t0 t1 id pid pids=() ids=() left
         while read -r id _; do
-                pid=$(unit_main_pid "$(unit_of "$id")")
-                [ -n "$pid" ] && [ "$pid" != 0 ] && pids+=("$pid") && ids+=("$id")
-        done < <(executors "$APP" running | awk -v w="${WID[w2]}" '$2 == w')
+                pid=$(executor_main_pid "$id") && pids+=("$pid") && ids+=("$id")
+        done < <(executors_on w2)
         t0=$(now_us)
         daemon_signal w2 STOP
         kill -STOP "${pids[@]}" 2>/dev/null
         log "SIGSTOP worker w2 (${WID[w2]}) and its executors ${ids[*]}"
-        if line=$(wait_line $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$t0" "Worker ${WID[w2]} lost: "); then
-                DETECT_MS=$(ms_between "$t0" "${line%% *}")
-                DETECT_WHAT="master: worker lost ($(message "$line" | sed -E 's/.* lost: (.*)/\1/'))"
-        else
-                DETECT_MS=-
-                DETECT_WHAT="master: not detected"
-                problem "the master never declared the frozen worker lost"
-        fi
-        wait_until 30 eval '[ "$(executors "$APP" running | awk -v w="${WID[w1]}" '"'"'$2 == w'"'"' | grep -c .)" -ge '"$APP_CORES"' ]' ||
+        worker_loss w2 "$t0" frozen
+        wait_until 30 eval '[ "$(n_executors_on w1)" -ge '"$APP_CORES"' ]' ||
                 problem "the frozen worker's executors were not replaced on w1"
         t1=$(now_us)
         kill -CONT "${pids[@]}" 2>/dev/null
@@ -169,33 +176,28 @@ inject_host-freeze() {
                 done
                 problem "thawed executors (pids $left) still run 10 s after SIGCONT; stacks in $S"
         fi
-        wait_until 15 first_line_after master "$t1" "Worker ${WID[w2]} (re-)?registered" >/dev/null ||
-                problem "the worker did not register again after SIGCONT"
+        worker_registers_again w2 "$t1" 15 "after SIGCONT"
 }
 
 # --- SIGKILL of the master, restarted: it restores from state_dir ---------------------------
 
 inject_master-kill() {
-        local t0 t1 line lost
+        local t0 t1
         t0=$(now_us)
         daemon_stop master KILL
         log "SIGKILL master; restarting it in 0.5 s"
         sleep 0.5
         t1=$(now_us)
         master_start
-        if line=$(wait_line 15 master "$t1" "Restored [0-9]+ applications"); then
-                DETECT_MS=$(ms_between "$t1" "${line%% *}")
-                DETECT_WHAT="master: $(message "$line" | sed -E 's/ from .*//') after restart"
+        if detected 15 master "$t1" "Restored [0-9]+ applications"; then
+                DETECT_WHAT="master: $(message "$DETECT_LINE" | sed -E 's/ from .*//') after restart"
         else
-                DETECT_MS=-
-                DETECT_WHAT="master: nothing restored"
-                problem "the restarted master restored nothing"
+                undetected "master: nothing restored" "the restarted master restored nothing"
         fi
         wait_until 10 master_answers || problem "the restarted master does not answer"
         first_line_after master "$t1" "Launching executor" >/dev/null &&
                 problem "the restarted master launched executors (it should have restored the running ones)"
-        lost=$(awk -v t0="$t0" '$1 >= t0 && / Executor [0-9]+ on [^ ]+ lost: /' "$S/driver.log" | grep -c .)
-        [ "$lost" -eq 0 ] || problem "$lost executors lost although only the master restarted"
+        no_executor_lost_since "$t0" "the master restarted"
 }
 
 # --- one byte flipped in the middle of the master's journal -------------------------------
@@ -221,7 +223,7 @@ journal_frames() {
 }
 
 inject_journal-bitflip() {
-        local state=$S/master-state journal i size mid off n hit="" t1 line apps=0 restored
+        local state=$S/master-state journal i size mid off n hit="" t1 apps=0 restored
         journal=$state/apps.journal
         mkdir "$state/.state.pb.tmp"   # every snapshot fails: the journal is not emptied
         for i in 1 2 3; do
@@ -244,13 +246,11 @@ inject_journal-bitflip() {
         log "flipped the byte at offset $mid of $size in the journal (the entry at $hit); restarting the master"
         t1=$(now_us)
         master_start
-        if line=$(wait_line 15 master "$t1" "apps.journal: the entry at offset $hit is damaged"); then
-                DETECT_MS=$(ms_between "$t1" "${line%% *}")
-                DETECT_WHAT="master: $(message "$line" | sed -E 's/^.*apps.journal: //; s/;.*//')"
+        if detected 15 master "$t1" "apps.journal: the entry at offset $hit is damaged"; then
+                DETECT_WHAT="master: $(message "$DETECT_LINE" | sed -E 's/^.*apps.journal: //; s/;.*//')"
         else
-                DETECT_MS=-
-                DETECT_WHAT="master: damage not reported"
-                problem "the restarted master did not report the damaged entry at offset $hit"
+                undetected "master: damage not reported" \
+                        "the restarted master did not report the damaged entry at offset $hit"
         fi
         wait_until 10 master_answers || problem "the restarted master does not answer"
         first_line_after master "$t1" "apps.journal: restored [0-9]+ applications from [0-9]+ whole entries; 1 damaged" \
@@ -305,24 +305,20 @@ setup_work-dir-full() {
 }
 
 inject_work-dir-full() {
-        local t0 line id pid victims=()
+        local t0 id pid victims=()
         fill_fs "${WDIR[w1]}" || problem "could not fill w1's work_dir"
         log "filled w1's work_dir ${WDIR[w1]}: $(df -h --output=used,avail,iused,iavail "${WDIR[w1]}" | tail -n 1)"
         t0=$(now_us)
         while read -r id _; do
-                pid=$(unit_main_pid "$(unit_of "$id")")
-                [ -n "$pid" ] && [ "$pid" != 0 ] && kill -KILL "$pid" && victims+=("$id")
-        done < <(executors "$APP" running | awk -v w="${WID[w1]}" '$2 == w')
+                pid=$(executor_main_pid "$id") && kill -KILL "$pid" && victims+=("$id")
+        done < <(executors_on w1)
         log "SIGKILL w1's executors ${victims[*]}: their replacements must not start on w1"
-        if line=$(wait_line 30 master "$t0" "launch refused by worker"); then
-                DETECT_MS=$(ms_between "$t0" "${line%% *}")
-                DETECT_WHAT="master: $(message "$line" | sed -E 's/.*(launch refused by worker: .*)/\1/; s/cannot launch executor [^ ]+ //')"
-                [[ $line == *"No space left on device"* ]] ||
-                        problem "the refusal does not say the disk is full: $line"
+        if detected 30 master "$t0" "launch refused by worker"; then
+                DETECT_WHAT="master: $(message "$DETECT_LINE" | sed -E 's/.*(launch refused by worker: .*)/\1/; s/cannot launch executor [^ ]+ //')"
+                [[ $DETECT_LINE == *"No space left on device"* ]] ||
+                        problem "the refusal does not say the disk is full: $DETECT_LINE"
         else
-                DETECT_MS=-
-                DETECT_WHAT="master: no refused launch"
-                problem "no launch on the full worker was refused"
+                undetected "master: no refused launch" "no launch on the full worker was refused"
         fi
         wait_until 30 running_executors_are "$APP_CORES" ||
                 problem "the app did not get back to $APP_CORES executors (on w2)"
@@ -340,28 +336,18 @@ setup_netns-cut() {
 }
 
 inject_netns-cut() {
-        local t0 t1 line
+        local t0 t1
         t0=$(now_us)
         netns_link down
         log "link of w2's namespace down"
-        if line=$(wait_line $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$t0" "Worker ${WID[w2]} lost: "); then
-                DETECT_MS=$(ms_between "$t0" "${line%% *}")
-                DETECT_WHAT="master: worker lost ($(message "$line" | sed -E 's/.* lost: (.*)/\1/'))"
-                [ "$DETECT_MS" -le $((WORKER_TIMEOUT_MS * 3 / 2)) ] ||
-                        problem "declared lost after $DETECT_MS ms (worker_timeout_ms $WORKER_TIMEOUT_MS)"
-        else
-                DETECT_MS=-
-                DETECT_WHAT="master: not detected"
-                problem "the master never declared the cut-off worker lost"
-        fi
-        wait_until 30 eval '[ "$(executors "$APP" running | awk -v w="${WID[w1]}" '"'"'$2 == w'"'"' | grep -c .)" -ge '"$APP_CORES"' ]' ||
+        worker_loss w2 "$t0" cut-off && worker_lost_in_time
+        wait_until 30 eval '[ "$(n_executors_on w1)" -ge '"$APP_CORES"' ]' ||
                 problem "the cut-off worker's executors were not replaced on w1"
         sleep 1
         t1=$(now_us)
         netns_link up
         log "link of w2's namespace up"
-        wait_until 20 first_line_after master "$t1" "Worker ${WID[w2]} (re-)?registered" >/dev/null ||
-                problem "the worker did not register again once its link was up"
+        worker_registers_again w2 "$t1" 20 "once its link was up"
 }
 
 # --- SIGKILL of a driver without a state_dir, for good: a clear failure and nothing left behind ---
@@ -375,17 +361,14 @@ setup_driver-lost() {
 }
 
 inject_driver-lost() {
-        local t0 line
+        local t0
         t0=$(now_us)
         daemon_stop driver KILL
         log "SIGKILL driver"
-        if line=$(wait_line 120 master "$t0" "Application $APP removed"); then
-                DETECT_MS=$(ms_between "$t0" "${line%% *}")
-                DETECT_WHAT="master: $(message "$line" | sed -E 's/^Application [^ ]+ removed/app removed/; s/ at [a-z+]+:[^ ]+//')"
+        if detected 120 master "$t0" "Application $APP removed"; then
+                DETECT_WHAT="master: $(message "$DETECT_LINE" | sed -E 's/^Application [^ ]+ removed/app removed/; s/ at [a-z+]+:[^ ]+//')"
         else
-                DETECT_MS=-
-                DETECT_WHAT="master: application never removed"
-                problem "the master kept the application of a dead driver"
+                undetected "master: application never removed" "the master kept the application of a dead driver"
         fi
 }
 
@@ -427,9 +410,7 @@ driver_comes_back() {
                 DETECT_MS=$(ms_between "$t0" "${line%% *}")
                 DETECT_WHAT="driver: SIG$sig, restarted, first executor back"
         else
-                DETECT_MS=-
-                DETECT_WHAT="driver: no executor came back"
-                problem "no executor registered with the restarted driver"
+                undetected "driver: no executor came back" "no executor registered with the restarted driver"
         fi
         first_line_after driver "$t1" "Restored from .*application $APP" >/dev/null ||
                 problem "the restarted driver did not restore application $APP"
@@ -465,12 +446,22 @@ inject_driver-restart() {
 # ZK_SESSION_TIMEOUT_MS); master leads, master2 stands by.  The jobs run on
 # while the fault hits the masters or the ensemble.
 
-# no_executor_lost_since T0: the driver lost no executor after T0 (a
-# failover stops nothing).
-no_executor_lost_since() {
-        local lost
-        lost=$(awk -v t0="$1" '$1 >= t0 && / Executor [0-9]+ on [^ ]+ lost: /' "$S/driver.log" | grep -c .)
-        [ "$lost" -eq 0 ] || problem "$lost executors lost although only masters or ZooKeeper failed"
+# master2_elected TIMEOUT_S T0 WHAT WHEN: times master2's election after T0
+# (WHAT for the report); else the problem that it was not elected WHEN.
+master2_elected() {
+        if detected "$1" master2 "$2" "Elected leader"; then
+                DETECT_WHAT=$3
+                return 0
+        fi
+        undetected "master2 never led" "master2 was not elected $4"
+        return 1
+}
+
+# workers_follow_master2 TIMEOUT_S: both workers register with master2,
+# each within TIMEOUT_S.
+workers_follow_master2() {
+        wait_until "$1" worker_registered w1 && wait_until "$1" worker_registered w2 ||
+                problem "the workers did not register with master2"
 }
 
 # log_workers_followed T0 WHAT: when each worker left the old leader (for
@@ -492,22 +483,15 @@ setup_ha-leader-kill() { HA=1; }
 # SIGKILL of the leader: its session expires, master2 reads the state and
 # leads; the workers follow it with their executors.
 inject_ha-leader-kill() {
-        local t0 line
+        local t0
         t0=$(now_us)
         daemon_stop master KILL
         log "SIGKILL the leading master"
-        if line=$(wait_line 30 master2 "$t0" "Elected leader"); then
-                DETECT_MS=$(ms_between "$t0" "${line%% *}")
-                DETECT_WHAT="master2 elected leader (session timeout ${ZK_SESSION_TIMEOUT_MS} ms)"
-        else
-                DETECT_WHAT="master2 never led"
-                problem "master2 was not elected after the leader's SIGKILL"
-                return
-        fi
+        master2_elected 30 "$t0" "master2 elected leader (session timeout ${ZK_SESSION_TIMEOUT_MS} ms)" \
+                "after the leader's SIGKILL" || return
         wait_line 10 master2 "$t0" "Restored [0-9]+ applications" >/dev/null ||
                 problem "master2 restored nothing from ZooKeeper"
-        wait_until 15 worker_registered w1 && wait_until 15 worker_registered w2 ||
-                problem "the workers did not register with master2"
+        workers_follow_master2 15
         log_workers_followed "$t0" "after the SIGKILL"
         wait_until 15 running_executors_are "$APP_CORES" || problem "master2 does not list the running executors"
         first_line_after master2 "$t0" "Launching executor" >/dev/null &&
@@ -559,8 +543,7 @@ inject_ha-zk-quorum-loss() {
                 DETECT_MS=$(ms_between "$t0" "${line%% *}")
                 DETECT_WHAT="leader suspended (no quorum)"
         else
-                DETECT_WHAT="leader not suspended"
-                problem "the leader did not notice the lost quorum"
+                undetected "leader not suspended" "the leader did not notice the lost quorum"
         fi
         [ "$(count_lines master 'Lost the ZooKeeper connection')" -eq \
           $(($(count_lines master 'leading again') + 1)) ] || problem "the outage was not logged exactly once"
@@ -584,23 +567,16 @@ setup_ha-rolling-restart() { HA=1; }
 # does): first the standby, then the leader, whose session ends at once, so
 # master2 leads without waiting for a timeout.
 inject_ha-rolling-restart() {
-        local t0 line
+        local t0
         daemon_stop master2 TERM || problem "master2 exited with a failure on SIGTERM"
         master_start master2
         wait_until 10 grep -q 'Standing for election' "$S/master2.log" || problem "master2 did not stand again"
         t0=$(now_us)
         daemon_stop master TERM || problem "master exited with a failure on SIGTERM"
-        if line=$(wait_line 15 master2 "$t0" "Elected leader"); then
-                DETECT_MS=$(ms_between "$t0" "${line%% *}")
-                DETECT_WHAT="master2 leads after the leader's SIGTERM"
-        else
-                DETECT_WHAT="master2 never led"
-                problem "master2 was not elected after the leader stopped"
-        fi
+        master2_elected 15 "$t0" "master2 leads after the leader's SIGTERM" "after the leader stopped"
         master_start master
         wait_until 10 grep -q 'Standing for election' "$S/master.log" || problem "master did not stand again"
-        wait_until 15 worker_registered w1 && wait_until 15 worker_registered w2 ||
-                problem "the workers did not register with master2"
+        workers_follow_master2 15
         log_workers_followed "$t0" "after the leader's SIGTERM"
         no_executor_lost_since "$t0"
 }
@@ -622,23 +598,15 @@ launches() {
 # expired and exits with a failure, to start again as a standby.  Two
 # masters launching the same executor fails the scenario.
 inject_ha-partition() {
-        local t0 line both st=0
+        local t0 both st=0
         t0=$(now_us)
         netns_partition || { problem "cannot install the partition's tc filters"; return; }
         log "the leader's namespace cut off by tc filters on $VETH_NS"
         wait_line 10 master "$t0" "Lost the ZooKeeper connection" >/dev/null ||
                 problem "the cut-off leader did not notice it lost ZooKeeper"
-        if line=$(wait_line 30 master2 "$t0" "Elected leader"); then
-                DETECT_MS=$(ms_between "$t0" "${line%% *}")
-                DETECT_WHAT="master2 elected leader (cut-off leader's session expired)"
-        else
-                DETECT_WHAT="master2 never led"
-                problem "master2 was not elected while the leader was cut off"
-                netns_heal
-                return
-        fi
-        wait_until 20 worker_registered w1 && wait_until 20 worker_registered w2 ||
-                problem "the workers did not register with master2"
+        master2_elected 30 "$t0" "master2 elected leader (cut-off leader's session expired)" \
+                "while the leader was cut off" || { netns_heal; return; }
+        workers_follow_master2 20
         wait_until 20 running_executors_are "$APP_CORES" || problem "master2 does not list the running executors"
         netns_heal
         log "partition healed"
@@ -714,14 +682,7 @@ EOF
                 systemctl --user kill -s KILL "spark-executor-$b_app-$id.service" 2>/dev/null || true
         done < <(executors "$b_app" | awk -v w="${WID[$w]}" '$2 == w')
         log "SIGKILL worker $w (${WID[$w]}) and its executors"
-        if line=$(wait_line $((WORKER_TIMEOUT_MS / 1000 + 10)) master "$t1" "Worker ${WID[$w]} lost: "); then
-                DETECT_MS=$(ms_between "$t1" "${line%% *}")
-                DETECT_WHAT="master: worker lost mid-preemption ($(message "$line" | sed -E 's/.* lost: (.*)/\1/'))"
-        else
-                DETECT_MS=-
-                DETECT_WHAT="master: not detected"
-                problem "the master never declared the dead worker lost"
-        fi
+        worker_loss "$w" "$t1" dead mid-preemption
         sleep 1
         worker_start "$w"
         wait_until 15 worker_registered "$w" || problem "worker $w did not come back"
