@@ -165,16 +165,12 @@ daemon_reap() {
 # daemon_stop NAME [SIG]: SIG (TERM), up to 10 s, then KILL; reaps it.
 # Returns its exit status.
 daemon_stop() {
-        local name=$1 sig=${2:-TERM} pid i
+        local name=$1 sig=${2:-TERM} pid
         pid=${DPID[$name]:-}
         [ -n "$pid" ] || return 0
         kill -"$sig" "$pid" 2>/dev/null || true
         kill -CONT "$pid" 2>/dev/null || true
-        for ((i = 0; i < 200; i++)); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.05
-        done
-        if kill -0 "$pid" 2>/dev/null; then
+        if ! wait_until 10 eval '! kill -0 "$pid" 2>/dev/null'; then
                 log "$name (pid $pid) ignored SIG$sig for 10 s; killing it"
                 kill -KILL "$pid" 2>/dev/null || true
         fi

@@ -351,15 +351,11 @@ daemon_alive() {
 # stop_daemon NAME [SIGNAL]: SIGNAL (TERM) and wait up to 10 s, then KILL.
 # Returns the daemon's exit status (128+N if a signal ended it).
 stop_daemon() {
-        local name=$1 sig=${2:-TERM} pid i rc=0
+        local name=$1 sig=${2:-TERM} pid rc=0
         pid=${_daemon_pid[$name]:-}
         [ -n "$pid" ] || return 0
         kill -"$sig" "$pid" 2>/dev/null || true
-        for ((i = 0; i < 200; i++)); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.05
-        done
-        if kill -0 "$pid" 2>/dev/null; then
+        if ! wait_until 10 eval '! kill -0 "$pid" 2>/dev/null'; then
                 echo "# $name (pid $pid) ignored SIG$sig for 10s; killing it"
                 pkill -KILL -P "$pid" 2>/dev/null || true
                 kill -KILL "$pid" 2>/dev/null || true
