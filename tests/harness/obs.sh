@@ -19,13 +19,7 @@ obs_cluster_start() {
         command -v curl >/dev/null || skip_all "curl is not installed"
         stop_user_units_on_exit 'spark-executor-*'
         export SPARK_MASTER_URL=ipc://$T/master.sock SPARK_DRIVER_URL=ipc://$T/driver.sock
-        port=$(free_port) || die "no free port"
-        MASTER_HTTP=http://127.0.0.1:$port
-        cat >"$T/master.conf" <<CONF
-cluster: { master = "$SPARK_MASTER_URL"; master_events = "ipc://$T/master-events.sock"; };
-master: { listen = "$SPARK_MASTER_URL"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
-          http_listen = "127.0.0.1:$port"; };
-CONF
+        obs_master_conf
         start_daemon master "$SPARK_BUILD/spark-master" --config "$T/master.conf"
         wait_for quietly "$SPARKCTL" status || die "the master does not answer"
         declare -gA WORKER_HTTP=()
@@ -53,6 +47,19 @@ CONF
         start_daemon driver "$SPARK_BUILD/spark-driver" --config "$T/driver.conf"
         wait_for app_registered || die "the driver does not register its application"
         wait_for quietly "$SPARKCTL" jobs || die "the driver does not answer"
+}
+
+# obs_master_conf: $T/master.conf, a master on ipc://$T/master.sock with
+# its HTTP server on a free loopback port, MASTER_HTTP.
+obs_master_conf() {
+        local port
+        port=$(free_port) || die "no free port"
+        MASTER_HTTP=http://127.0.0.1:$port
+        cat >"$T/master.conf" <<CONF
+cluster: { master = "ipc://$T/master.sock"; master_events = "ipc://$T/master-events.sock"; };
+master: { listen = "ipc://$T/master.sock"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
+          http_listen = "127.0.0.1:$port"; };
+CONF
 }
 
 # obs_workers_alive N: the master lists N alive workers.

@@ -9,6 +9,8 @@
 # test-output/).
 # shellcheck source=tests/harness/lib.sh
 . "$(dirname "$0")/../harness/lib.sh"
+# shellcheck source=tests/harness/obs.sh
+. "$(dirname "$0")/../harness/obs.sh"
 CHROMIUM=$(command -v chromium || command -v chromium-browser) || skip_all "chromium is not installed"
 CHROMEDRIVER=$(command -v chromedriver) || skip_all "chromedriver is not installed (chromium-driver)"
 command -v jq >/dev/null || skip_all "jq is not installed"
@@ -16,13 +18,7 @@ command -v curl >/dev/null || skip_all "curl is not installed"
 require_programs spark-master sparkctl
 
 T=$(harness_tmpdir)
-port=$(free_port) || die "no free port"
-MASTER_HTTP=http://127.0.0.1:$port
-cat >"$T/master.conf" <<CONF
-cluster: { master = "ipc://$T/master.sock"; master_events = "ipc://$T/master-events.sock"; };
-master: { listen = "ipc://$T/master.sock"; events_listen = "ipc://$T/master-events.sock"; state_dir = "$T/state";
-          http_listen = "127.0.0.1:$port"; };
-CONF
+obs_master_conf
 start_master() {
         start_daemon "$1" "$SPARK_BUILD/spark-master" --config "$T/master.conf"
         wait_for quietly "$SPARK_BUILD/sparkctl" --master "ipc://$T/master.sock" status || die "the master does not answer"
