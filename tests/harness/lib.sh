@@ -297,6 +297,14 @@ driver: { app_name = "$name"; listen = "$(driver_url "$name")"; events_listen = 
 CONF
 }
 
+# sparkctl_driver_conf NAME SETTINGS: real_driver_conf NAME SETTINGS, with
+# SPARK_DRIVER_URL exported as its url: sparkctl's job commands go to it.
+sparkctl_driver_conf() {
+        SPARK_DRIVER_URL=$(driver_url "$1")
+        export SPARK_DRIVER_URL
+        real_driver_conf "$@"
+}
+
 # driver_url NAME: where the driver of real_driver_conf NAME listens.
 driver_url() {
         echo "ipc://$TEST_TMPDIR/driver-$1.sock"

@@ -20,8 +20,6 @@ require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-SPARK_DRIVER_URL=$(driver_url cancel-kill-test)
-export SPARK_DRIVER_URL
 
 # the id of the job named $1
 job_id() {
@@ -72,7 +70,7 @@ kills_logged() {
 
 # The longest poll interval there is (a fifth of the timeout, at most 2 s).
 # Two workers of 2 cores and executors of 2 cores: one executor on each.
-real_driver_conf cancel-kill-test 'max_cores = 4; cores_per_executor = 2; executor_memory_mb = 512;
+sparkctl_driver_conf cancel-kill-test 'max_cores = 4; cores_per_executor = 2; executor_memory_mb = 512;
           executor_heartbeat_timeout_ms = 30000; locality_wait_ms = 0;'
 stop_user_units_on_exit 'spark-executor-*'
 real_cluster 2 --memory-mb 1024 --heartbeat-ms 500

@@ -21,10 +21,8 @@ require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-SPARK_DRIVER_URL=$(driver_url drain-test)
-export SPARK_DRIVER_URL
 
-real_driver_conf drain-test 'max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1;
+sparkctl_driver_conf drain-test 'max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1;
           locality_wait_ms = 0;'
 
 status_json() {

@@ -21,10 +21,8 @@ T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
 HC=$SPARK_BUILD/tests/helpers/hostile-client
 [ -x "$HC" ] || skip_all "the test helpers are not built (make test-helpers)"
-SPARK_DRIVER_URL=$(driver_url elastic-test)
-export SPARK_DRIVER_URL
 
-real_driver_conf elastic-test 'cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1; locality_wait_ms = 0;
+sparkctl_driver_conf elastic-test 'cores_per_executor = 1; executor_memory_mb = 256; task_max_failures = 1; locality_wait_ms = 0;
           dynamic_allocation = true; min_executors = 0; executor_idle_timeout_ms = 1500;
           backlog_timeout_ms = 200;'
 

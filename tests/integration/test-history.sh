@@ -12,10 +12,8 @@ require_real_cluster
 
 T=$(harness_tmpdir)
 SPARKCTL=$SPARK_BUILD/sparkctl
-SPARK_DRIVER_URL=$(driver_url history-test)
-export SPARK_DRIVER_URL
 
-real_driver_conf history-test 'max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0;'
+sparkctl_driver_conf history-test 'max_cores = 2; cores_per_executor = 1; executor_memory_mb = 256; locality_wait_ms = 0;'
 
 status_json() {
         "$SPARKCTL" status --json "$@" 2>/dev/null
