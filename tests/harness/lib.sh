@@ -305,6 +305,13 @@ sparkctl_driver_conf() {
         real_driver_conf "$@"
 }
 
+# restart_driver_conf NAME [--state-dir]: real_driver_conf NAME for a test
+# that restarts a daemon under a job: one-core executors of 256 MB, which
+# the driver declares lost only after 5 s without a heartbeat.
+restart_driver_conf() {
+        real_driver_conf "$@" 'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'
+}
+
 # driver_url NAME: where the driver of real_driver_conf NAME listens.
 driver_url() {
         echo "ipc://$TEST_TMPDIR/driver-$1.sock"
@@ -322,6 +329,11 @@ executor_unit_pids() {
         for u in $(systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort); do
                 echo "$u $(systemctl --user show -p MainPID --value "$u")"
         done
+}
+
+# executor_units_running N: at least N executor units are active.
+executor_units_running() {
+        [ "$(executor_unit_pids | wc -l)" -ge "$1" ]
 }
 
 # require_task_lib: sets lib, the test helpers' task library (slow_square,

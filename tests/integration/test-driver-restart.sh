@@ -11,19 +11,17 @@ require_user_manager
 tmp=$(harness_tmpdir)
 require_task_lib
 
-real_driver_conf durable-test --state-dir \
-        'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'
+restart_driver_conf durable-test --state-dir
 stop_user_units_on_exit 'spark-executor-*'
 
 sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url durable-test)" "$@"; }
 units() { executor_unit_pids; }
-units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
 job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' [1-9][0-9]*/2000 '; }
 reregistered() { [ "$(logged EXECUTOR_REGISTERED driver)" -ge 4 ]; }
 
 real_cluster 2 --master 'worker_timeout_ms = 5000;'
 start_real_driver durable-test driver
-check "four executor units start" wait_until 30 units_running 4
+check "four executor units start" wait_until 30 executor_units_running 4
 check "the four register with the driver" wait_until 30 reregistered
 app=$(sparkctl status --json | jq -r '.apps[0].app_id')
 units_before=$(units)

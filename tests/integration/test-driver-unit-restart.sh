@@ -12,14 +12,12 @@ require_user_manager
 tmp=$(harness_tmpdir)
 require_task_lib
 
-real_driver_conf unit-restart --state-dir \
-        'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'
+restart_driver_conf unit-restart --state-dir
 driver_unit=spark-test-driver-$$
 stop_user_units_on_exit "$driver_unit.service" 'spark-executor-*'
 
 sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url unit-restart)" "$@"; }
 units() { executor_unit_pids; }
-units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
 registrations() { unit_journal "$driver_unit" | grep -c "Executor [0-9]* registered"; }
 registered() { [ "$(registrations)" -ge "$1" ]; }
 job_running() { sparkctl jobs | grep -E "^$1 " | grep running | grep -Eq ' [1-9][0-9]*/2000 '; }
@@ -32,7 +30,7 @@ systemd-run --user --quiet --unit="$driver_unit" -p Type=notify -p WatchdogSec=3
         -p RestartSec=2s -p "RestartPreventExitStatus=78 79" -p ExecStartPre="$SPARK_BUILD/spark-driver --config $tmp/driver-unit-restart.conf --check-config" \
         "$SPARK_BUILD/spark-driver" --config "$tmp/driver-unit-restart.conf" || rc=$?
 check_eq "the driver unit starts (Type=notify: it said READY)" 0 "$rc"
-check "two executor units start" wait_until 30 units_running 2
+check "two executor units start" wait_until 30 executor_units_running 2
 check "both register with the driver" wait_until 30 registered 2
 app=$(sparkctl status --json | jq -r '.apps[0].app_id')
 units_before=$(units)

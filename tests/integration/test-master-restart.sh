@@ -12,12 +12,11 @@ require_task_lib
 fake_driver=$SPARK_BUILD/tests/helpers/fake-driver
 [ -x "$fake_driver" ] || die "test helpers are not built (make test-helpers)"
 
-real_driver_conf restart-test 'cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;'
+restart_driver_conf restart-test
 stop_user_units_on_exit 'spark-executor-*'
 
 sparkctl() { "$SPARK_BUILD/sparkctl" --master "ipc://$tmp/master.sock" --driver "$(driver_url restart-test)" "$@"; }
 units() { systemctl --user list-units --no-legend --plain 'spark-executor-*' | awk '$3 == "active" { print $1 }' | sort; }
-units_running() { [ "$(units | wc -l)" -ge "$1" ]; }
 # "APP/EXEC STATE" for every executor the master knows, sorted
 master_executors() { sparkctl status --json | jq -r '.executors[] | "\(.app_id)/\(.executor_id) \(.state)"' | sort; }
 master_knows_all() { [ "$(master_executors | grep -c ' running$')" -eq 4 ]; }
@@ -26,7 +25,7 @@ job_running() { sparkctl jobs | grep -E "^job-[0-9]+ +$1 +running" | grep -Eq ' 
 
 real_cluster 2 --master 'worker_timeout_ms = 5000;'
 start_real_driver restart-test driver
-check "four executor units start" wait_until 30 units_running 4
+check "four executor units start" wait_until 30 executor_units_running 4
 check "the master sees them running" wait_until 30 master_knows_all
 check "the state is kept in state_dir" wait_for test -s "$tmp/state/state.pb"
 app=$(sparkctl status --json | jq -r '.apps[0].app_id')
