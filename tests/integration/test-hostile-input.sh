@@ -39,18 +39,18 @@ driver: { app_name = "hostile-test"; listen = "$D"; events_listen = "ipc://$tmp/
           cores_per_executor = 1; executor_memory_mb = 256; executor_heartbeat_timeout_ms = 5000;
           locality_wait_ms = 0; executor_env = { SPARK_FAKE_MODE = "sleep"; }; };
 EOF
-cat >"$tmp/worker.conf" <<EOF
+# worker_conf NAME CORES MEMORY_MB WORK_DIR EXECUTOR: $tmp/NAME.conf, a worker
+# listening on ipc://$tmp/NAME.sock that starts EXECUTOR
+worker_conf() {
+        cat >"$tmp/$1.conf" <<EOF
 @include "cluster.conf"
-worker: { listen = "$W"; events_listen = "ipc://$tmp/worker-events.sock";
-          cores = 2; memory_mb = 2048; systemd_bus = "user"; work_dir = "$tmp/work"; heartbeat_ms = 500;
-          executor_binary = "$SPARK_BUILD/spark-executor"; executor_slice = "spark-test.slice"; };
+worker: { listen = "ipc://$tmp/$1.sock"; events_listen = "ipc://$tmp/$1-events.sock";
+          cores = $2; memory_mb = $3; systemd_bus = "user"; work_dir = "$tmp/$4"; heartbeat_ms = 500;
+          executor_binary = "$5"; executor_slice = "spark-test.slice"; };
 EOF
-cat >"$tmp/worker2.conf" <<EOF
-@include "cluster.conf"
-worker: { listen = "ipc://$tmp/worker2.sock"; events_listen = "ipc://$tmp/worker2-events.sock";
-          cores = 1; memory_mb = 1024; systemd_bus = "user"; work_dir = "$tmp/work2"; heartbeat_ms = 500;
-          executor_binary = "$SPARK_BUILD/tests/helpers/fake-executor"; executor_slice = "spark-test.slice"; };
-EOF
+}
+worker_conf worker 2 2048 work "$SPARK_BUILD/spark-executor"
+worker_conf worker2 1 1024 work2 "$SPARK_BUILD/tests/helpers/fake-executor"
 stop_user_units_on_exit 'spark-executor-*'
 
 sparkctl() { "$SPARK_BUILD/sparkctl" --master "$M" --driver "$D" "$@"; }
