@@ -141,6 +141,16 @@ harness_tmpdir() {
         echo "$TEST_TMPDIR"
 }
 
+# free_ports VAR...: sets each VAR to a free_port of its own; the test dies
+# if there is none.
+free_ports() {
+        local _free_ports_var _free_ports_port
+        for _free_ports_var in "$@"; do
+                _free_ports_port=$(free_port) || die "no free port"
+                printf -v "$_free_ports_var" %s "$_free_ports_port"
+        done
+}
+
 # wait_until TIMEOUT_S CMD [ARG...]: poll CMD (also a shell function) until it
 # succeeds; fails after TIMEOUT_S seconds (fractions allowed).
 wait_until() {

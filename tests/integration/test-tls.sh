@@ -44,12 +44,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -ke
         die "cannot make a self-signed certificate"
 
 # --- the cluster ---------------------------------------------------------------
-master_port=$(free_port) || die "no free port"
-events_port=$(free_port) || die "no free port"
-driver_port=$(free_port) || die "no free port"
-driver_events_port=$(free_port) || die "no free port"
-exec_port=$(free_port) || die "no free port"
-http_port=$(free_port) || die "no free port"
+free_ports master_port events_port driver_port driver_events_port exec_port http_port
 master_url=tls+tcp://127.0.0.1:$master_port
 driver_url=tls+tcp://127.0.0.1:$driver_port
 # One cluster.conf for the host: the CA and a client certificate for
@@ -71,8 +66,7 @@ driver: { app_name = "tls-test"; listen = "$driver_url"; events_listen = "tls+tc
 EOF
 # worker3: a host whose certificate comes from another CA.
 for i in 1 2 3; do
-        port=$(free_port) || die "no free port"
-        eport=$(free_port) || die "no free port"
+        free_ports port eport
         if [ $i = 3 ]; then cert=$(own_tls "$other" worker); else cert=$(own_tls "$tls" worker); fi
         cat >"$tmp/worker$i.conf" <<EOF
 @include "cluster.conf"
