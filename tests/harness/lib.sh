@@ -353,6 +353,13 @@ require_task_lib() {
         [ -f "$lib" ] || die "$lib is not built (make test-helpers)"
 }
 
+# square_inputs N: $TEST_TMPDIR/numbers, the inputs 0 ... N-1 of a job of
+# square or slow_square, and $TEST_TMPDIR/squares, their results in order.
+square_inputs() {
+        seq 0 $(($1 - 1)) >"$TEST_TMPDIR/numbers"
+        seq 0 $(($1 - 1)) | awk '{ print $1 * $1 }' >"$TEST_TMPDIR/squares"
+}
+
 # check_square_results NAME FILE: FILE, what `sparkctl results --json` gave
 # for a job of slow_square over `seq 0 N-1`, holds N results, one for each
 # task, each the square of its input; $TEST_TMPDIR/squares has the N squares.

@@ -28,8 +28,7 @@ check "four executor units start" wait_until 30 units_running 4
 check "every executor registers with the driver" wait_until 30 executor_registered 4
 
 # --- a plain job: 2,000 tasks, 2,000 correct results in order -------------
-seq 0 1999 >"$tmp/numbers"
-seq 0 1999 | awk '{ print $1 * $1 }' >"$tmp/squares"
+square_inputs 2000
 rc=0
 sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out1" 2>"$tmp/err1" || rc=$?
 check_eq "2,000 function tasks succeed" 0 "$rc"

@@ -26,8 +26,7 @@ check "the four register with the driver" wait_until 30 reregistered
 app=$(sparkctl status --json | jq -r '.apps[0].app_id')
 units_before=$(units)
 
-seq 0 1999 >"$tmp/numbers"
-seq 0 1999 | awk '{ print $1 * $1 }' >"$tmp/squares"
+square_inputs 2000
 
 # restart_during_job NAME SIGNAL: a job of 2,000 tasks; the driver gets
 # SIGNAL mid-job and is started again.

@@ -32,8 +32,7 @@ app=$(sparkctl status --json | jq -r '.apps[0].app_id')
 units_before=$(units)
 executors_before=$(master_executors)
 
-seq 0 1999 >"$tmp/numbers"
-seq 0 1999 | awk '{ print $1 * $1 }' >"$tmp/squares"
+square_inputs 2000
 
 # restart_during_job NAME SIGNAL: a job of 2,000 tasks; the master gets
 # SIGNAL mid-job and is started again.

@@ -153,8 +153,7 @@ check_match "... and executor 1's secret does not register executor 5" \
 check_eq "two workers still" 2 "$(n_workers)"
 
 # --- a job over TLS -------------------------------------------------------------
-seq 0 199 >"$tmp/numbers"
-seq 0 199 | awk '{ print $1 * $1 }' >"$tmp/squares"
+square_inputs 200
 rc=0
 sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out" 2>"$tmp/err" || rc=$?
 check_eq "a function job over TLS succeeds" 0 "$rc"
