@@ -85,6 +85,15 @@ start_worker() {
         wait_for worker_is "${WORKER_ID[$name]}" alive || die "worker $name did not register"
 }
 
+# start_two_workers: w1 on tcp and w2 on ipc, 4 cores and 2048 MB each,
+# started and registered.
+start_two_workers() {
+        worker_conf w1 tcp 4 2048
+        worker_conf w2 ipc 4 2048
+        start_worker w1
+        start_worker w2
+}
+
 # worker_id_file NAME: the file in which the worker keeps its id.
 worker_id_file() {
         local f

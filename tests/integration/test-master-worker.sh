@@ -18,10 +18,7 @@ DRIVER=tcp://127.0.0.1:9   # nobody listens: fake executors never call back
 master_conf master 'spread_out = true; max_executor_retries = 3;'
 start_master master
 subscribe sub-m "$ME"
-worker_conf w1 tcp 4 2048
-worker_conf w2 ipc 4 2048
-start_worker w1
-start_worker w2
+start_two_workers
 subscribe sub-w1 "${WORKER_EVENTS[w1]}"
 subscribe sub-w2 "${WORKER_EVENTS[w2]}"
 check "two workers are alive" [ "$(q '[.workers[] | select(.state == "alive")] | length')" = 2 ]

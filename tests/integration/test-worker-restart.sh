@@ -17,10 +17,7 @@ cluster_init
 master_conf master "spread_out = true; worker_timeout_ms = $TIMEOUT_MS; max_executor_retries = 3;"
 start_master master
 subscribe sub-m "$ME"
-worker_conf w1 tcp 4 2048
-worker_conf w2 ipc 4 2048
-start_worker w1
-start_worker w2
+start_two_workers
 W1=${WORKER_ID[w1]} W2=${WORKER_ID[w2]}
 
 app=$(register_app --name restart --max-cores 4 --memory 32 --env SPARK_FAKE_MODE=sleep)
