@@ -192,6 +192,17 @@ ct_install_debs() {
         ct_dpkg "$name" -i "${debs[@]}"
 }
 
+# ct_boot_one_host NAME: a booted container NAME on its own network with
+# spark-common, spark-master, spark-worker and spark-driver installed (a
+# check); if the test fails, the worker's and the executors' journal is
+# shown.
+ct_boot_one_host() {
+        ct_boot "$1" --private-network
+        on_exit "[ \$_failed -eq 0 ] || ct_dump_journal $1 spark-worker 'spark-executor-*'"
+        check "dpkg -i installs spark-common, spark-master, spark-worker, spark-driver" \
+                ct_install_debs "$1" spark-common spark-master spark-worker spark-driver
+}
+
 # ct_dpkg NAME DPKG-ARG...: dpkg in the container; its output goes to
 # dpkg.log in the test's directory, and its tail to stdout if it fails.
 ct_dpkg() {

@@ -10,10 +10,7 @@
 require_system_test_host
 
 H=spark-gpus
-ct_boot $H --private-network
-on_exit "[ \$_failed -eq 0 ] || ct_dump_journal $H spark-worker 'spark-executor-*'"
-check "dpkg -i installs spark-common, spark-master, spark-worker, spark-driver" \
-        ct_install_debs $H spark-common spark-master spark-worker spark-driver
+ct_boot_one_host $H
 
 check "fake GPU device nodes" ct $H sh -c 'mknod -m 666 /dev/fakegpu0 c 1 3 && mknod -m 666 /dev/fakegpu1 c 1 5'
 cat >"$(ct_root $H)/usr/local/lib/find-gpus" <<'EOF'
