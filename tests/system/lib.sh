@@ -345,6 +345,25 @@ ct_own_tls() {
                 ct_set "$1" "$2" "$3" tls_key_file "\"/etc/spark/tls/$4.key\""
 }
 
+# ct_tls_cluster HOST MASTERS EVENTS: HOST's cluster.conf names the masters'
+# request and event endpoints and the cluster CA (ct_install_tls).
+ct_tls_cluster() {
+        ct_set "$1" /etc/spark/cluster.conf cluster master "\"$2\""
+        ct_set "$1" /etc/spark/cluster.conf cluster master_events "\"$3\""
+        ct_set "$1" /etc/spark/cluster.conf cluster tls_ca_file '"/etc/spark/tls/ca.pem"'
+}
+
+# ct_tls_listen HOST DAEMON PORT: DAEMON on HOST (its section of
+# /etc/spark/DAEMON.conf) listens on tls+tcp:// on every address, for
+# requests on PORT and events on PORT + 1, with its own certificate
+# HOST-DAEMON (ct_install_tls).
+ct_tls_listen() {
+        local conf=/etc/spark/$2.conf
+        ct_set "$1" "$conf" "$2" listen "\"tls+tcp://0.0.0.0:$3\""
+        ct_set "$1" "$conf" "$2" events_listen "\"tls+tcp://0.0.0.0:$(($3 + 1))\""
+        ct_own_tls "$1" "$conf" "$2" "$1-$2"
+}
+
 # ct_admin_sparkctl HOST CA: sparkctl as root on HOST presents the admin
 # certificate CA/ops, which no daemon (nor the spark user) can read.
 ct_admin_sparkctl() {

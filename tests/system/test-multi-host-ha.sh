@@ -100,14 +100,10 @@ check "each host gets its daemons' files" eval \
 ct_admin_sparkctl node-3 $CA
 
 for h in $NODES; do
-        ct_set $h /etc/spark/cluster.conf cluster master "\"$MASTERS\""
-        ct_set $h /etc/spark/cluster.conf cluster master_events "\"$EVENTS\""
-        ct_set $h /etc/spark/cluster.conf cluster tls_ca_file '"/etc/spark/tls/ca.pem"'
+        ct_tls_cluster $h "$MASTERS" "$EVENTS"
 done
 for h in node-1 node-2; do
-        ct_set $h /etc/spark/master.conf master listen '"tls+tcp://0.0.0.0:7077"'
-        ct_set $h /etc/spark/master.conf master events_listen '"tls+tcp://0.0.0.0:7078"'
-        ct_own_tls $h /etc/spark/master.conf master $h-master
+        ct_tls_listen $h master 7077
         # the shipped master.conf names the keys of the zookeeper mode
         check "$h: master.conf set to recovery_mode \"zookeeper\" on node-1:2181" eval \
                 "ct_set $h /etc/spark/master.conf master recovery_mode '\"zookeeper\"' &&
@@ -118,16 +114,12 @@ for h in node-1 node-2; do
                 "$(ct $h setpriv --reuid=spark --regid=spark --init-groups spark-master --check-config 2>&1)"
 done
 for h in node-2 node-3; do
-        ct_set $h /etc/spark/worker.conf worker listen '"tls+tcp://0.0.0.0:7081"'
-        ct_set $h /etc/spark/worker.conf worker events_listen '"tls+tcp://0.0.0.0:7082"'
-        ct_own_tls $h /etc/spark/worker.conf worker $h-worker
+        ct_tls_listen $h worker 7081
         ct_set $h /etc/spark/worker.conf worker cores 2
         ct_set $h /etc/spark/worker.conf worker memory_mb 2048
 done
-ct_set node-3 /etc/spark/driver.conf driver listen '"tls+tcp://0.0.0.0:7091"'
-ct_set node-3 /etc/spark/driver.conf driver events_listen '"tls+tcp://0.0.0.0:7092"'
+ct_tls_listen node-3 driver 7091
 ct_set node-3 /etc/spark/driver.conf driver executor_listen '"tls+tcp://0.0.0.0:7093"'
-ct_own_tls node-3 /etc/spark/driver.conf driver node-3-driver
 ct_set node-3 /etc/spark/driver.conf driver app_name '"ha-across-hosts"'
 ct_set node-3 /etc/spark/driver.conf driver executor_memory_mb 256
 ct_set node-3 /etc/spark/driver.conf driver executor_heartbeat_timeout_ms 5000

@@ -44,22 +44,14 @@ done
 ct_admin_sparkctl node-1 $CA
 
 for h in $NODES; do
-        ct_set $h /etc/spark/cluster.conf cluster master '"tls+tcp://node-1:7077"'
-        ct_set $h /etc/spark/cluster.conf cluster master_events '"tls+tcp://node-1:7078"'
-        ct_set $h /etc/spark/cluster.conf cluster tls_ca_file '"/etc/spark/tls/ca.pem"'
+        ct_tls_cluster $h tls+tcp://node-1:7077 tls+tcp://node-1:7078
 done
-ct_set node-1 /etc/spark/master.conf master listen '"tls+tcp://0.0.0.0:7077"'
-ct_set node-1 /etc/spark/master.conf master events_listen '"tls+tcp://0.0.0.0:7078"'
-ct_own_tls node-1 /etc/spark/master.conf master node-1-master
-ct_set node-1 /etc/spark/driver.conf driver listen '"tls+tcp://0.0.0.0:7091"'
-ct_set node-1 /etc/spark/driver.conf driver events_listen '"tls+tcp://0.0.0.0:7092"'
+ct_tls_listen node-1 master 7077
+ct_tls_listen node-1 driver 7091
 # executors hold no certificate: they reach the driver here (spark.conf(5))
 ct_set node-1 /etc/spark/driver.conf driver executor_listen '"tls+tcp://0.0.0.0:7093"'
-ct_own_tls node-1 /etc/spark/driver.conf driver node-1-driver
 for h in node-2 node-3; do
-        ct_set $h /etc/spark/worker.conf worker listen '"tls+tcp://0.0.0.0:7081"'
-        ct_set $h /etc/spark/worker.conf worker events_listen '"tls+tcp://0.0.0.0:7082"'
-        ct_own_tls $h /etc/spark/worker.conf worker $h-worker
+        ct_tls_listen $h worker 7081
 done
 for d in master driver; do
         check_match "node-1: spark-$d --check-config accepts the TLS configuration" "configuration OK" \
