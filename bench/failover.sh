@@ -54,6 +54,13 @@ EOF
         done
 }
 
+# stand_again MASTER T0: the failover's master MASTER, stopped at T0, started
+# again: it stands for election.
+stand_again() {
+        start_daemon "$1" "$B/spark-master" --config "$tmp/$1.conf"
+        wait_log "$tmp/$1.log" "Standing for election" "$2" 20 || { say "  $1 did not stand again"; return 1; }
+}
+
 run_failover() {
         local fbase lead stand t0 unit trial granted t
         command -v java >/dev/null && [ -e /usr/share/java/zookeeper.jar ] ||
@@ -86,15 +93,13 @@ run_failover() {
                 [ -n "$unit" ] || { say "  no running executor to kill"; return 1; }
                 t0=$("$BT/bench-tool" kill 9 "${DAEMON_PID[$lead]}") || return 1
                 systemctl --user kill -s KILL "$unit" >/dev/null 2>&1
-                wait "${DAEMON_PID[$lead]}" 2>/dev/null || true
-                unset "DAEMON_PID[$lead]"
+                reap_daemon "$lead"
                 wait_log "$tmp/$stand.log" "Launching executor " "$t0" 30 ||
                         { say "  $stand placed no replacement within 30 s"; return 1; }
                 FAILOVER_MS+=("$(ms_between "$t0" "$FOUND" 1)")
                 # the old leader comes back as the next standby, and the app
                 # has its 2 executors again, before the next trial
-                start_daemon "$lead" "$B/spark-master" --config "$tmp/$lead.conf"
-                wait_log "$tmp/$lead.log" "Standing for election" "$t0" 20 || { say "  $lead did not stand again"; return 1; }
+                stand_again "$lead" "$t0" || return 1
                 for _ in $(seq 400); do
                         [ "$(active_executor_units | grep -c .)" -ge 2 ] && break
                         sleep 0.05
@@ -108,13 +113,11 @@ run_failover() {
                 # at a random point of the worker's heartbeat period
                 sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
                 t0=$("$BT/bench-tool" kill 15 "${DAEMON_PID[$lead]}") || return 1
-                wait "${DAEMON_PID[$lead]}" 2>/dev/null || true
-                unset "DAEMON_PID[$lead]"
+                reap_daemon "$lead"
                 wait_log "$tmp/fo-worker.log" "Registered with master " "$t0" 30 ||
                         { say "  the worker did not register with $stand within 30 s"; return 1; }
                 FAILOVER_STOP_MS+=("$(ms_between "$t0" "$FOUND" 1)")
-                start_daemon "$lead" "$B/spark-master" --config "$tmp/$lead.conf"
-                wait_log "$tmp/$lead.log" "Standing for election" "$t0" 20 || { say "  $lead did not stand again"; return 1; }
+                stand_again "$lead" "$t0" || return 1
                 t=$lead lead=$stand stand=$t
         done
         R[failover_stop_p50]=$(printf '%s\n' "${FAILOVER_STOP_MS[@]}" | median)

@@ -67,6 +67,12 @@ stop_daemon() {
         unset "DAEMON_PID[$name]"
 }
 
+# reap_daemon NAME: waits for NAME, which was sent a signal that ends it.
+reap_daemon() {
+        wait "${DAEMON_PID[$1]}" 2>/dev/null || true
+        unset "DAEMON_PID[$1]"
+}
+
 # ------------------------------------------------------------------ logs
 
 # log_time FILE ERE [AFTER]: the stamp of the first line of FILE at or after
