@@ -20,6 +20,15 @@ runs_s() {
         echo "${out:-n/a}"
 }
 
+# ratio_row FIGURE OURS BASELINE A B OP LIMIT: a row whose goal is that the
+# ratio A / B be at most (OP le) or at least (OP ge) LIMIT.
+ratio_row() {
+        local r goal="≤ $7×"
+        [ "$6" = ge ] && goal="≥ $7×"
+        r=$(ratio "$4" "$5")
+        row "$1" "$2" "$3" "$r" "$goal" "$(verdict "$r" "$6" "$7")"
+}
+
 ms() { awk -v v="${1:-}" 'BEGIN { if (v !~ /^[0-9.]+$/) print ""; else printf("%.3f\n", v / 1000) }'; }
 
 build_table() {
@@ -31,12 +40,12 @@ build_table() {
 
         # --- a driver with a state_dir, beside one without, same run
         if [ -n "${R[dur_tput_durable]:-}" ]; then
-                r=$(ratio "${R[dur_tput_durable]:-}" "${R[dur_tput_memory]:-}")
-                row "Empty function tasks/s, 2 executors, driver with a state_dir" "$(fmt "${R[dur_tput_durable]:-}") /s" \
-                        "the same without a state_dir: $(fmt "${R[dur_tput_memory]:-}") /s" "$r" "≥ 0.5×" "$(verdict "$r" ge 0.5)"
-                r=$(ratio "${R[dur_p50_durable]:-}" "${R[dur_p50_memory]:-}")
-                row "One task submit→result p50, driver with a state_dir" "$(fmt "${R[dur_p50_durable]:-}") µs" \
-                        "the same without a state_dir: $(fmt "${R[dur_p50_memory]:-}") µs" "$r" "≤ 1.3×" "$(verdict "$r" le 1.3)"
+                ratio_row "Empty function tasks/s, 2 executors, driver with a state_dir" "$(fmt "${R[dur_tput_durable]:-}") /s" \
+                        "the same without a state_dir: $(fmt "${R[dur_tput_memory]:-}") /s" \
+                        "${R[dur_tput_durable]:-}" "${R[dur_tput_memory]:-}" ge 0.5
+                ratio_row "One task submit→result p50, driver with a state_dir" "$(fmt "${R[dur_p50_durable]:-}") µs" \
+                        "the same without a state_dir: $(fmt "${R[dur_p50_memory]:-}") µs" \
+                        "${R[dur_p50_durable]:-}" "${R[dur_p50_memory]:-}" le 1.3
                 row "… one fdatasync() of a 128-byte append in the state_dir's file system, p50 of 200 (a one-task job waits for one: its job's and its result's entries together, before the submission is answered)" \
                         "$(fmt "${R[fsync_p50]:-}") µs" "durable − in-memory p50: $(fmt "$(awk -v a="${R[dur_p50_durable]:-}" -v b="${R[dur_p50_memory]:-}" 'BEGIN { if (a != "" && b != "") print a - b }')") µs" "—" "—" "info"
         fi
@@ -50,9 +59,9 @@ build_table() {
         fi
 
         # --- throughput
-        r=$(ratio "${R[tput_empty_2]:-}" "${R[nng_rate]:-}")
-        row "Empty function tasks/s, 1 driver, 2 executors" "$(fmt "${R[tput_empty_2]:-}") /s" \
-                "raw nng req/rep, 64 contexts, $net: $(fmt "${R[nng_rate]:-}") msg/s" "$r" "≥ 2×" "$(verdict "$r" ge 2)"
+        ratio_row "Empty function tasks/s, 1 driver, 2 executors" "$(fmt "${R[tput_empty_2]:-}") /s" \
+                "raw nng req/rep, 64 contexts, $net: $(fmt "${R[nng_rate]:-}") msg/s" \
+                "${R[tput_empty_2]:-}" "${R[nng_rate]:-}" ge 2
         if [ "$TLS" = 1 ]; then
                 row "Empty function tasks/s and one task submit→result vs the peer" "skipped over TLS" \
                         "Dask runs without TLS here: see the plain \`make bench\` table" "—" "—" "skipped"
@@ -62,9 +71,9 @@ build_table() {
                         "$(ratio "${R[nng_rate]:-}" "${R[nng_rate_tcp]:-}"); $(ratio "${R[nng_rtt_p50]:-}" "${R[nng_rtt_tcp_p50]:-}")" \
                         "—" "info"
         else
-                r=$(ratio "${R[tput_empty_2]:-}" "${R[dask_tput]:-}")
-                row "Empty function tasks/s, 2 executors, vs the peer" "$(fmt "${R[tput_empty_2]:-}") /s" \
-                        "$dask_tag: $(fmt "${R[dask_tput]:-}") tasks/s" "$r" "≥ 150×" "$(verdict "$r" ge 150)"
+                ratio_row "Empty function tasks/s, 2 executors, vs the peer" "$(fmt "${R[tput_empty_2]:-}") /s" \
+                        "$dask_tag: $(fmt "${R[dask_tput]:-}") tasks/s" \
+                        "${R[tput_empty_2]:-}" "${R[dask_tput]:-}" ge 150
         fi
         for e in 1 4 8; do
                 row "Empty function tasks/s, $e executor$([ "$e" = 1 ] || echo s)" "$(fmt "${R[tput_empty_$e]:-}") /s" \
@@ -79,12 +88,12 @@ build_table() {
         done
 
         # --- latency
-        r=$(ratio "${R[lat_p50]:-}" "${R[nng_rtt_p50]:-}")
-        row "One task submit→result, p50" "$(fmt "${R[lat_p50]:-}") µs" \
-                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 2.5×" "$(verdict "$r" le 2.5)"
-        r=$(ratio "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}")
-        row "One task submit→result, p99" "$(fmt "${R[lat_p99]:-}") µs" \
-                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" "$r" "≤ 10×" "$(verdict "$r" le 10)"
+        ratio_row "One task submit→result, p50" "$(fmt "${R[lat_p50]:-}") µs" \
+                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
+                "${R[lat_p50]:-}" "${R[nng_rtt_p50]:-}" le 2.5
+        ratio_row "One task submit→result, p99" "$(fmt "${R[lat_p99]:-}") µs" \
+                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
+                "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}" le 10
         local cs raw
         read -r -a cs <<<"${R[lat_ctxsw]:-}"
         read -r -a raw <<<"${R[nng_rtt_ctxsw]:-}"
@@ -107,19 +116,17 @@ build_table() {
                 for tool in xargs parallel; do
                         local goal=1.15 label="xargs -P $TOOLS_E"
                         [ "$tool" = parallel ] && goal=0.5 label="GNU parallel -j $TOOLS_E"
-                        r=$(ratio "${R[tools_${load}_ours]:-}" "${R[tools_${load}_${tool}]:-}")
-                        row "$what, sparkctl submit --command on $TOOLS_E one-core executors, vs $label: wall time, best of ${TOOLS_ROUNDS:-2} rounds taken in turn (ours: $(runs_s "${R[tools_${load}_ours_runs]:-}"); theirs: $(runs_s "${R[tools_${load}_${tool}_runs]:-}"))" \
+                        ratio_row "$what, sparkctl submit --command on $TOOLS_E one-core executors, vs $label: wall time, best of ${TOOLS_ROUNDS:-2} rounds taken in turn (ours: $(runs_s "${R[tools_${load}_ours_runs]:-}"); theirs: $(runs_s "${R[tools_${load}_${tool}_runs]:-}"))" \
                                 "$(fmt "$(ms "${R[tools_${load}_ours]:-}")") ms" "$label: $(fmt "$(ms "${R[tools_${load}_${tool}]:-}")") ms" \
-                                "$r" "≤ ${goal}×" "$(verdict "$r" le "$goal")"
+                                "${R[tools_${load}_ours]:-}" "${R[tools_${load}_${tool}]:-}" le "$goal"
                 done
         done
 
         # --- start-up
-        r=$(ratio "${R[startup_p50]:-}" "$(ms "${R[unit_exec_p50]:-}")")
-        row "App registered → first executor registered with its driver (p50 of ${#STARTUP_MS[@]}; max $(fmt "${R[startup_max]:-}" 1) ms)" \
+        ratio_row "App registered → first executor registered with its driver (p50 of ${#STARTUP_MS[@]}; max $(fmt "${R[startup_max]:-}" 1) ms)" \
                 "$(fmt "${R[startup_p50]:-}" 1) ms" \
-                "raw StartTransientUnit with the executor's full property set, sandbox included (the worker's builder) → first instruction, after a pause as an app's first executor, p50: $(fmt "$(ms "${R[unit_exec_p50]:-}")" 2) ms" "$r" "≤ 1.5×" \
-                "$(verdict "$r" le 1.5)"
+                "raw StartTransientUnit with the executor's full property set, sandbox included (the worker's builder) → first instruction, after a pause as an app's first executor, p50: $(fmt "$(ms "${R[unit_exec_p50]:-}")" 2) ms" \
+                "${R[startup_p50]:-}" "$(ms "${R[unit_exec_p50]:-}")" le 1.5
         r=$(ratio "${R[startup_p50]:-}" "$(ms "${R[unit_p50]:-}")")
         row "… the same against a bare raw StartTransientUnit (no property of an executor's) → first instruction, after a pause" \
                 "$(fmt "${R[startup_p50]:-}" 1) ms" \
@@ -139,45 +146,40 @@ build_table() {
                 "$(fmt "$(ms "${R[unit_exec_p50]:-}")" 2) ms; $(fmt "$(ms "${R[unit_exec_active_p50]:-}")" 2) ms" "—" "—" "—" "info"
 
         # --- loss
-        r=$(ratio "${R[kill_p50]:-}" "${R[dask_loss]:-}")
-        row "Executor SIGKILL → its tasks re-queued, p50 (${#KILL_MS[@]} trials)" "$(fmt "${R[kill_p50]:-}" 2) ms" \
-                "$dask_tag worker_loss_detect_ms: $(fmt "${R[dask_loss]:-}" 1) ms" "$r" "≤ 0.5×" "$(verdict "$r" le 0.5)"
-        r=$(ratio "${R[kill_p99]:-}" "${R[dask_loss]:-}")
-        row "Executor SIGKILL → its tasks re-queued, p99" "$(fmt "${R[kill_p99]:-}" 2) ms" \
-                "$dask_tag worker_loss_detect_ms: $(fmt "${R[dask_loss]:-}" 1) ms" "$r" "≤ 1×" "$(verdict "$r" le 1)"
-        r=$(ratio "${R[freeze_max]:-}" "$HB_TIMEOUT_MS")
-        row "Executor frozen (SIGSTOP) → declared lost, worst of ${#FREEZE_MS[@]} (median $(fmt "${R[freeze_p50]:-}") ms)" \
-                "$(fmt "${R[freeze_max]:-}") ms" "executor_heartbeat_timeout_ms: $(fmt "$HB_TIMEOUT_MS")" "$r" "≤ 1.1×" \
-                "$(verdict "$r" le 1.1)"
-        r=$(ratio "${R[worker_loss_max]:-}" "$WORKER_TIMEOUT_MS")
-        row "Worker SIGKILL (silent) → declared lost by the master, worst of ${#WORKER_LOSS_MS[@]} (median $(fmt "${R[worker_loss_p50]:-}") ms)" \
-                "$(fmt "${R[worker_loss_max]:-}") ms" "worker_timeout_ms: $(fmt "$WORKER_TIMEOUT_MS")" "$r" "≤ 1.1×" \
-                "$(verdict "$r" le 1.1)"
+        ratio_row "Executor SIGKILL → its tasks re-queued, p50 (${#KILL_MS[@]} trials)" "$(fmt "${R[kill_p50]:-}" 2) ms" \
+                "$dask_tag worker_loss_detect_ms: $(fmt "${R[dask_loss]:-}" 1) ms" \
+                "${R[kill_p50]:-}" "${R[dask_loss]:-}" le 0.5
+        ratio_row "Executor SIGKILL → its tasks re-queued, p99" "$(fmt "${R[kill_p99]:-}" 2) ms" \
+                "$dask_tag worker_loss_detect_ms: $(fmt "${R[dask_loss]:-}" 1) ms" \
+                "${R[kill_p99]:-}" "${R[dask_loss]:-}" le 1
+        ratio_row "Executor frozen (SIGSTOP) → declared lost, worst of ${#FREEZE_MS[@]} (median $(fmt "${R[freeze_p50]:-}") ms)" \
+                "$(fmt "${R[freeze_max]:-}") ms" "executor_heartbeat_timeout_ms: $(fmt "$HB_TIMEOUT_MS")" \
+                "${R[freeze_max]:-}" "$HB_TIMEOUT_MS" le 1.1
+        ratio_row "Worker SIGKILL (silent) → declared lost by the master, worst of ${#WORKER_LOSS_MS[@]} (median $(fmt "${R[worker_loss_p50]:-}") ms)" \
+                "$(fmt "${R[worker_loss_max]:-}") ms" "worker_timeout_ms: $(fmt "$WORKER_TIMEOUT_MS")" \
+                "${R[worker_loss_max]:-}" "$WORKER_TIMEOUT_MS" le 1.1
 
         # --- drain
         if [ -n "${R[drain_max]:-}" ]; then
-                r=$(ratio "${R[drain_max]:-}" "$((DRAIN_TASK_MS + 1000))")
-                row "sparkctl drain of a worker mid-job (tasks of $(fmt "$DRAIN_TASK_MS") ms) → its executors gone (\"drained\"); worst of ${#DRAIN_MS[@]} (median $(fmt "${R[drain_p50]:-}") ms)" \
-                        "$(fmt "${R[drain_max]:-}") ms" "the longest running task + 1 s: $(fmt "$((DRAIN_TASK_MS + 1000))") ms" "$r" "≤ 1×" \
-                        "$(verdict "$r" le 1)"
+                ratio_row "sparkctl drain of a worker mid-job (tasks of $(fmt "$DRAIN_TASK_MS") ms) → its executors gone (\"drained\"); worst of ${#DRAIN_MS[@]} (median $(fmt "${R[drain_p50]:-}") ms)" \
+                        "$(fmt "${R[drain_max]:-}") ms" "the longest running task + 1 s: $(fmt "$((DRAIN_TASK_MS + 1000))") ms" \
+                        "${R[drain_max]:-}" "$((DRAIN_TASK_MS + 1000))" le 1
         fi
 
         # --- master failover (bench/failover.sh)
         if [ -n "${R[failover_max]:-}" ]; then
                 local goal=$(( ${R[failover_session_ms]:-2000} + 2000 ))
-                r=$(ratio "${R[failover_max]:-}" "$goal")
-                row "Master failover: leader SIGKILL (and one executor's) → the standby leads and has placed a replacement executor; worst of ${#FAILOVER_MS[@]} (median $(fmt "${R[failover_p50]:-}") ms)" \
+                ratio_row "Master failover: leader SIGKILL (and one executor's) → the standby leads and has placed a replacement executor; worst of ${#FAILOVER_MS[@]} (median $(fmt "${R[failover_p50]:-}") ms)" \
                         "$(fmt "${R[failover_max]:-}") ms" \
                         "ZooKeeper session timeout granted ($(fmt "${R[failover_session_ms]:-}") ms) + 2 s: $(fmt "$goal") ms" \
-                        "$r" "≤ 1×" "$(verdict "$r" le 1)"
+                        "${R[failover_max]:-}" "$goal" le 1
         fi
         if [ -n "${R[failover_stop_max]:-}" ]; then
                 local goal=$((FAILOVER_HEARTBEAT_MS * 4))
-                r=$(ratio "${R[failover_stop_max]:-}" "$goal")
-                row "Master failover: leader SIGTERM → the worker left it (first heartbeat without an answer, its connection gone) and registered with the new leader; worst of ${#FAILOVER_STOP_MS[@]} (median $(fmt "${R[failover_stop_p50]:-}") ms)" \
+                ratio_row "Master failover: leader SIGTERM → the worker left it (first heartbeat without an answer, its connection gone) and registered with the new leader; worst of ${#FAILOVER_STOP_MS[@]} (median $(fmt "${R[failover_stop_p50]:-}") ms)" \
                         "$(fmt "${R[failover_stop_max]:-}") ms" \
                         "4 heartbeats (a heartbeat waits 2 for its answer, +1 to the next, +1 for the election): $(fmt "$goal") ms" \
-                        "$r" "≤ 1×" "$(verdict "$r" le 1)"
+                        "${R[failover_stop_max]:-}" "$goal" le 1
         fi
         elastic_rows
         # --- fair share: a second application's share through preemption
