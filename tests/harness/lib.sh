@@ -141,14 +141,16 @@ harness_tmpdir() {
         echo "$TEST_TMPDIR"
 }
 
-# free_ports VAR...: sets each VAR to a free_port of its own; the test dies
-# if there is none.
+# free_ports N: N free ports of their own on one line, or nothing if there
+# are not as many:
+#   read -r port eport < <(free_ports 2) || die "no free port"
 free_ports() {
-        local _free_ports_var _free_ports_port
-        for _free_ports_var in "$@"; do
-                _free_ports_port=$(free_port) || die "no free port"
-                printf -v "$_free_ports_var" %s "$_free_ports_port"
+        local ports=() port i
+        for ((i = 0; i < $1; i++)); do
+                port=$(free_port) || return 1
+                ports+=("$port")
         done
+        echo "${ports[*]}"
 }
 
 # wait_until TIMEOUT_S CMD [ARG...]: poll CMD (also a shell function) until it
@@ -392,7 +394,7 @@ stop_daemon() {
         pid=${_daemon_pid[$name]:-}
         [ -n "$pid" ] || return 0
         kill -"$sig" "$pid" 2>/dev/null || true
-        if ! wait_until 10 eval '! kill -0 "$pid" 2>/dev/null'; then
+        if ! wait_until 10 eval "! kill -0 $pid 2>/dev/null"; then
                 echo "# $name (pid $pid) ignored SIG$sig for 10s; killing it"
                 pkill -KILL -P "$pid" 2>/dev/null || true
                 kill -KILL "$pid" 2>/dev/null || true

@@ -34,7 +34,7 @@ openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tm
                 -days 2 -out "$tmp/norole.pem" 2>/dev/null || die "cannot make a certificate without a role"
 
 # --- the cluster -----------------------------------------------------------------
-free_ports master_port events_port driver_port driver_events_port executor_port
+read -r master_port events_port driver_port driver_events_port executor_port < <(free_ports 5) || die "no free port"
 master_url=tls+tcp://127.0.0.1:$master_port
 driver_url=tls+tcp://127.0.0.1:$driver_port
 cluster_with() {
@@ -52,7 +52,7 @@ driver: { app_name = "roles-test"; listen = "$driver_url"; events_listen = "tls+
 EOF
 worker_conf() { # NAME CERT
         local port eport
-        free_ports port eport
+        read -r port eport < <(free_ports 2) || die "no free port"
         {
                 cluster_with "$2"
                 cat <<EOF

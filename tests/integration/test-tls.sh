@@ -44,7 +44,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -ke
         die "cannot make a self-signed certificate"
 
 # --- the cluster ---------------------------------------------------------------
-free_ports master_port events_port driver_port driver_events_port exec_port http_port
+read -r master_port events_port driver_port driver_events_port exec_port http_port < <(free_ports 6) ||
+        die "no free port"
 master_url=tls+tcp://127.0.0.1:$master_port
 driver_url=tls+tcp://127.0.0.1:$driver_port
 # One cluster.conf for the host: the CA and a client certificate for
@@ -66,7 +67,7 @@ driver: { app_name = "tls-test"; listen = "$driver_url"; events_listen = "tls+tc
 EOF
 # worker3: a host whose certificate comes from another CA.
 for i in 1 2 3; do
-        free_ports port eport
+        read -r port eport < <(free_ports 2) || die "no free port"
         if [ $i = 3 ]; then cert=$(own_tls "$other" worker); else cert=$(own_tls "$tls" worker); fi
         cat >"$tmp/worker$i.conf" <<EOF
 @include "cluster.conf"
