@@ -94,6 +94,7 @@ problem() {
 # detected TIMEOUT_S NAME T0 REGEX: waits for the line of NAME's log that
 # shows the fault was noticed (wait_line); DETECT_LINE is that line and
 # DETECT_MS the time from T0 to its stamp.
+# shellcheck disable=SC2034  # DETECT_MS is run.sh's
 detected() {
         DETECT_LINE=$(wait_line "$@") || return 1
         DETECT_MS=$(ms_between "$3" "${DETECT_LINE%% *}")
@@ -101,6 +102,7 @@ detected() {
 
 # undetected WHAT PROBLEM: the fault went unnoticed: no detection time,
 # WHAT for the report, and the scenario fails because of PROBLEM.
+# shellcheck disable=SC2034  # DETECT_* are run.sh's
 undetected() {
         DETECT_MS=-
         DETECT_WHAT=$1
@@ -170,7 +172,7 @@ daemon_stop() {
         [ -n "$pid" ] || return 0
         kill -"$sig" "$pid" 2>/dev/null || true
         kill -CONT "$pid" 2>/dev/null || true
-        if ! wait_until 10 eval '! kill -0 "$pid" 2>/dev/null'; then
+        if ! wait_until 10 eval "! kill -0 $pid 2>/dev/null"; then
                 log "$name (pid $pid) ignored SIG$sig for 10 s; killing it"
                 kill -KILL "$pid" 2>/dev/null || true
         fi
