@@ -2,9 +2,7 @@
  * resync on the first event, on a gap and on a publisher restart, stale and
  * malformed events dropped and counted. */
 #include <check.h>
-#include <dirent.h>
 #include <stdatomic.h>
-#include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/pubsub0/pub.h>
@@ -15,37 +13,21 @@
 #include "event-sub.h"
 #include "macro.h"
 #include "nng-util.h"
+#include "test-fixtures.h"
 
-#define SEC 1000000ULL
+#define SEC USEC_PER_SEC
 #define N_EVENTS 200
 
 static char tmpdir[64];
 static char url[128];
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 static void setup(void) {
-        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-event-XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        test_tmpdir_new(tmpdir, sizeof(tmpdir), "test-event");
         snprintf(url, sizeof(url), "ipc://%s/events.sock", tmpdir);
 }
 
 static void teardown(void) {
-        DIR *d = opendir(tmpdir);
-        struct dirent *de;
-
-        if (d) {
-                while ((de = readdir(d)))
-                        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                                (void) unlinkat(dirfd(d), de->d_name, 0);
-                closedir(d);
-        }
-        (void) rmdir(tmpdir);
+        test_tmpdir_remove(tmpdir);
 }
 
 typedef struct Seen {
@@ -89,18 +71,6 @@ static void make_worker_lost(Envelope *env, Spark__WorkerLost *wl, const char *w
         ENVELOPE_SET(env, WORKER_LOST, worker_lost, wl);
 }
 
-/* Runs the loop until pred() holds or timeout. */
-static bool run_until_pred(sd_event *e, bool (*pred)(void *), void *userdata, uint64_t timeout_usec) {
-        uint64_t deadline = now_usec() + timeout_usec;
-
-        while (!pred(userdata)) {
-                if (now_usec() >= deadline)
-                        return false;
-                ck_assert_int_ge(sd_event_run(e, 20 * 1000), 0);
-        }
-        return true;
-}
-
 static bool pub_has_subscriber(void *userdata) {
         return event_pub_subscribers(userdata) > 0;
 }
@@ -116,6 +86,27 @@ static bool seen_enough(void *userdata) {
         return w->seen->n >= w->n;
 }
 
+/* A publisher at url, and seen's subscriber connected to it. */
+static EventPub *start_pub_and_sub(sd_event *e, const EventSubConfig *cfg, Seen *seen) {
+        EventPub *p = NULL;
+
+        ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
+        ck_assert_int_eq(event_sub_new(e, url, cfg, on_event, on_resync, seen, &seen->sub), 0);
+        ck_assert(test_run_until(e, pub_has_subscriber, p, 5 * SEC));
+        return p;
+}
+
+/* Publishes n WorkerLost events for worker. */
+static void publish_worker_lost(EventPub *p, const char *worker, unsigned n) {
+        for (unsigned i = 0; i < n; i++) {
+                Spark__WorkerLost wl;
+                Envelope env;
+
+                make_worker_lost(&env, &wl, worker);
+                ck_assert_int_eq(event_pub_send(p, &env), 0);
+        }
+}
+
 START_TEST(test_events_in_order) {
         sd_event *e = NULL;
         EventPub *p = NULL;
@@ -125,12 +116,10 @@ START_TEST(test_events_in_order) {
 
         memset(&seen, 0, sizeof(seen));
         ck_assert_int_ge(sd_event_new(&e), 0);
-        ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
+        p = start_pub_and_sub(e, NULL, &seen);
         ck_assert_uint_gt(event_pub_epoch(p), 0);
         ck_assert_uint_eq(event_pub_seq(p), 0);
-        ck_assert_int_eq(event_sub_new(e, url, NULL, on_event, on_resync, &seen, &seen.sub), 0);
         ck_assert_str_eq(event_sub_url(seen.sub), url);
-        ck_assert(run_until_pred(e, pub_has_subscriber, p, 5 * SEC));
 
         for (int i = 0; i < N_EVENTS; i++) {
                 Spark__WorkerLost wl;
@@ -145,7 +134,7 @@ START_TEST(test_events_in_order) {
         }
         ck_assert_uint_eq(event_pub_seq(p), N_EVENTS);
 
-        ck_assert(run_until_pred(e, seen_enough, &w, 10 * SEC));
+        ck_assert(test_run_until(e, seen_enough, &w, 10 * SEC));
         ck_assert_uint_eq(seen.n, N_EVENTS);
         for (unsigned i = 0; i < N_EVENTS; i++) {
                 char name[32];
@@ -233,7 +222,7 @@ START_TEST(test_gap_and_stale_and_malformed) {
         ck_assert_int_eq(nng_pipe_notify(raw, NNG_PIPE_EV_ADD_POST, raw_pipe_cb, NULL), 0);
         ck_assert_int_eq(nng_listen(raw, url, NULL, 0), 0);
         ck_assert_int_eq(event_sub_new(e, url, NULL, on_event, on_resync, &seen, &seen.sub), 0);
-        ck_assert(run_until_pred(e, raw_has_subscriber, NULL, 5 * SEC));
+        ck_assert(test_run_until(e, raw_has_subscriber, NULL, 5 * SEC));
         sw.sub = seen.sub;
 
         raw_send(raw, E, 1, "a");
@@ -244,7 +233,7 @@ START_TEST(test_gap_and_stale_and_malformed) {
         ck_assert_int_eq(nng_send(raw, (void *) "\xff\xff\xff", 3, 0), 0);
         raw_send(raw, 0, 6, "no-epoch"); /* malformed */
         sw.received = 7;
-        ck_assert(run_until_pred(e, received_enough, &sw, 5 * SEC));
+        ck_assert(test_run_until(e, received_enough, &sw, 5 * SEC));
 
         ck_assert_uint_eq(seen.n, 4);
         ck_assert_str_eq(seen.names[0], "a");
@@ -267,7 +256,7 @@ START_TEST(test_gap_and_stale_and_malformed) {
         raw_send(raw, E, 8, "old");
         raw_send(raw, E, 11, "k");
         sw.received = 9;
-        ck_assert(run_until_pred(e, received_enough, &sw, 5 * SEC));
+        ck_assert(test_run_until(e, received_enough, &sw, 5 * SEC));
         ck_assert_uint_eq(seen.n, 5);
         ck_assert_str_eq(seen.names[4], "k");
         ck_assert_uint_eq(seen.n_resyncs, 2);
@@ -276,7 +265,7 @@ START_TEST(test_gap_and_stale_and_malformed) {
         event_sub_reset_position(seen.sub);
         raw_send(raw, E, 12, "l");
         sw.received = 10;
-        ck_assert(run_until_pred(e, received_enough, &sw, 5 * SEC));
+        ck_assert(test_run_until(e, received_enough, &sw, 5 * SEC));
         ck_assert_uint_eq(seen.n_resyncs, 3);
         ck_assert_str_eq(seen.reasons[2], "first event");
 
@@ -296,19 +285,10 @@ START_TEST(test_publisher_restart_new_epoch) {
 
         memset(&seen, 0, sizeof(seen));
         ck_assert_int_ge(sd_event_new(&e), 0);
-        ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
-        ck_assert_int_eq(event_sub_new(e, url, &cfg, on_event, on_resync, &seen, &seen.sub), 0);
-        ck_assert(run_until_pred(e, pub_has_subscriber, p, 5 * SEC));
-
-        for (int i = 0; i < 3; i++) {
-                Spark__WorkerLost wl;
-                Envelope env;
-
-                make_worker_lost(&env, &wl, "before");
-                ck_assert_int_eq(event_pub_send(p, &env), 0);
-        }
+        p = start_pub_and_sub(e, &cfg, &seen);
+        publish_worker_lost(p, "before", 3);
         w.n = 3;
-        ck_assert(run_until_pred(e, seen_enough, &w, 5 * SEC));
+        ck_assert(test_run_until(e, seen_enough, &w, 5 * SEC));
         ck_assert_uint_eq(seen.n_resyncs, 1);
         first_epoch = event_pub_epoch(p);
 
@@ -318,16 +298,10 @@ START_TEST(test_publisher_restart_new_epoch) {
         usleep(2000);
         ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
         ck_assert_uint_gt(event_pub_epoch(p), first_epoch);
-        ck_assert(run_until_pred(e, pub_has_subscriber, p, 5 * SEC));
-        {
-                Spark__WorkerLost wl;
-                Envelope env;
-
-                make_worker_lost(&env, &wl, "after");
-                ck_assert_int_eq(event_pub_send(p, &env), 0);
-        }
+        ck_assert(test_run_until(e, pub_has_subscriber, p, 5 * SEC));
+        publish_worker_lost(p, "after", 1);
         w.n = 4;
-        ck_assert(run_until_pred(e, seen_enough, &w, 5 * SEC));
+        ck_assert(test_run_until(e, seen_enough, &w, 5 * SEC));
         ck_assert_uint_eq(seen.n_resyncs, 2);
         ck_assert_ptr_nonnull(strstr(seen.reasons[1], "epoch changed"));
         ck_assert_uint_eq(seen.seqs[3], 1);
@@ -349,24 +323,15 @@ START_TEST(test_free_from_handler) {
         memset(&seen, 0, sizeof(seen));
         seen.free_in_handler = true;
         ck_assert_int_ge(sd_event_new(&e), 0);
-        ck_assert_int_eq(event_pub_new(url, 0, NULL, &p), 0);
-        ck_assert_int_eq(event_sub_new(e, url, NULL, on_event, on_resync, &seen, &seen.sub), 0);
-        ck_assert(run_until_pred(e, pub_has_subscriber, p, 5 * SEC));
-
-        for (int i = 0; i < 20; i++) {
-                Spark__WorkerLost wl;
-                Envelope env;
-
-                make_worker_lost(&env, &wl, "x");
-                ck_assert_int_eq(event_pub_send(p, &env), 0);
-        }
+        p = start_pub_and_sub(e, NULL, &seen);
+        publish_worker_lost(p, "x", 20);
         /* Let every event reach the subscriber's queue before the loop runs,
          * so that the free below finds 19 of them queued, and the wire is
          * quiet: nng 1.5.2 can hang in nng_close() on a socket that is
          * receiving at that very moment (nanomsg/nng#1543, see
          * nanomsg/nng#1636). */
         usleep(300 * 1000);
-        ck_assert(run_until_pred(e, seen_enough, &w, 5 * SEC));
+        ck_assert(test_run_until(e, seen_enough, &w, 5 * SEC));
         /* Freed from the first event's handler: nothing more arrives, the
          * rest was freed with the queue (ASan checks for leaks). */
         ck_assert_ptr_null(seen.sub);

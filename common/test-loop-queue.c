@@ -4,29 +4,14 @@
 #include <check.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 
 #include "check-run.h"
 #include "loop-queue.h"
 #include "macro.h"
+#include "test-fixtures.h"
 
 #define N_THREADS 4
 #define N_PER_THREAD 20000
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-/* Runs the loop until *done or timeout; never hangs. */
-static void run_until(sd_event *e, const bool *done, uint64_t timeout_usec) {
-        uint64_t deadline = now_usec() + timeout_usec;
-
-        while (!*done && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 100 * 1000), 0);
-}
 
 typedef struct Item {
         int thread;
@@ -84,7 +69,7 @@ START_TEST(test_many_producers) {
         for (int t = 0; t < N_THREADS; t++)
                 ck_assert_int_eq(pthread_create(&threads[t], NULL, producer, (void *) (intptr_t) t), 0);
 
-        run_until(e, &ctx.done, 20 * 1000 * 1000);
+        test_run_until_flag(e, &ctx.done, 20 * USEC_PER_SEC);
         for (int t = 0; t < N_THREADS; t++)
                 pthread_join(threads[t], NULL);
 
@@ -155,7 +140,7 @@ START_TEST(test_free_from_callback) {
                 *it = (Item) { .seq = i };
                 ck_assert_int_eq(loop_queue_push(ctx.q, free_from_cb, it), 0);
         }
-        run_until(e, &ctx.done, 5 * 1000 * 1000);
+        test_run_until_flag(e, &ctx.done, 5 * USEC_PER_SEC);
         ck_assert(ctx.done);
         ck_assert_ptr_null(ctx.q);
         ck_assert_uint_eq(ctx.run, 4);
@@ -194,7 +179,7 @@ START_TEST(test_embedded_item_reuse) {
         ck_assert_int_eq(loop_queue_new(e, &r.q), 0);
         loop_queue_item_init(&r.item, repeat_cb, &r);
         loop_queue_push_item(r.q, &r.item);
-        run_until(e, &r.done, 5 * 1000 * 1000);
+        test_run_until_flag(e, &r.done, 5 * USEC_PER_SEC);
         ck_assert_uint_eq(r.count, 1000);
         r.q = loop_queue_free(r.q);
         sd_event_unref(e);
@@ -265,7 +250,7 @@ START_TEST(test_discard_owned) {
         loop_queue_discard_owned(own.q, "nobody");
         loop_queue_discard_owned(own.q, NULL);
         ck_assert_uint_eq(loop_queue_pending(own.q), N_OWNED / 2);
-        run_until(e, &own.done, 5 * 1000 * 1000);
+        test_run_until_flag(e, &own.done, 5 * USEC_PER_SEC);
         ck_assert_uint_eq(own.run[0], N_OWNED / 2);
         ck_assert_uint_eq(own.run[1], 0);
 
@@ -277,7 +262,7 @@ START_TEST(test_discard_owned) {
         own.done = false;
         own.discard_at = 10;
         owned_push_all();
-        run_until(e, &own.done, 5 * 1000 * 1000);
+        test_run_until_flag(e, &own.done, 5 * USEC_PER_SEC);
         ck_assert_uint_eq(own.run[0], N_OWNED / 2);
         ck_assert_uint_eq(own.run[1], 5);    /* 1, 3, 5, 7, 9 */
         ck_assert_uint_eq(own.discarded[1], N_OWNED / 2 - 5);

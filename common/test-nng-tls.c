@@ -5,13 +5,7 @@
  * the host dialled; the listener's refusals reach a TlsWatch; missing or
  * broken settings are refused before anything is sent; pub/sub works over
  * TLS too.  Runs from the source root. */
-#include <arpa/inet.h>
 #include <check.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <sys/socket.h>
-#include <time.h>
 
 #include "check-run.h"
 #include "codec.h"
@@ -22,10 +16,11 @@
 #include "nng-util.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
+#include "test-fixtures.h"
 #include "tls-watch.h"
 
 #define DATA "tests/data/tls/"
-#define SEC 1000000ULL
+#define SEC USEC_PER_SEC
 
 static const TlsSettings good = { DATA "ca.pem", DATA "host.pem", DATA "host.key" };
 static const TlsSettings no_cert = { DATA "ca.pem", NULL, NULL };
@@ -36,28 +31,8 @@ static const TlsSettings wrong_trust = { DATA "other-ca.pem", DATA "other.pem", 
 
 static char url[64], dial_url[64];
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SEC + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-/* A port nothing listens on right now. */
-static unsigned free_port(void) {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t len = sizeof(sa);
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        ck_assert_int_eq(getsockname(fd, (struct sockaddr *) &sa, &len), 0);
-        close(fd);
-        return ntohs(sa.sin_port);
-}
-
 static void setup(void) {
-        unsigned port = free_port();
+        unsigned port = test_free_port();
 
         snprintf(url, sizeof(url), "tls+tcp://127.0.0.1:%u", port);
         snprintf(dial_url, sizeof(dial_url), "tls+tcp://localhost:%u", port);
@@ -76,10 +51,9 @@ typedef struct Call {
         const char *url;
         const TlsSettings *tls;
         int result;
-        atomic_bool finished;
 } Call;
 
-static void *call_thread(void *arg) {
+static void call_sync(void *arg) {
         Call *c = arg;
         Spark__Heartbeat hb = SPARK__HEARTBEAT__INIT;
         Envelope env = ENVELOPE_INIT, *reply = NULL;
@@ -90,21 +64,13 @@ static void *call_thread(void *arg) {
         if (c->result == 0 && reply->body_case != SPARK__ENVELOPE__BODY_ACK)
                 c->result = -EBADMSG;
         envelope_free(reply);
-        atomic_store(&c->finished, true);
-        return NULL;
 }
 
 /* rpc_call_sync_tls() on a thread while the loop serves. */
 static int call(sd_event *e, const char *to, const TlsSettings *tls) {
         Call c = { .url = to, .tls = tls };
-        uint64_t deadline = now_usec() + 10 * SEC;
-        pthread_t t;
 
-        atomic_init(&c.finished, false);
-        ck_assert_int_eq(pthread_create(&t, NULL, call_thread, &c), 0);
-        while (!atomic_load(&c.finished) && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
-        pthread_join(t, NULL);
+        test_call_beside_loop(e, call_sync, &c, 10 * SEC);
         return c.result;
 }
 
@@ -295,8 +261,8 @@ START_TEST(test_pub_sub) {
         ck_assert_int_eq(event_sub_new(e, url, &bad_cfg, on_event, NULL, &stranger, &b), 0);
 
         /* Publish until the member hears; the stranger never connects. */
-        deadline = now_usec() + 10 * SEC;
-        while (member.n < 3 && now_usec() < deadline) {
+        deadline = now_mono_usec() + 10 * SEC;
+        while (member.n < 3 && now_mono_usec() < deadline) {
                 Spark__WorkerLost wl = SPARK__WORKER_LOST__INIT;
                 Envelope env = ENVELOPE_INIT;
 

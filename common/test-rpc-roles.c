@@ -7,16 +7,10 @@
  * proven connection go through; a client without a certificate gets no
  * connection at all; a plaintext listener lets anyone through except a
  * job's task (a process running as one of systemd's dynamic users). */
-#include <arpa/inet.h>
 #include <check.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <sys/socket.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check-run.h"
@@ -25,9 +19,10 @@
 #include "peer-proof.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
+#include "test-fixtures.h"
 
 #define DATA "tests/data/peer-proof/"
-#define SEC 1000000ULL
+#define SEC USEC_PER_SEC
 
 static const TlsSettings server_tls = { DATA "ca.pem", DATA "server.pem", DATA "server.key" };
 static const TlsSettings admin_tls = { DATA "ca.pem", DATA "admin.pem", DATA "admin.key" };
@@ -41,25 +36,6 @@ typedef struct Seen {
 } Seen;
 
 static char url[64];
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * SEC + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-static unsigned free_port(void) {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t len = sizeof(sa);
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        ck_assert_int_eq(getsockname(fd, (struct sockaddr *) &sa, &len), 0);
-        close(fd);
-        return ntohs(sa.sin_port);
-}
 
 static uint32_t policy(const Envelope *env, void *userdata) {
         (void) userdata;
@@ -113,28 +89,29 @@ static void on_reply(RpcClient *c, int error, const Envelope *reply, void *userd
         }
 }
 
-/* One KillApplication over an async client with tls; the loop serves both. */
-static Result async_kill(sd_event *e, RpcClient *c) {
+/* One KillApplication over an async client that waits timeout_ms for its
+ * answer; the loop serves both. */
+static Result async_kill_within(sd_event *e, RpcClient *c, int timeout_ms) {
         Spark__KillApplication ka;
         Result r = {};
         Envelope env;
-        uint64_t deadline = now_usec() + 10 * SEC;
 
         kill_app(&env, &ka);
-        ck_assert_int_eq(rpc_client_call(c, &env, 8000, on_reply, &r), 0);
-        while (!r.done && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
-        ck_assert(r.done);
+        ck_assert_int_eq(rpc_client_call(c, &env, timeout_ms, on_reply, &r), 0);
+        ck_assert(test_run_until_flag(e, &r.done, 10 * SEC));
         return r;
+}
+
+static Result async_kill(sd_event *e, RpcClient *c) {
+        return async_kill_within(e, c, 8000);
 }
 
 typedef struct SyncCall {
         const TlsSettings *tls;
         Result result;
-        atomic_bool finished;
 } SyncCall;
 
-static void *sync_thread(void *arg) {
+static void sync_call(void *arg) {
         SyncCall *c = arg;
         Spark__KillApplication ka;
         Envelope env, *reply = NULL;
@@ -145,32 +122,36 @@ static void *sync_thread(void *arg) {
                 snprintf(c->result.message, sizeof(c->result.message), "%s", reply->error->message);
         ck_assert_ptr_null(env.peer_proof); /* the caller's envelope is left as it was */
         envelope_free(reply);
-        atomic_store(&c->finished, true);
-        return NULL;
 }
 
 static Result sync_kill(sd_event *e, const TlsSettings *tls) {
         SyncCall c = { .tls = tls };
-        uint64_t deadline = now_usec() + 10 * SEC;
-        pthread_t t;
 
-        atomic_init(&c.finished, false);
-        ck_assert_int_eq(pthread_create(&t, NULL, sync_thread, &c), 0);
-        while (!atomic_load(&c.finished) && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
-        pthread_join(t, NULL);
+        test_call_beside_loop(e, sync_call, &c, 10 * SEC);
         return c.result;
 }
 
-static RpcServer *serve(sd_event *e, Seen *seen) {
+/* Sets url to a free port of loopback: tls+tcp:// if tls, else tcp://. */
+static void pick_url(bool tls) {
+        snprintf(url, sizeof(url), "%s://127.0.0.1:%u", tls ? "tls+tcp" : "tcp", test_free_port());
+}
+
+/* The server under test at url, with the server's certificate over TLS,
+ * asking for roles. */
+static RpcServer *serve_at_url(sd_event *e, Seen *seen, bool tls) {
         RpcServer *s = NULL;
         char error[256] = "";
 
-        snprintf(url, sizeof(url), "tls+tcp://127.0.0.1:%u", free_port());
-        ck_assert_int_eq(rpc_server_new_envelope(e, url, &(RpcServerConfig) { .tls = &server_tls }, handler, seen, &s),
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, tls ? &(RpcServerConfig) { .tls = &server_tls } : NULL,
+                                                 handler, seen, &s),
                          0);
         ck_assert_msg(rpc_server_set_roles(s, policy, on_refused, seen, error, sizeof(error)) == 0, "%s", error);
         return s;
+}
+
+static RpcServer *serve(sd_event *e, Seen *seen, bool tls) {
+        pick_url(tls);
+        return serve_at_url(e, seen, tls);
 }
 
 START_TEST(test_async_roles) {
@@ -181,7 +162,7 @@ START_TEST(test_async_roles) {
         Result r;
 
         ck_assert_int_ge(sd_event_new(&e), 0);
-        s = serve(e, &seen);
+        s = serve(e, &seen, true);
 
         ck_assert_int_eq(rpc_client_new(e, url, &(RpcClientConfig) { .tls = &admin_tls }, &admin), 0);
         r = async_kill(e, admin);
@@ -219,7 +200,7 @@ START_TEST(test_sync_roles) {
         Result r;
 
         ck_assert_int_ge(sd_event_new(&e), 0);
-        s = serve(e, &seen);
+        s = serve(e, &seen, true);
 
         r = sync_kill(e, &admin_tls);
         ck_assert_msg(r.error == 0, "%d %s", r.error, r.message);
@@ -238,14 +219,11 @@ START_TEST(test_plaintext_checks_nothing) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         _cleanup_(rpc_server_freep) RpcServer *s = NULL;
         _cleanup_(rpc_client_freep) RpcClient *c = NULL;
-        char error[256] = "";
         Seen seen = {};
         Result r;
 
         ck_assert_int_ge(sd_event_new(&e), 0);
-        snprintf(url, sizeof(url), "tcp://127.0.0.1:%u", free_port());
-        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, handler, &seen, &s), 0);
-        ck_assert_int_eq(rpc_server_set_roles(s, policy, on_refused, &seen, error, sizeof(error)), 0);
+        s = serve(e, &seen, false);
         ck_assert_int_eq(rpc_client_new(e, url, NULL, &c), 0);
         r = async_kill(e, c);
         ck_assert_int_eq(r.error, 0);
@@ -262,6 +240,7 @@ END_TEST
 typedef struct Caller {
         pid_t pid;
         int go; /* write end: a byte says go */
+        int status;
 } Caller;
 
 static Caller caller_fork(uid_t uid, bool kill) {
@@ -296,24 +275,22 @@ static Caller caller_fork(uid_t uid, bool kill) {
         return c;
 }
 
+static bool caller_exited(void *userdata) {
+        Caller *c = userdata;
+        pid_t w = waitpid(c->pid, &c->status, WNOHANG);
+
+        ck_assert_int_ge(w, 0);
+        return w == c->pid;
+}
+
 /* Lets c make its call while the loop serves; its exit status: 0 answered,
  * 1 refused with EPERM, 2 another error. */
 static int caller_run(sd_event *e, Caller *c) {
-        int status;
-
         ck_assert_int_eq(write(c->go, "g", 1), 1);
         close(c->go);
-        for (uint64_t deadline = now_usec() + 10 * SEC;;) {
-                pid_t w = waitpid(c->pid, &status, WNOHANG);
-
-                ck_assert_int_ge(w, 0);
-                if (w == c->pid)
-                        break;
-                ck_assert_msg(now_usec() < deadline, "the child's call did not end");
-                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
-        }
-        ck_assert(WIFEXITED(status));
-        return WEXITSTATUS(status);
+        ck_assert_msg(test_run_until(e, caller_exited, c, 10 * SEC), "the child's call did not end");
+        ck_assert(WIFEXITED(c->status));
+        return WEXITSTATUS(c->status);
 }
 
 START_TEST(test_plaintext_refuses_a_job) {
@@ -321,20 +298,18 @@ START_TEST(test_plaintext_refuses_a_job) {
         _cleanup_(rpc_server_freep) RpcServer *s = NULL;
         const uid_t job = LOCAL_PEER_DYNAMIC_UID_MIN + 17;
         Caller root, user, task_kill, task_heartbeat;
-        char error[256] = "";
         Seen seen = {};
 
         if (geteuid() != 0)
                 return; /* needs to become other users: run as root (CI does) */
-        snprintf(url, sizeof(url), "tcp://127.0.0.1:%u", free_port());
+        pick_url(false);
         root = caller_fork(0, true);
         user = caller_fork(1000, true);
         task_kill = caller_fork(job, true);
         task_heartbeat = caller_fork(job, false);
 
         ck_assert_int_ge(sd_event_new(&e), 0);
-        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, handler, &seen, &s), 0);
-        ck_assert_int_eq(rpc_server_set_roles(s, policy, on_refused, &seen, error, sizeof(error)), 0);
+        s = serve_at_url(e, &seen, false);
 
         /* an operator (root here) and any other local user get through */
         ck_assert_int_eq(caller_run(e, &root), 0);
@@ -361,22 +336,11 @@ START_TEST(test_no_certificate_no_connection) {
         Seen seen = {};
 
         ck_assert_int_ge(sd_event_new(&e), 0);
-        s = serve(e, &seen);
+        s = serve(e, &seen, true);
         /* the TLS handshake wants a certificate: without one there is no
          * connection at all, and the call times out */
         ck_assert_int_eq(rpc_client_new(e, url, &(RpcClientConfig) { .tls = &ca_only }, &c), 0);
-        {
-                Spark__KillApplication ka;
-                Result r = {};
-                Envelope env;
-                uint64_t deadline = now_usec() + 5 * SEC;
-
-                kill_app(&env, &ka);
-                ck_assert_int_eq(rpc_client_call(c, &env, 500, on_reply, &r), 0);
-                while (!r.done && now_usec() < deadline)
-                        ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
-                ck_assert_int_eq(r.error, -ETIMEDOUT);
-        }
+        ck_assert_int_eq(async_kill_within(e, c, 500).error, -ETIMEDOUT);
         ck_assert_int_eq(seen.handled, 0);
 }
 END_TEST

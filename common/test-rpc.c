@@ -4,12 +4,8 @@
  * peer process killed under the server's eyes, and a client that knows its
  * connection is gone. */
 #include <check.h>
-#include <dirent.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -20,51 +16,21 @@
 #include "nng-util.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
+#include "test-fixtures.h"
 
 #define N_PARKED 50
-#define SEC 1000000ULL
+#define SEC USEC_PER_SEC
 
 static char tmpdir[64];
 static char url[128];
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-/* Runs the loop until *done or timeout; never hangs. */
-static void run_until(sd_event *e, const bool *done, uint64_t timeout_usec) {
-        uint64_t deadline = now_usec() + timeout_usec;
-
-        while (!*done && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 50 * 1000), 0);
-}
-
-static void run_for(sd_event *e, uint64_t usec) {
-        bool never = false;
-
-        run_until(e, &never, usec);
-}
-
 static void setup(void) {
-        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-rpc-XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        test_tmpdir_new(tmpdir, sizeof(tmpdir), "test-rpc");
         snprintf(url, sizeof(url), "ipc://%s/rpc.sock", tmpdir);
 }
 
 static void teardown(void) {
-        DIR *d = opendir(tmpdir);
-        struct dirent *de;
-
-        if (d) {
-                while ((de = readdir(d)))
-                        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                                (void) unlinkat(dirfd(d), de->d_name, 0);
-                closedir(d);
-        }
-        (void) rmdir(tmpdir);
+        test_tmpdir_remove(tmpdir);
 }
 
 static void make_register_app(Envelope *env, Spark__RegisterApplication *ra, const char *name) {
@@ -192,7 +158,7 @@ START_TEST(test_parked_requests_answered_out_of_order) {
         }
         ck_assert_uint_eq(rpc_client_pending(c), N_PARKED);
 
-        run_until(p.event, &p.done, 15 * SEC);
+        test_run_until_flag(p.event, &p.done, 15 * SEC);
         ck_assert(p.all_parked);
         ck_assert_uint_eq(p.n_answered, N_PARKED);
         ck_assert_uint_eq(p.n_replies, N_PARKED);
@@ -231,6 +197,19 @@ static void record_reply(RpcClient *c, int error, const Envelope *reply, void *u
         o->done = true;
 }
 
+/* One RegisterApplication call, run to its end; returns its error. */
+static int call_once(sd_event *e, RpcClient *c, const char *name, int timeout_ms) {
+        Spark__RegisterApplication ra;
+        Envelope env;
+        Outcome o = {};
+
+        make_register_app(&env, &ra, name);
+        ck_assert_int_eq(rpc_client_call(c, &env, timeout_ms, record_reply, &o), 0);
+        test_run_until_flag(e, &o.done, (uint64_t) timeout_ms * 1000 + 5 * SEC);
+        ck_assert(o.done);
+        return o.error;
+}
+
 START_TEST(test_sync_call_nobody_listening) {
         Spark__Heartbeat hb = SPARK__HEARTBEAT__INIT;
         Envelope env = ENVELOPE_INIT, *reply = (Envelope *) 0x1;
@@ -240,18 +219,18 @@ START_TEST(test_sync_call_nobody_listening) {
         hb.worker_id = (char *) "w1";
         ENVELOPE_SET(&env, HEARTBEAT, heartbeat, &hb);
 
-        t0 = now_usec();
+        t0 = now_mono_usec();
         k = rpc_call_sync(url, &env, 2000, 0, &reply);
         ck_assert_int_lt(k, 0);
         ck_assert(k == -ECONNREFUSED || k == -ENOENT || k == -ETIMEDOUT);
         ck_assert_ptr_null(reply);
-        ck_assert_uint_lt(now_usec() - t0, 2500 * 1000);
+        ck_assert_uint_lt(now_mono_usec() - t0, 2500 * 1000);
 
         /* tcp port 1 on loopback: refused at once. */
-        t0 = now_usec();
+        t0 = now_mono_usec();
         k = rpc_call_sync("tcp://127.0.0.1:1", &env, 2000, 0, &reply);
         ck_assert_int_eq(k, -ECONNREFUSED);
-        ck_assert_uint_lt(now_usec() - t0, 1000 * 1000);
+        ck_assert_uint_lt(now_mono_usec() - t0, 1000 * 1000);
 
         ck_assert_int_eq(rpc_call_sync("bogus://x", &env, 100, 0, &reply), -EOPNOTSUPP);
         ck_assert_int_eq(rpc_call_sync(url, &env, 0, 0, &reply), -EINVAL);
@@ -271,14 +250,14 @@ START_TEST(test_async_call_nobody_listening_times_out) {
 
         ck_assert_int_ge(sd_event_new(&e), 0);
         ck_assert_int_eq(rpc_client_new(e, url, NULL, &c), 0);
-        t0 = now_usec();
+        t0 = now_mono_usec();
         ck_assert_int_eq(rpc_client_call(c, &env, 300, record_reply, &o), 0);
-        run_until(e, &o.done, 5 * SEC);
+        test_run_until_flag(e, &o.done, 5 * SEC);
         ck_assert(o.done);
         ck_assert_int_eq(o.error, -ETIMEDOUT);
         ck_assert(!o.have_reply);
-        ck_assert_uint_ge(now_usec() - t0, 250 * 1000);
-        ck_assert_uint_lt(now_usec() - t0, 2 * SEC);
+        ck_assert_uint_ge(now_mono_usec() - t0, 250 * 1000);
+        ck_assert_uint_lt(now_mono_usec() - t0, 2 * SEC);
 
         /* Bad arguments are refused and the callback is not called. */
         ck_assert_int_eq(rpc_client_call(c, &env, 0, record_reply, &o), -EINVAL);
@@ -316,27 +295,23 @@ typedef struct SyncJob {
         Envelope *req;
         int result;
         Envelope *reply;
-        atomic_bool finished;
-        bool done; /* set on the loop thread from finished */
 } SyncJob;
 
-static void *sync_job_thread(void *arg) {
+static void sync_job_call(void *arg) {
         SyncJob *j = arg;
 
         j->result = rpc_call_sync(url, j->req, 3000, 0, &j->reply);
-        atomic_store(&j->finished, true);
-        return NULL;
 }
 
-static void run_sync_job(sd_event *e, SyncJob *j) {
-        pthread_t t;
-        uint64_t deadline = now_usec() + 10 * SEC;
+/* rpc_call_sync() of req while the loop serves: its result must be want.
+ * Returns the reply. */
+static Envelope *sync_call(sd_event *e, Envelope *req, int want) {
+        SyncJob j = { .req = req };
 
-        atomic_init(&j->finished, false);
-        ck_assert_int_eq(pthread_create(&t, NULL, sync_job_thread, j), 0);
-        while (!atomic_load(&j->finished) && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
-        pthread_join(t, NULL);
+        test_call_beside_loop(e, sync_job_call, &j, 10 * SEC);
+        ck_assert_int_eq(j.result, want);
+        ck_assert_ptr_nonnull(j.reply);
+        return j.reply;
 }
 
 START_TEST(test_sync_call_and_errors) {
@@ -346,38 +321,30 @@ START_TEST(test_sync_call_and_errors) {
         Envelope env, env2 = ENVELOPE_INIT, env3 = ENVELOPE_INIT;
         sd_event *e = NULL;
         RpcServer *s = NULL;
-        SyncJob j = {};
+        Envelope *reply;
 
         ck_assert_int_ge(sd_event_new(&e), 0);
         ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, echo_handler, NULL, &s), 0);
 
         make_register_app(&env, &ra, "hello");
-        j.req = &env;
-        run_sync_job(e, &j);
-        ck_assert_int_eq(j.result, 0);
-        ck_assert_ptr_nonnull(j.reply);
-        ck_assert_str_eq(j.reply->register_application_reply->app_id, "hello");
-        j.reply = envelope_free(j.reply);
+        reply = sync_call(e, &env, 0);
+        ck_assert_str_eq(reply->register_application_reply->app_id, "hello");
+        reply = envelope_free(reply);
 
         /* Handler returned -ENOENT: an Error with that code. */
         hb.worker_id = (char *) "w";
         ENVELOPE_SET(&env2, HEARTBEAT, heartbeat, &hb);
-        j = (SyncJob) { .req = &env2 };
-        run_sync_job(e, &j);
-        ck_assert_int_eq(j.result, -ENOENT);
-        ck_assert_ptr_nonnull(j.reply);
-        ck_assert_int_eq(j.reply->body_case, SPARK__ENVELOPE__BODY_ERROR);
-        ck_assert_int_eq(j.reply->error->code, -ENOENT);
-        j.reply = envelope_free(j.reply);
+        reply = sync_call(e, &env2, -ENOENT);
+        ck_assert_int_eq(reply->body_case, SPARK__ENVELOPE__BODY_ERROR);
+        ck_assert_int_eq(reply->error->code, -ENOENT);
+        reply = envelope_free(reply);
 
         /* Explicit error answer; a second answer was refused. */
         ka.app_id = (char *) "a";
         ENVELOPE_SET(&env3, KILL_APPLICATION, kill_application, &ka);
-        j = (SyncJob) { .req = &env3 };
-        run_sync_job(e, &j);
-        ck_assert_int_eq(j.result, -EPERM);
-        ck_assert_str_eq(j.reply->error->message, "no, thanks");
-        j.reply = envelope_free(j.reply);
+        reply = sync_call(e, &env3, -EPERM);
+        ck_assert_str_eq(reply->error->message, "no, thanks");
+        reply = envelope_free(reply);
 
         rpc_server_free(s);
         sd_event_unref(e);
@@ -409,7 +376,7 @@ START_TEST(test_oversized_request_refused) {
         RpcServer *s = NULL;
         RpcClient *c = NULL;
         Counter n = {};
-        Outcome o = {}, o2 = {};
+        Outcome o = {};
 
         ck_assert_int_ge(sd_event_new(&e), 0);
         ck_assert_int_eq(rpc_server_new_envelope(e, url, &cfg, counting_handler, &n, &s), 0);
@@ -420,17 +387,14 @@ START_TEST(test_oversized_request_refused) {
         big[8191] = 0;
         make_register_app(&env, &ra, big);
         ck_assert_int_eq(rpc_client_call(c, &env, 500, record_reply, &o), 0);
-        run_until(e, &o.done, 5 * SEC);
+        test_run_until_flag(e, &o.done, 5 * SEC);
         ck_assert(o.done);
         ck_assert_int_eq(o.error, -ETIMEDOUT);
         ck_assert_uint_eq(n.calls, 0);
         free(big);
 
         /* The server is still fine. */
-        make_register_app(&env, &ra, "small");
-        ck_assert_int_eq(rpc_client_call(c, &env, 3000, record_reply, &o2), 0);
-        run_until(e, &o2.done, 5 * SEC);
-        ck_assert_int_eq(o2.error, 0);
+        ck_assert_int_eq(call_once(e, c, "small", 3000), 0);
         ck_assert_uint_eq(n.calls, 1);
 
         rpc_client_free(c);
@@ -446,10 +410,9 @@ typedef struct RawJob {
         size_t len;
         int nng_rv;
         nng_msg *reply;
-        atomic_bool finished;
 } RawJob;
 
-static void *raw_job_thread(void *arg) {
+static void raw_job_call(void *arg) {
         RawJob *j = arg;
         nng_socket sock;
         int rv;
@@ -467,25 +430,29 @@ static void *raw_job_thread(void *arg) {
                 rv = nng_recvmsg(sock, &j->reply, 0);
         nng_close(sock);
         j->nng_rv = rv;
-        atomic_store(&j->finished, true);
-        return NULL;
 }
 
-static int raw_exchange(sd_event *e, const void *data, size_t len, Envelope **ret) {
+/* Sends data from a raw req socket while the loop serves; returns the
+ * answer. */
+static nng_msg *raw_request(sd_event *e, const void *data, size_t len) {
         RawJob j = { .data = data, .len = len };
-        uint64_t deadline = now_usec() + 10 * SEC;
-        pthread_t t;
+
+        test_call_beside_loop(e, raw_job_call, &j, 10 * SEC);
+        ck_assert_int_eq(j.nng_rv, 0);
+        return j.reply;
+}
+
+/* The code of the Error envelope the server answers data with. */
+static int error_answer(sd_event *e, const void *data, size_t len) {
+        _cleanup_(envelope_freep) Envelope *reply = NULL;
+        nng_msg *m = raw_request(e, data, len);
         int k;
 
-        atomic_init(&j.finished, false);
-        ck_assert_int_eq(pthread_create(&t, NULL, raw_job_thread, &j), 0);
-        while (!atomic_load(&j.finished) && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
-        pthread_join(t, NULL);
-        ck_assert_int_eq(j.nng_rv, 0);
-        k = envelope_decode(nng_msg_body(j.reply), nng_msg_len(j.reply), SPARK_MAX_MESSAGE_BYTES, ret);
-        nng_msg_free(j.reply);
-        return k;
+        k = envelope_decode(nng_msg_body(m), nng_msg_len(m), SPARK_MAX_MESSAGE_BYTES, &reply);
+        nng_msg_free(m);
+        ck_assert_int_eq(k, 0);
+        ck_assert_int_eq(reply->body_case, SPARK__ENVELOPE__BODY_ERROR);
+        return reply->error->code;
 }
 
 START_TEST(test_garbage_gets_error_envelope) {
@@ -498,31 +465,16 @@ START_TEST(test_garbage_gets_error_envelope) {
         sd_event *e = NULL;
         RpcServer *s = NULL;
         Counter n = {};
-        Envelope *reply = NULL;
         RpcServerStats st;
 
         ck_assert_int_ge(sd_event_new(&e), 0);
         ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, counting_handler, &n, &s), 0);
 
-        ck_assert_int_eq(raw_exchange(e, garbage, sizeof(garbage), &reply), 0);
-        ck_assert_int_eq(reply->body_case, SPARK__ENVELOPE__BODY_ERROR);
-        ck_assert_int_eq(reply->error->code, -EBADMSG);
-        reply = envelope_free(reply);
-
-        ck_assert_int_eq(raw_exchange(e, wrong_version, sizeof(wrong_version), &reply), 0);
-        ck_assert_int_eq(reply->body_case, SPARK__ENVELOPE__BODY_ERROR);
-        ck_assert_int_eq(reply->error->code, -EPROTONOSUPPORT);
-        reply = envelope_free(reply);
-
-        ck_assert_int_eq(raw_exchange(e, unknown_body, sizeof(unknown_body), &reply), 0);
-        ck_assert_int_eq(reply->body_case, SPARK__ENVELOPE__BODY_ERROR);
-        ck_assert_int_eq(reply->error->code, -ENOMSG);
-        reply = envelope_free(reply);
-
-        /* Empty request. */
-        ck_assert_int_eq(raw_exchange(e, "", 0, &reply), 0);
-        ck_assert_int_eq(reply->body_case, SPARK__ENVELOPE__BODY_ERROR);
-        reply = envelope_free(reply);
+        ck_assert_int_eq(error_answer(e, garbage, sizeof(garbage)), -EBADMSG);
+        ck_assert_int_eq(error_answer(e, wrong_version, sizeof(wrong_version)), -EPROTONOSUPPORT);
+        ck_assert_int_eq(error_answer(e, unknown_body, sizeof(unknown_body)), -ENOMSG);
+        /* Empty request: an Error too, whatever its code. */
+        (void) error_answer(e, "", 0);
 
         ck_assert_uint_eq(n.calls, 0);
         rpc_server_get_stats(s, &st);
@@ -545,25 +497,18 @@ static int raw_echo_handler(RpcServer *s, RpcRequest *req, const void *data, siz
 
 START_TEST(test_raw_handler_echo) {
         static const char hello[] = "not an envelope";
-        RawJob j = { .data = hello, .len = sizeof(hello) };
-        uint64_t deadline = now_usec() + 10 * SEC;
         sd_event *e = NULL;
         RpcServer *s = NULL;
-        pthread_t t;
+        nng_msg *m;
 
         ck_assert_int_ge(sd_event_new(&e), 0);
         ck_assert_int_eq(rpc_server_new(e, url, NULL, raw_echo_handler, NULL, &s), 0);
         ck_assert_str_eq(rpc_server_url(s), url);
 
-        atomic_init(&j.finished, false);
-        ck_assert_int_eq(pthread_create(&t, NULL, raw_job_thread, &j), 0);
-        while (!atomic_load(&j.finished) && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 10 * 1000), 0);
-        pthread_join(t, NULL);
-        ck_assert_int_eq(j.nng_rv, 0);
-        ck_assert_uint_eq(nng_msg_len(j.reply), sizeof(hello));
-        ck_assert_str_eq(nng_msg_body(j.reply), hello);
-        nng_msg_free(j.reply);
+        m = raw_request(e, hello, sizeof(hello));
+        ck_assert_uint_eq(nng_msg_len(m), sizeof(hello));
+        ck_assert_str_eq(nng_msg_body(m), hello);
+        nng_msg_free(m);
 
         rpc_server_free(s);
         sd_event_unref(e);
@@ -616,7 +561,7 @@ START_TEST(test_resend_after_server_restart) {
 
         make_register_app(&env, &ra, "again");
         ck_assert_int_eq(rpc_client_call(c, &env, 8000, record_reply, &o), 0);
-        run_until(e, &r.got_request, 5 * SEC);
+        test_run_until_flag(e, &r.got_request, 5 * SEC);
         ck_assert(r.got_request);
 
         /* The first server goes away with the request parked... */
@@ -626,7 +571,7 @@ START_TEST(test_resend_after_server_restart) {
 
         /* ...and its successor answers the resent request. */
         ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, counting_handler, &n, &s), 0);
-        run_until(e, &o.done, 7 * SEC);
+        test_run_until_flag(e, &o.done, 7 * SEC);
         ck_assert(o.done);
         ck_assert_int_eq(o.error, 0);
         ck_assert_uint_eq(n.calls, 1);
@@ -666,7 +611,7 @@ START_TEST(test_free_with_work_in_flight) {
         make_register_app(&env, &ra, "x");
         for (int i = 0; i < 5; i++)
                 ck_assert_int_eq(rpc_client_call(c, &env, 5000, record_reply, &o[i]), 0);
-        run_until(e, &r.got_expected, 5 * SEC);
+        test_run_until_flag(e, &r.got_expected, 5 * SEC);
         ck_assert_uint_eq(r.n_requests, 5);
         c = rpc_client_free(c);
         for (int i = 0; i < 5; i++) {
@@ -680,11 +625,8 @@ START_TEST(test_free_with_work_in_flight) {
         /* Server freed from within its own handler. */
         ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, free_self_handler, &s, &s), 0);
         ck_assert_int_eq(rpc_client_new(e, url, NULL, &c), 0);
-        memset(o, 0, sizeof(o));
-        ck_assert_int_eq(rpc_client_call(c, &env, 300, record_reply, &o[0]), 0);
-        run_until(e, &o[0].done, 5 * SEC);
+        ck_assert_int_eq(call_once(e, c, "x", 300), -ETIMEDOUT);
         ck_assert_ptr_null(s);
-        ck_assert_int_eq(o[0].error, -ETIMEDOUT);
         rpc_client_free(c);
 
         ck_assert_ptr_null(rpc_server_free(NULL));
@@ -695,6 +637,20 @@ END_TEST
 
 /* ------------------------------------- clients sharing one loop queue */
 
+typedef struct Outcomes {
+        const Outcome *o;
+        size_t n;
+} Outcomes;
+
+static bool outcomes_done(void *userdata) {
+        const Outcomes *w = userdata;
+
+        for (size_t i = 0; i < w->n; i++)
+                if (!w->o[i].done)
+                        return false;
+        return true;
+}
+
 START_TEST(test_clients_share_a_queue) {
         Spark__RegisterApplication ra;
         Envelope env;
@@ -704,7 +660,6 @@ START_TEST(test_clients_share_a_queue) {
         RpcClient *a = NULL, *b = NULL;
         char nowhere[192];
         Outcome oa[3] = {}, ob[20] = {};
-        bool all_b = false;
 
         ck_assert_int_ge(sd_event_new(&e), 0);
         ck_assert_int_eq(loop_queue_new(e, &q), 0);
@@ -719,12 +674,7 @@ START_TEST(test_clients_share_a_queue) {
                 ck_assert_int_eq(rpc_client_call(a, &env, 10000, record_reply, &oa[i]), 0);
         for (int i = 0; i < 20; i++)
                 ck_assert_int_eq(rpc_client_call(b, &env, 5000, record_reply, &ob[i]), 0);
-        for (uint64_t deadline = now_usec() + 5 * SEC; !all_b && now_usec() < deadline;) {
-                ck_assert_int_ge(sd_event_run(e, 50 * 1000), 0);
-                all_b = true;
-                for (int i = 0; i < 20; i++)
-                        all_b = all_b && ob[i].done;
-        }
+        (void) test_run_until(e, outcomes_done, &(Outcomes) { ob, ELEMENTSOF(ob) }, 5 * SEC);
         for (int i = 0; i < 20; i++) {
                 ck_assert(ob[i].done);
                 ck_assert_int_eq(ob[i].error, 0);
@@ -739,10 +689,7 @@ START_TEST(test_clients_share_a_queue) {
                 ck_assert(oa[i].done);
                 ck_assert_int_eq(oa[i].error, -ECANCELED);
         }
-        memset(ob, 0, sizeof(ob));
-        ck_assert_int_eq(rpc_client_call(b, &env, 5000, record_reply, &ob[0]), 0);
-        run_until(e, &ob[0].done, 5 * SEC);
-        ck_assert_int_eq(ob[0].error, 0);
+        ck_assert_int_eq(call_once(e, b, "shared", 5000), 0);
 
         b = rpc_client_free(b);
         s = rpc_server_free(s);
@@ -823,23 +770,23 @@ START_TEST(test_pipe_removed_when_peer_killed) {
                 _exit(127);
         }
 
-        run_until(e, &w.got_request, 10 * SEC);
+        test_run_until_flag(e, &w.got_request, 10 * SEC);
         ck_assert(w.got_request);
         ck_assert_uint_ne(w.request_pipe, 0);
-        run_for(e, 20 * 1000);
+        test_run_for(e, 20 * 1000);
         ck_assert_uint_eq(w.added_pipe, w.request_pipe);
 
         ck_assert_int_eq(kill(pid, SIGKILL), 0);
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         ck_assert(WIFSIGNALED(status));
 
-        run_until(e, &w.removed, 5 * SEC);
+        test_run_until_flag(e, &w.removed, 5 * SEC);
         ck_assert(w.removed);
         ck_assert_uint_eq(w.removed_pipe, w.request_pipe);
 
         /* Answering the parked request of a dead peer is harmless. */
         ck_assert_int_eq(rpc_request_reply_error(w.parked, -ECONNRESET, "peer gone"), 0);
-        run_for(e, 20 * 1000);
+        test_run_for(e, 20 * 1000);
 
         rpc_server_free(s);
         sd_event_unref(e);
@@ -850,25 +797,20 @@ END_TEST
 
 /* Runs the loop until rpc_client_connection_lost(c) is want (nng's
  * threads set it) or timeout; returns what it is then. */
-static bool run_until_lost_is(sd_event *e, RpcClient *c, bool want, uint64_t timeout_usec) {
-        uint64_t deadline = now_usec() + timeout_usec;
+typedef struct LostWait {
+        RpcClient *client;
+        bool want;
+} LostWait;
 
-        while (rpc_client_connection_lost(c) != want && now_usec() < deadline)
-                ck_assert_int_ge(sd_event_run(e, 20 * 1000), 0);
-        return rpc_client_connection_lost(c);
+static bool lost_is(void *userdata) {
+        const LostWait *w = userdata;
+
+        return rpc_client_connection_lost(w->client) == w->want;
 }
 
-/* One call, run to its end; returns its error. */
-static int call_once(sd_event *e, RpcClient *c, int timeout_ms) {
-        Spark__RegisterApplication ra;
-        Envelope env;
-        Outcome o = {};
-
-        make_register_app(&env, &ra, "lost");
-        ck_assert_int_eq(rpc_client_call(c, &env, timeout_ms, record_reply, &o), 0);
-        run_until(e, &o.done, (uint64_t) timeout_ms * 1000 + 5 * SEC);
-        ck_assert(o.done);
-        return o.error;
+static bool run_until_lost_is(sd_event *e, RpcClient *c, bool want, uint64_t timeout_usec) {
+        (void) test_run_until(e, lost_is, &(LostWait) { c, want }, timeout_usec);
+        return rpc_client_connection_lost(c);
 }
 
 START_TEST(test_connection_lost) {
@@ -882,12 +824,12 @@ START_TEST(test_connection_lost) {
 
         /* Nobody there yet: not known to be gone, only silent. */
         ck_assert_int_eq(rpc_client_new(e, url, NULL, &c), 0);
-        ck_assert_int_eq(call_once(e, c, 300), -ETIMEDOUT);
+        ck_assert_int_eq(call_once(e, c, "lost", 300), -ETIMEDOUT);
         ck_assert(!rpc_client_connection_lost(c));
 
         /* Connected and answered. */
         ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, counting_handler, &n, &s), 0);
-        ck_assert_int_eq(call_once(e, c, 5000), 0);
+        ck_assert_int_eq(call_once(e, c, "lost", 5000), 0);
         ck_assert(!rpc_client_connection_lost(c));
 
         /* The server goes: the pipe is removed, and a call that waits
@@ -895,13 +837,13 @@ START_TEST(test_connection_lost) {
          * known. */
         s = rpc_server_free(s);
         ck_assert(run_until_lost_is(e, c, true, 3 * SEC));
-        ck_assert_int_eq(call_once(e, c, 500), -ETIMEDOUT);
+        ck_assert_int_eq(call_once(e, c, "lost", 500), -ETIMEDOUT);
         ck_assert(rpc_client_connection_lost(c));
 
         /* A new server at the URL: reconnected, no longer lost. */
         ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, counting_handler, &n, &s), 0);
         ck_assert(!run_until_lost_is(e, c, false, 5 * SEC));
-        ck_assert_int_eq(call_once(e, c, 5000), 0);
+        ck_assert_int_eq(call_once(e, c, "lost", 5000), 0);
         ck_assert_uint_eq(n.calls, 2);
 
         rpc_client_free(c);
