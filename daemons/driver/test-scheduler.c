@@ -46,6 +46,24 @@ static TaskInfo info(const Job *job, unsigned index) {
         return ti;
 }
 
+/* The job's counts are want, every one of them (a count not given is 0). */
+static void check_counts(const Job *job, JobCounts want) {
+        JobCounts c;
+
+        scheduler_job_counts(job, &c);
+        ck_assert_uint_eq(c.tasks, want.tasks);
+        ck_assert_uint_eq(c.pending, want.pending);
+        ck_assert_uint_eq(c.running, want.running);
+        ck_assert_uint_eq(c.succeeded, want.succeeded);
+        ck_assert_uint_eq(c.failed, want.failed);
+        ck_assert_uint_eq(c.killed, want.killed);
+        ck_assert_uint_eq(c.in_flight, want.in_flight);
+}
+
+/* Preferred hosts of up to four tasks: host-b. */
+static const char *const host_b[] = { "host-b", NULL };
+static const char *const *const prefer_host_b[] = { host_b, host_b, host_b, host_b };
+
 START_TEST(test_offer_fills_free_cores) {
         Scheduler *s = new_scheduler(4, 0);
         TaskAssignment a[64];
@@ -126,7 +144,6 @@ END_TEST
 START_TEST(test_finished_task_frees_core) {
         Scheduler *s = new_scheduler(4, 0);
         TaskAssignment a[64], b[64];
-        JobCounts c;
         Job *job;
 
         ck_assert_int_eq(scheduler_add_executor(s, 1, "host-a", 2), 0);
@@ -145,12 +162,7 @@ START_TEST(test_finished_task_frees_core) {
 
         ck_assert_int_eq(offer(s, 1, 10, T0, b), 1);
         ck_assert_uint_eq(b[0].index, 2);
-        scheduler_job_counts(job, &c);
-        ck_assert_uint_eq(c.tasks, 5);
-        ck_assert_uint_eq(c.succeeded, 1);
-        ck_assert_uint_eq(c.running, 2);
-        ck_assert_uint_eq(c.in_flight, 2);
-        ck_assert_uint_eq(c.pending, 2);
+        check_counts(job, (JobCounts) { .tasks = 5, .succeeded = 1, .running = 2, .in_flight = 2, .pending = 2 });
 
         /* A bad index is an error, not a verdict. */
         ck_assert_int_eq(scheduler_task_finished(s, job, 5, 1, 1, true, 0, NULL, T0), -EINVAL);
@@ -240,8 +252,6 @@ END_TEST
 
 START_TEST(test_locality_waits_then_gives_up) {
         Scheduler *s = new_scheduler(4, 3 * SEC);
-        const char *b_hosts[] = { "host-b", NULL };
-        const char *const *prefs[] = { b_hosts };
         TaskAssignment a[64];
         Job *busy, *job;
 
@@ -252,7 +262,7 @@ START_TEST(test_locality_waits_then_gives_up) {
         ck_assert_int_eq(offer(s, 2, 1, T0, a), 1);
         ck_assert_ptr_eq(a[0].job, busy);
 
-        ck_assert_int_eq(scheduler_submit_job(s, "job-1", 1, prefs, 1, T0, &job), 0);
+        ck_assert_int_eq(scheduler_submit_job(s, "job-1", 1, prefer_host_b, 1, T0, &job), 0);
         ck_assert_int_eq(offer(s, 1, 1, T0, a), 0);
         ck_assert_int_eq(offer(s, 1, 1, T0 + 2 * SEC, a), 0);
         ck_assert_uint_eq(scheduler_next_locality_deadline(s, T0 + 2 * SEC), T0 + 3 * SEC);
@@ -270,14 +280,12 @@ END_TEST
 
 START_TEST(test_locality_preferred_host_at_once) {
         Scheduler *s = new_scheduler(4, 3 * SEC);
-        const char *b_hosts[] = { "host-b", NULL };
-        const char *const *prefs[] = { b_hosts };
         TaskAssignment a[64];
         Job *job;
 
         ck_assert_int_eq(scheduler_add_executor(s, 1, "host-a", 4), 0);
         ck_assert_int_eq(scheduler_add_executor(s, 2, "host-b", 1), 0);
-        ck_assert_int_eq(scheduler_submit_job(s, "job-1", 3, prefs, 1, T0, &job), 0);
+        ck_assert_int_eq(scheduler_submit_job(s, "job-1", 3, prefer_host_b, 1, T0, &job), 0);
 
         ck_assert_int_eq(offer(s, 2, 1, T0, a), 1);
         ck_assert_uint_eq(a[0].index, 0);
@@ -379,7 +387,6 @@ START_TEST(test_always_failing_fails_job) {
         TaskAssignment a[64], other, in_flight[8];
         const char *errors[8];
         char msg[32];
-        JobCounts c;
         Job *job;
 
         ck_assert_int_eq(scheduler_add_executor(s, 1, "host-a", 1), 0);
@@ -411,12 +418,7 @@ START_TEST(test_always_failing_fails_job) {
         ck_assert_str_eq(errors[0], "boom 1");
         ck_assert_ptr_null(errors[1]);
 
-        scheduler_job_counts(job, &c);
-        ck_assert_uint_eq(c.failed, 1);
-        ck_assert_uint_eq(c.killed, 3);
-        ck_assert_uint_eq(c.pending, 0);
-        ck_assert_uint_eq(c.running, 0);
-        ck_assert_uint_eq(c.in_flight, 1);
+        check_counts(job, (JobCounts) { .tasks = 4, .failed = 1, .killed = 3, .in_flight = 1 });
         ck_assert_uint_eq(scheduler_n_pending(s), 0);
         ck_assert_ptr_eq(scheduler_pop_finished_job(s), job);
 
@@ -493,7 +495,6 @@ END_TEST
 START_TEST(test_cancel_job) {
         Scheduler *s = new_scheduler(4, 0);
         TaskAssignment a[64], running[8];
-        JobCounts c;
         Job *job;
 
         ck_assert_int_eq(scheduler_add_executor(s, 1, "host-a", 2), 0);
@@ -508,12 +509,7 @@ START_TEST(test_cancel_job) {
         ck_assert_str_eq(scheduler_job_reason(job), "cancelled");
         ck_assert_uint_eq(scheduler_job_finished_at(job), T0 + SEC);
         ck_assert_ptr_eq(scheduler_pop_finished_job(s), job);
-        scheduler_job_counts(job, &c);
-        ck_assert_uint_eq(c.pending, 0);
-        ck_assert_uint_eq(c.running, 0);
-        ck_assert_uint_eq(c.succeeded, 1);
-        ck_assert_uint_eq(c.killed, 9);
-        ck_assert_uint_eq(c.in_flight, 2);
+        check_counts(job, (JobCounts) { .tasks = 10, .succeeded = 1, .killed = 9, .in_flight = 2 });
         ck_assert_uint_eq(scheduler_n_pending(s), 0);
 
         /* The running attempts, to send TaskKill for. */
@@ -749,14 +745,12 @@ END_TEST
 
 START_TEST(test_locality_retry_returns_to_host_queue) {
         Scheduler *s = new_scheduler(4, 3 * SEC);
-        const char *b_hosts[] = { "host-b", NULL };
-        const char *const *prefs[] = { b_hosts, b_hosts, b_hosts, b_hosts };
         TaskAssignment a[64], first;
         Job *job;
 
         ck_assert_int_eq(scheduler_add_executor(s, 1, "host-a", 1), 0);
         ck_assert_int_eq(scheduler_add_executor(s, 2, "host-b", 2), 0);
-        ck_assert_int_eq(scheduler_submit_job(s, "job-1", 4, prefs, 4, T0, &job), 0);
+        ck_assert_int_eq(scheduler_submit_job(s, "job-1", 4, prefer_host_b, 4, T0, &job), 0);
         ck_assert_int_eq(offer(s, 2, 2, T0, a), 2);
         ck_assert_uint_eq(a[0].index, 0);
         ck_assert_uint_eq(a[1].index, 1);
