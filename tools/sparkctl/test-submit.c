@@ -196,6 +196,8 @@ static void *fake_driver_thread(void *userdata) {
 
 static FakeDriver driver;
 static char tmpdir[] = "/tmp/test-sparkctl-submit.XXXXXX";
+static char *out;       /* what the last submit() wrote */
+static size_t out_size;
 
 static void setup(void) {
         sigset_t set;
@@ -216,9 +218,6 @@ static void setup(void) {
         ck_assert_int_eq(nng_socket_set_ms(driver.sock, NNG_OPT_RECVTIMEO, 50), 0);
         ck_assert_int_eq(nng_socket_set_size(driver.sock, NNG_OPT_RECVMAXSZ, 1u << 30), 0);
         ck_assert_int_eq(nng_listen(driver.sock, driver.url, NULL, 0), 0);
-}
-
-static void start_driver(void) {
         ck_assert_int_eq(pthread_create(&driver.thread, NULL, fake_driver_thread, &driver), 0);
 }
 
@@ -230,6 +229,8 @@ static void teardown(void) {
                 pthread_join(driver.thread, NULL);
         nng_close(driver.sock);
         envelope_free(driver.submitted);
+        free(out);
+        out = NULL;
         snprintf(path, sizeof(path), "%s/inputs", tmpdir);
         unlink(path);
         snprintf(path, sizeof(path), "%s/lib.so", tmpdir);
@@ -249,29 +250,35 @@ static const char *write_tmp(const char *name, const void *data, size_t n) {
         return path;
 }
 
-/* Runs `sparkctl submit ARGS...` against the fake driver; *out gets stdout. */
-static int submit(char **out, size_t *out_size, ...) {
+/* Runs `sparkctl submit ARGS...` (a NULL ends them) against d, writing to
+ * f, or, if f is NULL, to out. */
+static int submit_to(const Daemon *d, FILE *f, ...) {
         char *argv[32] = { (char *) "sparkctl", (char *) "submit" };
-        Daemon d = { .kind = DAEMON_DRIVER, .url = driver.url };
         char err[256];
         va_list ap;
         int argc = 2, r;
-        FILE *f;
         Args a;
 
-        va_start(ap, out_size);
+        va_start(ap, f);
         for (char *s; (s = va_arg(ap, char *));)
                 argv[argc++] = s;
         va_end(ap);
         ck_assert_int_eq(args_parse(argc, argv, &a), 0);
         ck_assert_msg(args_validate(&a, err, sizeof(err)) == 0, "%s", err);
 
-        f = open_memstream(out, out_size);
+        if (f)
+                return run_submit(d, &a, false, f);
+        free(out);
+        out = NULL;
+        f = open_memstream(&out, &out_size);
         ck_assert_ptr_nonnull(f);
-        r = run_submit(&d, &a, false, f);
+        r = run_submit(d, &a, false, f);
         ck_assert_int_eq(fclose(f), 0);
         return r;
 }
+
+/* The same against the fake driver. */
+#define submit(...) submit_to(&(Daemon) { .kind = DAEMON_DRIVER, .url = driver.url }, NULL, __VA_ARGS__)
 
 #define SUBMITTED (driver.submitted->submit_job)
 
@@ -283,13 +290,9 @@ static void ck_input(size_t i, const char *expected) {
 
 START_TEST(test_command_inputs) {
         static const char lines[] = "alpha\nit's here\n\nlast without newline";
-        _cleanup_free_ char *out = NULL;
-        size_t size;
         const char *path = write_tmp("inputs", lines, sizeof(lines) - 1);
 
-        start_driver();
-        ck_assert_int_eq(submit(&out, &size, "--command", "echo {#} {}", "--inputs", path, "--name", "n", NULL),
-                         SPARKCTL_EXIT_OK);
+        ck_assert_int_eq(submit("--command", "echo {#} {}", "--inputs", path, "--name", "n", NULL), SPARKCTL_EXIT_OK);
         ck_assert_int_eq(SUBMITTED->kind, SPARK__TASK_KIND__TASK_COMMAND);
         ck_assert_str_eq(SUBMITTED->command, "echo {#} {}");
         ck_assert_str_eq(SUBMITTED->name, "n");
@@ -307,34 +310,23 @@ START_TEST(test_command_inputs) {
 END_TEST
 
 START_TEST(test_command_count) {
-        _cleanup_free_ char *out = NULL;
-        size_t size;
-
-        start_driver();
         driver.reveal_per_fetch = 100;
-        ck_assert_int_eq(submit(&out, &size, "--command", "seq {#}", "--count", "3", NULL), SPARKCTL_EXIT_OK);
+        ck_assert_int_eq(submit("--command", "seq {#}", "--count", "3", NULL), SPARKCTL_EXIT_OK);
         ck_assert_uint_eq(SUBMITTED->n_inputs, 3);
         ck_input(0, "seq 0");
         ck_input(2, "seq 2");
         ck_assert_str_eq(out, "seq 0\nseq 1\nseq 2\n");
 
         /* without placeholders, --inputs appends the input */
-        free(out);
-        out = NULL;
-        ck_assert_int_eq(submit(&out, &size, "--command", "wc -c", "--inputs", write_tmp("inputs", "a b\n", 4),
-                                NULL),
+        ck_assert_int_eq(submit("--command", "wc -c", "--inputs", write_tmp("inputs", "a b\n", 4), NULL),
                          SPARKCTL_EXIT_OK);
         ck_input(0, "wc -c 'a b'");
 }
 END_TEST
 
 START_TEST(test_json_and_failure) {
-        _cleanup_free_ char *out = NULL;
-        size_t size;
-
-        start_driver();
         driver.failing_task = 1;
-        ck_assert_int_eq(submit(&out, &size, "--json", "--command", "x {}", "--inputs",
+        ck_assert_int_eq(submit("--json", "--command", "x {}", "--inputs",
                                 write_tmp("inputs", "a\n\"q\"\nc\n", 8), NULL),
                          SPARKCTL_EXIT_FAILED);
         ck_assert_str_eq(out,
@@ -349,14 +341,11 @@ END_TEST
 START_TEST(test_function_job) {
         static const char elf[] = "\x7f" "ELF\x02\x01\x01\0fake shared object";
         static const char inputs[] = "one\n\xff\xfe\n\0nul\n";
-        _cleanup_free_ char *out = NULL, *spec = NULL;
-        size_t size;
+        _cleanup_free_ char *spec = NULL;
 
-        start_driver();
         ck_assert_int_ge(asprintf(&spec, "%s:task_main", write_tmp("lib.so", elf, sizeof(elf) - 1)), 0);
 
-        ck_assert_int_eq(submit(&out, &size, "--function", spec, "--count", "3", "--arg", "payload", NULL),
-                         SPARKCTL_EXIT_OK);
+        ck_assert_int_eq(submit("--function", spec, "--count", "3", "--arg", "payload", NULL), SPARKCTL_EXIT_OK);
         ck_assert_int_eq(SUBMITTED->kind, SPARK__TASK_KIND__TASK_FUNCTION);
         ck_assert_str_eq(SUBMITTED->symbol, "task_main");
         ck_assert_uint_eq(SUBMITTED->library.len, sizeof(elf) - 1);
@@ -367,10 +356,7 @@ START_TEST(test_function_job) {
         ck_assert_str_eq(out, "payload\npayload\npayload\n");
 
         /* lines are bytes: no quoting, NUL and non-UTF-8 kept */
-        free(out);
-        out = NULL;
-        ck_assert_int_eq(submit(&out, &size, "--function", spec, "--inputs",
-                                write_tmp("inputs", inputs, sizeof(inputs) - 1), NULL),
+        ck_assert_int_eq(submit("--function", spec, "--inputs", write_tmp("inputs", inputs, sizeof(inputs) - 1), NULL),
                          SPARKCTL_EXIT_OK);
         ck_assert_uint_eq(SUBMITTED->n_inputs, 3);
         ck_assert_int_eq(SUBMITTED->count, 0);
@@ -378,68 +364,48 @@ START_TEST(test_function_job) {
         ck_input(1, "\xff\xfe");
         ck_assert_uint_eq(SUBMITTED->inputs[2].len, 4);
         ck_assert_mem_eq(SUBMITTED->inputs[2].data, "\0nul", 4);
-        ck_assert_uint_eq(size, sizeof(inputs) - 1);
-        ck_assert_mem_eq(out, inputs, size);
+        ck_assert_uint_eq(out_size, sizeof(inputs) - 1);
+        ck_assert_mem_eq(out, inputs, out_size);
 }
 END_TEST
 
 START_TEST(test_local_errors) {
-        _cleanup_free_ char *out = NULL, *spec = NULL;
-        size_t size;
+        _cleanup_free_ char *spec = NULL;
 
-        start_driver();
         ck_assert_int_ge(asprintf(&spec, "%s:f", write_tmp("lib.so", "#!/bin/sh\n", 10)), 0);
-        ck_assert_int_eq(submit(&out, &size, "--function", spec, "--count", "1", NULL), SPARKCTL_EXIT_USAGE);
-        free(out);
-        ck_assert_int_eq(submit(&out, &size, "--command", "x", "--inputs", "/nonexistent/file", NULL),
-                         SPARKCTL_EXIT_USAGE);
-        free(out);
+        ck_assert_int_eq(submit("--function", spec, "--count", "1", NULL), SPARKCTL_EXIT_USAGE);
+        ck_assert_int_eq(submit("--command", "x", "--inputs", "/nonexistent/file", NULL), SPARKCTL_EXIT_USAGE);
         /* a NUL cannot go into a command line */
-        ck_assert_int_eq(submit(&out, &size, "--command", "x {}", "--inputs", write_tmp("inputs", "a\0b\n", 4),
-                                NULL),
+        ck_assert_int_eq(submit("--command", "x {}", "--inputs", write_tmp("inputs", "a\0b\n", 4), NULL),
                          SPARKCTL_EXIT_USAGE);
-        free(out);
         /* nothing to run: nothing is sent */
-        ck_assert_int_eq(submit(&out, &size, "--command", "x", "--inputs", write_tmp("inputs", "", 0), NULL),
-                         SPARKCTL_EXIT_OK);
-        ck_assert_uint_eq(size, 0);
+        ck_assert_int_eq(submit("--command", "x", "--inputs", write_tmp("inputs", "", 0), NULL), SPARKCTL_EXIT_OK);
+        ck_assert_uint_eq(out_size, 0);
         ck_assert_ptr_null(driver.submitted);
 }
 END_TEST
 
 START_TEST(test_job_failed) {
-        _cleanup_free_ char *out = NULL;
-        size_t size;
-
-        start_driver();
         driver.fail_job = true;
         driver.fail_after = 2;
-        ck_assert_int_eq(submit(&out, &size, "--command", "t{#}", "--count", "5", NULL), SPARKCTL_EXIT_FAILED);
+        ck_assert_int_eq(submit("--command", "t{#}", "--count", "5", NULL), SPARKCTL_EXIT_FAILED);
         /* what the driver had is written, the job's reason goes to stderr */
         ck_assert_str_eq(out, "t0\nt1\n");
 }
 END_TEST
 
 START_TEST(test_duplicates_skipped) {
-        _cleanup_free_ char *out = NULL;
-        size_t size;
-
-        start_driver();
         driver.resend_previous = true;
         driver.reveal_per_fetch = 1;
-        ck_assert_int_eq(submit(&out, &size, "--command", "t{#}", "--count", "4", NULL), SPARKCTL_EXIT_OK);
+        ck_assert_int_eq(submit("--command", "t{#}", "--count", "4", NULL), SPARKCTL_EXIT_OK);
         ck_assert_str_eq(out, "t0\nt1\nt2\nt3\n");
 }
 END_TEST
 
 START_TEST(test_interrupt_cancels) {
-        _cleanup_free_ char *out = NULL;
-        size_t size;
-
-        start_driver();
         driver.never_finish = true;
         driver.interrupt_after = 3;
-        ck_assert_int_eq(submit(&out, &size, "--command", "sleep 100", "--count", "2", NULL), SPARKCTL_EXIT_FAILED);
+        ck_assert_int_eq(submit("--command", "sleep 100", "--count", "2", NULL), SPARKCTL_EXIT_FAILED);
         ck_assert_int_eq(driver.cancels, 1);
         ck_assert_int_eq(driver.state, SPARK__JOB_STATE__JOB_CANCELLED);
 }
@@ -447,21 +413,15 @@ END_TEST
 
 START_TEST(test_closed_output_cancels) {
         Daemon d = { .kind = DAEMON_DRIVER, .url = driver.url };
-        char *argv[] = { "sparkctl", "submit", "--command", "t{#}", "--count", "50", NULL };
-        char err[256];
         int fds[2];
-        Args a;
         FILE *f;
 
-        start_driver();
         driver.reveal_per_fetch = 1;
         ck_assert_int_eq(pipe(fds), 0);
         close(fds[0]);
         f = fdopen(fds[1], "w");
         ck_assert_ptr_nonnull(f);
-        ck_assert_int_eq(args_parse(6, argv, &a), 0);
-        ck_assert_int_eq(args_validate(&a, err, sizeof(err)), 0);
-        ck_assert_int_eq(run_submit(&d, &a, false, f), SPARKCTL_EXIT_FAILED);
+        ck_assert_int_eq(submit_to(&d, f, "--command", "t{#}", "--count", "50", NULL), SPARKCTL_EXIT_FAILED);
         fclose(f);
         ck_assert_int_eq(driver.cancels, 1);
 }
@@ -469,19 +429,12 @@ END_TEST
 
 START_TEST(test_driver_errors) {
         Daemon nowhere = { .kind = DAEMON_DRIVER, .url = "ipc:///nonexistent/driver.sock" };
-        char *argv[] = { "sparkctl", "submit", "--command", "x", "--count", "1", NULL };
-        _cleanup_free_ char *out = NULL;
-        char err[256];
-        size_t size;
-        Args a;
 
-        ck_assert_int_eq(args_parse(6, argv, &a), 0);
-        ck_assert_int_eq(args_validate(&a, err, sizeof(err)), 0);
-        ck_assert_int_eq(run_submit(&nowhere, &a, false, stdout), SPARKCTL_EXIT_UNREACHABLE);
+        ck_assert_int_eq(submit_to(&nowhere, stdout, "--command", "x", "--count", "1", NULL),
+                         SPARKCTL_EXIT_UNREACHABLE);
 
-        start_driver();
         driver.refuse_submit = true;
-        ck_assert_int_eq(submit(&out, &size, "--command", "x", "--count", "1", NULL), SPARKCTL_EXIT_FAILED);
+        ck_assert_int_eq(submit("--command", "x", "--count", "1", NULL), SPARKCTL_EXIT_FAILED);
 }
 END_TEST
 
