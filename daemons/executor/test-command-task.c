@@ -24,6 +24,17 @@ static void run(const char *cmd, size_t max, CommandResult *r) {
         ck_assert_int_eq(command_run(cmd, max, NULL, r), 0);
 }
 
+/* The exit status of cmd, where that is all a case looks at. */
+static int exit_code_of(const char *cmd) {
+        CommandResult r;
+        int code;
+
+        run(cmd, 1024, &r);
+        code = r.exit_code;
+        command_result_done(&r);
+        return code;
+}
+
 START_TEST(test_exit_codes_and_stdout) {
         CommandResult r;
         TaskOutcome o = {};
@@ -50,13 +61,8 @@ START_TEST(test_exit_codes_and_stdout) {
         command_result_done(&r);
         task_outcome_done(&o);
 
-        run("exit 255", 1024, &r);
-        ck_assert_int_eq(r.exit_code, 255);
-        command_result_done(&r);
-
-        run("no-such-command-xyz 2>/dev/null", 1024, &r);
-        ck_assert_int_eq(r.exit_code, 127);
-        command_result_done(&r);
+        ck_assert_int_eq(exit_code_of("exit 255"), 255);
+        ck_assert_int_eq(exit_code_of("no-such-command-xyz 2>/dev/null"), 127);
 
         /* No output at all. */
         run("true", 1024, &r);
@@ -80,9 +86,7 @@ START_TEST(test_without_the_shell) {
         command_result_done(&r);
 
         /* found in PATH, its exit status kept */
-        run("sh -c 'exit 7'", 1024, &r);
-        ck_assert_int_eq(r.exit_code, 7);
-        command_result_done(&r);
+        ck_assert_int_eq(exit_code_of("sh -c 'exit 7'"), 7);
 
         /* not found: the shell says so, as without this path */
         run("no-such-command-xyz a b", 1024, &r);
@@ -105,9 +109,7 @@ START_TEST(test_without_the_shell) {
                 ck_assert_int_eq(write(fd, "echo from the script\n", 21), 21);
                 close(fd);
                 snprintf(cmd, sizeof(cmd), "%s x", path);
-                run(cmd, 1024, &r);
-                ck_assert_int_eq(r.exit_code, 126);
-                command_result_done(&r);
+                ck_assert_int_eq(exit_code_of(cmd), 126);
                 ck_assert_int_eq(chmod(path, 0700), 0);
                 run(cmd, 1024, &r);
                 ck_assert_int_eq(r.exit_code, 0);
