@@ -713,32 +713,28 @@ START_TEST(test_check_main) {
 END_TEST
 
 START_TEST(test_default_path) {
+        /* the directory in $CONFIG_DIR_ENV (NULL: unset), a name, its path */
+        static const struct {
+                const char *dir, *name, *path;
+        } cases[] = {
+                { NULL, "master", "/etc/spark/master.conf" },
+                { NULL, "driver-etl", "/etc/spark/driver-etl.conf" },
+                { "/tmp/conf//", "worker", "/tmp/conf/worker.conf" },
+                { "rel", "worker", "rel/worker.conf" },
+                { "/", "worker", "/worker.conf" },
+                { "", "worker", "/etc/spark/worker.conf" },
+        };
         _cleanup_free_ char *p = NULL;
 
-        ck_assert_int_eq(unsetenv(CONFIG_DIR_ENV), 0);
-        ck_assert_int_eq(config_default_path("master", &p), 0);
-        ck_assert_str_eq(p, "/etc/spark/master.conf");
-        p = freed(p);
-        ck_assert_int_eq(config_default_path("driver-etl", &p), 0);
-        ck_assert_str_eq(p, "/etc/spark/driver-etl.conf");
-        p = freed(p);
-
-        ck_assert_int_eq(setenv(CONFIG_DIR_ENV, "/tmp/conf//", 1), 0);
-        ck_assert_int_eq(config_default_path("worker", &p), 0);
-        ck_assert_str_eq(p, "/tmp/conf/worker.conf");
-        p = freed(p);
-        ck_assert_int_eq(setenv(CONFIG_DIR_ENV, "rel", 1), 0);
-        ck_assert_int_eq(config_default_path("worker", &p), 0);
-        ck_assert_str_eq(p, "rel/worker.conf");
-        p = freed(p);
-        ck_assert_int_eq(setenv(CONFIG_DIR_ENV, "/", 1), 0);
-        ck_assert_int_eq(config_default_path("worker", &p), 0);
-        ck_assert_str_eq(p, "/worker.conf");
-        p = freed(p);
-        ck_assert_int_eq(setenv(CONFIG_DIR_ENV, "", 1), 0);
-        ck_assert_int_eq(config_default_path("worker", &p), 0);
-        ck_assert_str_eq(p, "/etc/spark/worker.conf");
-        p = freed(p);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                if (cases[i].dir)
+                        ck_assert_int_eq(setenv(CONFIG_DIR_ENV, cases[i].dir, 1), 0);
+                else
+                        ck_assert_int_eq(unsetenv(CONFIG_DIR_ENV), 0);
+                ck_assert_int_eq(config_default_path(cases[i].name, &p), 0);
+                ck_assert_str_eq(p, cases[i].path);
+                p = freed(p);
+        }
 
         ck_assert_int_eq(config_default_path("", &p), -EINVAL);
         ck_assert_int_eq(config_default_path(NULL, &p), -EINVAL);
