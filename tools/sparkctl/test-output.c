@@ -36,12 +36,41 @@ static char *escaped(const void *p, size_t n) {
         return (char *) capture_end(&c);
 }
 
-#define ck_escape(in, n, expected)                      \
+/* What table_print() writes for t; it must succeed. */
+static char *table_text(const Table *t) {
+        Capture c;
+
+        capture_begin(&c);
+        ck_assert_int_eq(table_print(t, c.f), 0);
+        return (char *) capture_end(&c);
+}
+
+/* What status_print_tables() and status_print_json() write for cs. */
+static char *status_tables(const Spark__ClusterState *cs) {
+        Capture c;
+
+        capture_begin(&c);
+        ck_assert_int_eq(status_print_tables(cs, c.f), 0);
+        return (char *) capture_end(&c);
+}
+
+static char *status_json(const Spark__ClusterState *cs) {
+        Capture c;
+
+        capture_begin(&c);
+        status_print_json(cs, c.f);
+        return (char *) capture_end(&c);
+}
+
+/* The text s (freed here) is expected. */
+#define ck_text(s, expected)                            \
         do {                                            \
-                char *_s = escaped((in), (n));          \
+                char *_s = (s);                         \
                 ck_assert_str_eq(_s, (expected));       \
                 free(_s);                               \
         } while (0)
+
+#define ck_escape(in, n, expected) ck_text(escaped((in), (n)), (expected))
 
 START_TEST(test_utf8) {
         ck_assert_uint_eq(utf8_sequence_length((const uint8_t *) "a", 1), 1);
@@ -136,14 +165,11 @@ START_TEST(test_table) {
         ck_assert_int_eq(table_add(t, NULL), 0);
         ck_assert_uint_eq(table_rows(t), 2);
 
-        capture_begin(&c);
-        ck_assert_int_eq(table_print(t, c.f), 0);
         /* é is one column; no trailing blanks; the escape is defused */
-        ck_assert_str_eq(capture_end(&c),
-                         "ID    NAME          NOTE\n"
-                         "1     caf\xc3\xa9\n"
-                         "1234  evil?[2Jname  -\n");
-        free(c.data);
+        ck_text(table_text(t),
+                "ID    NAME          NOTE\n"
+                "1     caf\xc3\xa9\n"
+                "1234  evil?[2Jname  -\n");
 
         ck_assert_int_eq(table_add(t, "half a row"), 0);
         capture_begin(&c);
@@ -155,23 +181,16 @@ END_TEST
 
 START_TEST(test_table_optional_column) {
         _cleanup_(table_freep) Table *t = NULL;
-        Capture c;
 
         t = table_new("ID", "REASON", NULL);
         table_set_optional(t, 1);
         table_add(t, "a");
         table_add(t, "");
-        capture_begin(&c);
-        ck_assert_int_eq(table_print(t, c.f), 0);
-        ck_assert_str_eq(capture_end(&c), "ID\na\n");
-        free(c.data);
+        ck_text(table_text(t), "ID\na\n");
 
         table_add(t, "b");
         table_add(t, "lost");
-        capture_begin(&c);
-        ck_assert_int_eq(table_print(t, c.f), 0);
-        ck_assert_str_eq(capture_end(&c), "ID  REASON\na\nb   lost\n");
-        free(c.data);
+        ck_text(table_text(t), "ID  REASON\na\nb   lost\n");
 }
 END_TEST
 
@@ -213,7 +232,6 @@ START_TEST(test_status_views) {
         Spark__AppInfo *apps[] = { &a };
         Spark__ExecutorInfo *executors[] = { &e };
         Spark__ClusterState cs = SPARK__CLUSTER_STATE__INIT;
-        Capture c;
 
         w1 = (Spark__WorkerInfo) SPARK__WORKER_INFO__INIT;
         w1.worker_id = "worker-20261129172233-h2-7081", w1.host = "h2", w1.state = SPARK__WORKER_STATE__WORKER_LOST;
@@ -228,46 +246,40 @@ START_TEST(test_status_views) {
         cs.master_id = "master-1", cs.n_workers = 2, cs.workers = workers, cs.n_apps = 1, cs.apps = apps;
         cs.n_executors = 1, cs.executors = executors;
 
-        capture_begin(&c);
-        ck_assert_int_eq(status_print_tables(&cs, c.f), 0);
-        ck_assert_str_eq(capture_end(&c),
-                         "Master master-1: 2 workers, 1 application, 1 executor\n"
-                         "\n"
-                         "WORKER   HOST  STATE  CORES  MEMORY  HEARTBEAT\n"
-                         "h1-7081  h1    alive  1/2    1G/4G   300ms ago\n"
-                         "h2-7081  h2    lost   0/4    0M/8G   12.0s ago\n"
-                         "\n"
-                         "APPLICATION              NAME  STATE    CORES  EXECUTORS  DRIVER\n"
-                         "app-20261129172233-0001  pi    running  1      1          tcp://h1:7091\n"
-                         "\n"
-                         "EXECUTOR                   WORKER   HOST  STATE    CORES  MEMORY  UNIT\n"
-                         "app-20261129172233-0001/1  h1-7081  h1    running  1      1G      "
-                         "spark-executor-app-20261129172233-0001-1.service\n");
-        free(c.data);
+        ck_text(status_tables(&cs),
+                "Master master-1: 2 workers, 1 application, 1 executor\n"
+                "\n"
+                "WORKER   HOST  STATE  CORES  MEMORY  HEARTBEAT\n"
+                "h1-7081  h1    alive  1/2    1G/4G   300ms ago\n"
+                "h2-7081  h2    lost   0/4    0M/8G   12.0s ago\n"
+                "\n"
+                "APPLICATION              NAME  STATE    CORES  EXECUTORS  DRIVER\n"
+                "app-20261129172233-0001  pi    running  1      1          tcp://h1:7091\n"
+                "\n"
+                "EXECUTOR                   WORKER   HOST  STATE    CORES  MEMORY  UNIT\n"
+                "app-20261129172233-0001/1  h1-7081  h1    running  1      1G      "
+                "spark-executor-app-20261129172233-0001-1.service\n");
 
-        capture_begin(&c);
-        status_print_json(&cs, c.f);
-        ck_assert_str_eq(capture_end(&c),
-                         "{\"master_id\":\"master-1\",\"workers\":["
-                         "{\"worker_id\":\"worker-20261129172233-h2-7081\",\"host\":\"h2\",\"endpoint\":\"\",\"events_endpoint\":\"\","
-                         "\"state\":\"lost\",\"cores\":4,\"cores_used\":0,\"memory_mb\":8192,\"memory_used_mb\":0,"
-                         "\"last_heartbeat_ms_ago\":12000,\"drain_timeout_ms\":0,\"reason\":\"\",\"end_time_ms\":0,\"ui_url\":\"\","
-                         "\"labels\":[],\"resources\":{}},"
-                         "{\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"endpoint\":\"\",\"events_endpoint\":\"\","
-                         "\"state\":\"alive\",\"cores\":2,\"cores_used\":1,\"memory_mb\":4096,\"memory_used_mb\":1024,"
-                         "\"last_heartbeat_ms_ago\":300,\"drain_timeout_ms\":0,\"reason\":\"\",\"end_time_ms\":0,\"ui_url\":\"\","
-                         "\"labels\":[],\"resources\":{}}],"
-                         "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"pi\",\"state\":\"running\","
-                         "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":1,\"max_cores\":0,"
-                         "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\",\"submitted_by\":\"\","
-                         "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\","
-                         "\"dynamic_allocation\":false,\"executors_live\":1,\"executors_wanted\":-1,"
-                         "\"executor_resources\":{},\"constraints\":[],\"waiting_reason\":\"\"}],"
-                         "\"executors\":[{\"app_id\":\"app-20261129172233-0001\",\"executor_id\":1,"
-                         "\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"state\":\"running\",\"cores\":1,"
-                         "\"memory_mb\":1024,\"reason\":\"\",\"exit_code\":0,"
-                         "\"unit\":\"spark-executor-app-20261129172233-0001-1.service\",\"draining\":false,\"resources\":{}}]}\n");
-        free(c.data);
+        ck_text(status_json(&cs),
+                "{\"master_id\":\"master-1\",\"workers\":["
+                "{\"worker_id\":\"worker-20261129172233-h2-7081\",\"host\":\"h2\",\"endpoint\":\"\",\"events_endpoint\":\"\","
+                "\"state\":\"lost\",\"cores\":4,\"cores_used\":0,\"memory_mb\":8192,\"memory_used_mb\":0,"
+                "\"last_heartbeat_ms_ago\":12000,\"drain_timeout_ms\":0,\"reason\":\"\",\"end_time_ms\":0,\"ui_url\":\"\","
+                "\"labels\":[],\"resources\":{}},"
+                "{\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"endpoint\":\"\",\"events_endpoint\":\"\","
+                "\"state\":\"alive\",\"cores\":2,\"cores_used\":1,\"memory_mb\":4096,\"memory_used_mb\":1024,"
+                "\"last_heartbeat_ms_ago\":300,\"drain_timeout_ms\":0,\"reason\":\"\",\"end_time_ms\":0,\"ui_url\":\"\","
+                "\"labels\":[],\"resources\":{}}],"
+                "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"pi\",\"state\":\"running\","
+                "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":1,\"max_cores\":0,"
+                "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\",\"submitted_by\":\"\","
+                "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\","
+                "\"dynamic_allocation\":false,\"executors_live\":1,\"executors_wanted\":-1,"
+                "\"executor_resources\":{},\"constraints\":[],\"waiting_reason\":\"\"}],"
+                "\"executors\":[{\"app_id\":\"app-20261129172233-0001\",\"executor_id\":1,"
+                "\"worker_id\":\"worker-20261129172200-h1-7081\",\"host\":\"h1\",\"state\":\"running\",\"cores\":1,"
+                "\"memory_mb\":1024,\"reason\":\"\",\"exit_code\":0,"
+                "\"unit\":\"spark-executor-app-20261129172233-0001-1.service\",\"draining\":false,\"resources\":{}}]}\n");
 }
 END_TEST
 
@@ -276,21 +288,17 @@ START_TEST(test_status_elastic) {
         Spark__AppInfo a = SPARK__APP_INFO__INIT;
         Spark__AppInfo *apps[] = { &a };
         Spark__ClusterState cs = SPARK__CLUSTER_STATE__INIT;
-        Capture c;
 
         a.app_id = "app-20261129172233-0002", a.name = "etl", a.state = SPARK__APP_STATE__APP_RUNNING;
         a.cores_granted = 2, a.driver_url = "tcp://h1:7091";
         a.dynamic_allocation = true, a.executors_live = 2, a.executors_wanted = 4;
         cs.master_id = "master-1", cs.n_apps = 1, cs.apps = apps;
 
-        capture_begin(&c);
-        ck_assert_int_eq(status_print_tables(&cs, c.f), 0);
-        ck_assert_str_eq(capture_end(&c),
-                         "Master master-1: 0 workers, 1 application, 0 executors\n"
-                         "\n"
-                         "APPLICATION              NAME  STATE    CORES  EXECUTORS    DRIVER\n"
-                         "app-20261129172233-0002  etl   running  2      2/4 elastic  tcp://h1:7091\n");
-        free(c.data);
+        ck_text(status_tables(&cs),
+                "Master master-1: 0 workers, 1 application, 0 executors\n"
+                "\n"
+                "APPLICATION              NAME  STATE    CORES  EXECUTORS    DRIVER\n"
+                "app-20261129172233-0002  etl   running  2      2/4 elastic  tcp://h1:7091\n");
 }
 END_TEST
 
@@ -299,7 +307,6 @@ START_TEST(test_status_fair) {
         Spark__AppInfo a = SPARK__APP_INFO__INIT, b = SPARK__APP_INFO__INIT;
         Spark__AppInfo *apps[] = { &a, &b };
         Spark__ClusterState cs = SPARK__CLUSTER_STATE__INIT;
-        Capture c;
 
         a.app_id = "app-20261129172233-0001", a.name = "big", a.state = SPARK__APP_STATE__APP_RUNNING;
         a.cores_granted = 6, a.driver_url = "tcp://h1:7091", a.weight = 1, a.share = 0.75, a.fair_share = 0.5;
@@ -310,31 +317,25 @@ START_TEST(test_status_fair) {
         b.executors_wanted = -1, b.executors_demand = 4;
         cs.master_id = "master-1", cs.n_apps = 2, cs.apps = apps, cs.scheduling = "fair";
 
-        capture_begin(&c);
-        ck_assert_int_eq(status_print_tables(&cs, c.f), 0);
-        ck_assert_str_eq(capture_end(&c),
-                         "Master master-1: 0 workers, 2 applications, 0 executors\n"
-                         "\n"
-                         "APPLICATION              NAME  STATE    CORES  EXECUTORS  WEIGHT  SHARE    TARGET           DEMAND  DRIVER\n"
-                         "app-20261129172233-0001  big   running  6      6          1       75%/50%  4 (2 preempted)  any     tcp://h1:7091\n"
-                         "app-20261129172233-0002  late  waiting  0      0          1       0%/50%   4                4       tcp://h1:7093\n");
-        free(c.data);
+        ck_text(status_tables(&cs),
+                "Master master-1: 0 workers, 2 applications, 0 executors\n"
+                "\n"
+                "APPLICATION              NAME  STATE    CORES  EXECUTORS  WEIGHT  SHARE    TARGET           DEMAND  DRIVER\n"
+                "app-20261129172233-0001  big   running  6      6          1       75%/50%  4 (2 preempted)  any     tcp://h1:7091\n"
+                "app-20261129172233-0002  late  waiting  0      0          1       0%/50%   4                4       tcp://h1:7093\n");
 
         cs.n_apps = 1;
-        capture_begin(&c);
-        status_print_json(&cs, c.f);
-        ck_assert_str_eq(capture_end(&c),
-                         "{\"master_id\":\"master-1\",\"scheduling\":\"fair\",\"workers\":[],"
-                         "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"big\",\"state\":\"running\","
-                         "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":6,\"max_cores\":0,"
-                         "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\",\"submitted_by\":\"\","
-                         "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\","
-                         "\"dynamic_allocation\":false,\"executors_live\":6,\"executors_wanted\":-1,"
-                         "\"weight\":1,\"share\":0.75,\"fair_share\":0.5,\"executors_demand\":-1,"
-                         "\"executors_target\":4,\"executors_preempting\":2,"
-                         "\"executor_resources\":{},\"constraints\":[],\"waiting_reason\":\"\"}],"
-                         "\"executors\":[]}\n");
-        free(c.data);
+        ck_text(status_json(&cs),
+                "{\"master_id\":\"master-1\",\"scheduling\":\"fair\",\"workers\":[],"
+                "\"apps\":[{\"app_id\":\"app-20261129172233-0001\",\"name\":\"big\",\"state\":\"running\","
+                "\"driver_url\":\"tcp://h1:7091\",\"cores_granted\":6,\"max_cores\":0,"
+                "\"cores_per_executor\":0,\"executor_memory_mb\":0,\"reason\":\"\",\"submitted_by\":\"\","
+                "\"start_time_ms\":0,\"end_time_ms\":0,\"cpu_usage_ns\":0,\"memory_peak_bytes\":0,\"ui_url\":\"\","
+                "\"dynamic_allocation\":false,\"executors_live\":6,\"executors_wanted\":-1,"
+                "\"weight\":1,\"share\":0.75,\"fair_share\":0.5,\"executors_demand\":-1,"
+                "\"executors_target\":4,\"executors_preempting\":2,"
+                "\"executor_resources\":{},\"constraints\":[],\"waiting_reason\":\"\"}],"
+                "\"executors\":[]}\n");
 }
 END_TEST
 
