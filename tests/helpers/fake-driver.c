@@ -103,6 +103,16 @@ static int call(const char *url, Envelope *req, int expected_body, Envelope **re
         return 0;
 }
 
+/* A request answered with an Ack, and nothing more to read. */
+static int call_ack(const char *url, Envelope *req) {
+        Envelope *reply = NULL;
+        int r;
+
+        r = call(url, req, SPARK__ENVELOPE__BODY_ACK, &reply);
+        envelope_free(reply);
+        return r;
+}
+
 typedef struct Options {
         const char *name, *driver_url, *driver_events, *app_id, *worker_id, *ui_url;
         long max_cores, cores, memory_mb, executor_id, epoch;
@@ -225,7 +235,7 @@ static int cmd_register(const char *master, int argc, char **argv) {
 /* The master's LaunchExecutor, sent to a worker by hand. */
 static int cmd_launch(const char *worker, int argc, char **argv) {
         Spark__LaunchExecutor le = SPARK__LAUNCH_EXECUTOR__INIT;
-        Envelope env = ENVELOPE_INIT, *reply = NULL;
+        Envelope env = ENVELOPE_INIT;
         Options o = {
                 .driver_url = "tcp://127.0.0.1:9", .app_id = "", .worker_id = "", .cores = 1, .memory_mb = 64,
                 .executor_id = 1, .key_len = 32,
@@ -249,40 +259,32 @@ static int cmd_launch(const char *worker, int argc, char **argv) {
         le.master_epoch = (uint64_t) o.epoch;  /* a leader's, to test fencing */
 
         ENVELOPE_SET(&env, LAUNCH_EXECUTOR, launch_executor, &le);
-        r = call(worker, &env, SPARK__ENVELOPE__BODY_ACK, &reply);
-        envelope_free(reply);
-        return r;
+        return call_ack(worker, &env);
 }
 
 static int cmd_unregister(const char *master, int argc, char **argv) {
         Spark__UnregisterApplication ua = SPARK__UNREGISTER_APPLICATION__INIT;
-        Envelope env = ENVELOPE_INIT, *reply = NULL;
-        int r;
+        Envelope env = ENVELOPE_INIT;
 
         if (argc < 1 || argc > 2)
                 return usage();
         ua.app_id = argv[0];
         ua.reason = argc > 1 ? argv[1] : (char *) "";
         ENVELOPE_SET(&env, UNREGISTER_APPLICATION, unregister_application, &ua);
-        r = call(master, &env, SPARK__ENVELOPE__BODY_ACK, &reply);
-        envelope_free(reply);
-        return r;
+        return call_ack(master, &env);
 }
 
 static int cmd_request_executors(const char *master, int argc, char **argv) {
         Spark__RequestExecutors re = SPARK__REQUEST_EXECUTORS__INIT;
-        Envelope env = ENVELOPE_INIT, *reply = NULL;
+        Envelope env = ENVELOPE_INIT;
         long n;
-        int r;
 
         if (argc != 2 || !parse_long(argv[1], &n))
                 return usage();
         re.app_id = argv[0];
         re.total = (int32_t) n;
         ENVELOPE_SET(&env, REQUEST_EXECUTORS, request_executors, &re);
-        r = call(master, &env, SPARK__ENVELOPE__BODY_ACK, &reply);
-        envelope_free(reply);
-        return r;
+        return call_ack(master, &env);
 }
 
 #define LOAD_ENTRIES_MAX 64
@@ -292,8 +294,7 @@ static int cmd_request_executors(const char *master, int argc, char **argv) {
 static int cmd_executor_load(const char *master, int argc, char **argv) {
         Spark__ExecutorLoad el = SPARK__EXECUTOR_LOAD__INIT;
         Spark__ExecutorTasks entries[LOAD_ENTRIES_MAX], *ptrs[LOAD_ENTRIES_MAX];
-        Envelope env = ENVELOPE_INIT, *reply = NULL;
-        int r;
+        Envelope env = ENVELOPE_INIT;
 
         if (argc < 1 || argc - 1 > LOAD_ENTRIES_MAX)
                 return usage();
@@ -315,9 +316,7 @@ static int cmd_executor_load(const char *master, int argc, char **argv) {
         el.executors = ptrs;
         el.n_executors = (size_t) (argc - 1);
         ENVELOPE_SET(&env, EXECUTOR_LOAD, executor_load, &el);
-        r = call(master, &env, SPARK__ENVELOPE__BODY_ACK, &reply);
-        envelope_free(reply);
-        return r;
+        return call_ack(master, &env);
 }
 
 /* "running" for EXECUTOR_RUNNING, as sparkctl status --json says it */
