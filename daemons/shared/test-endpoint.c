@@ -6,20 +6,22 @@
 #include "macro.h"
 
 START_TEST(test_advertise) {
+        /* a listen endpoint and what node-1 advertises for it */
+        static const struct {
+                const char *listen, *advertised;
+        } cases[] = {
+                { "tcp://0.0.0.0:7081", "tcp://node-1:7081" },
+                { "tls+tcp://0.0.0.0:7081", "tls+tcp://node-1:7081" },
+                { "tcp://127.0.0.1:7081", "tcp://127.0.0.1:7081" },
+                { "ipc:///run/spark/w.sock", "ipc:///run/spark/w.sock" },
+        };
         char *s = NULL;
 
-        ck_assert_int_eq(endpoint_advertise("tcp://0.0.0.0:7081", "node-1", &s), 0);
-        ck_assert_str_eq(s, "tcp://node-1:7081");
-        free(s);
-        ck_assert_int_eq(endpoint_advertise("tls+tcp://0.0.0.0:7081", "node-1", &s), 0);
-        ck_assert_str_eq(s, "tls+tcp://node-1:7081");
-        free(s);
-        ck_assert_int_eq(endpoint_advertise("tcp://127.0.0.1:7081", "node-1", &s), 0);
-        ck_assert_str_eq(s, "tcp://127.0.0.1:7081");
-        free(s);
-        ck_assert_int_eq(endpoint_advertise("ipc:///run/spark/w.sock", "node-1", &s), 0);
-        ck_assert_str_eq(s, "ipc:///run/spark/w.sock");
-        free(s);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ck_assert_int_eq(endpoint_advertise(cases[i].listen, "node-1", &s), 0);
+                ck_assert_str_eq(s, cases[i].advertised);
+                free(s);
+        }
         ck_assert_int_eq(endpoint_advertise("bogus", "x", &s), -EINVAL);
         ck_assert_uint_eq(endpoint_port("tcp://h:7081"), 7081);
         ck_assert_uint_eq(endpoint_port("ipc:///x"), 0);
