@@ -285,6 +285,15 @@ static void launch(Spark__TaskLaunch *l, const char *hash, const char *symbol, c
         l->input.len = strlen(input);
 }
 
+/* Runs symbol(input) of the library with that hash into o, within 1000
+ * bytes of result; function_task_run() itself must succeed. */
+static void run_symbol(LibraryCache *c, const char *hash, const char *symbol, const char *input, TaskOutcome *o) {
+        Spark__TaskLaunch l;
+
+        launch(&l, hash, symbol, input);
+        ck_assert_int_eq(function_task_run(c, &l, 1000, o, NULL), 0);
+}
+
 START_TEST(test_function_task_outcomes) {
         _cleanup_(library_cache_freep) LibraryCache *c = NULL;
         Spark__TaskLaunch l;
@@ -308,33 +317,28 @@ START_TEST(test_function_task_outcomes) {
         ck_assert_int_eq(o.status, SPARK__TASK_STATUS__TASK_OK);
         task_outcome_done(&o);
 
-        launch(&l, good.hash, "empty", "");
-        ck_assert_int_eq(function_task_run(c, &l, 1000, &o, NULL), 0);
+        run_symbol(c, good.hash, "empty", "", &o);
         ck_assert_int_eq(o.status, SPARK__TASK_STATUS__TASK_OK);
         ck_assert_uint_eq(o.output_len, 0);
         task_outcome_done(&o);
 
-        launch(&l, good.hash, "fail", "because");
-        ck_assert_int_eq(function_task_run(c, &l, 1000, &o, NULL), 0);
+        run_symbol(c, good.hash, "fail", "because", &o);
         ck_assert_int_eq(o.status, SPARK__TASK_STATUS__TASK_FAILED);
         ck_assert_int_eq(o.exit_code, 3);
         ck_assert_str_eq(o.error, "asked to fail: because");
         task_outcome_done(&o);
 
-        launch(&l, good.hash, "fail_silently", "");
-        ck_assert_int_eq(function_task_run(c, &l, 1000, &o, NULL), 0);
+        run_symbol(c, good.hash, "fail_silently", "", &o);
         ck_assert_int_eq(o.exit_code, 7);
         ck_assert_str_eq(o.error, "task returned 7");
         task_outcome_done(&o);
 
-        launch(&l, good.hash, "big", "1000");
-        ck_assert_int_eq(function_task_run(c, &l, 1000, &o, NULL), 0);
+        run_symbol(c, good.hash, "big", "1000", &o);
         ck_assert_int_eq(o.status, SPARK__TASK_STATUS__TASK_OK);
         ck_assert_uint_eq(o.output_len, 1000);
         task_outcome_done(&o);
 
-        launch(&l, good.hash, "big", "1001");
-        ck_assert_int_eq(function_task_run(c, &l, 1000, &o, NULL), 0);
+        run_symbol(c, good.hash, "big", "1001", &o);
         ck_assert_int_eq(o.status, SPARK__TASK_STATUS__TASK_FAILED);
         ck_assert_str_eq(o.error, "result of 1001 bytes exceeds max_result_bytes (1000)");
         ck_assert_ptr_null(o.output);
