@@ -44,7 +44,7 @@ void cluster_drain_progress(Cluster *c, Worker *w) {
         if (w->state != SPARK__WORKER_STATE__WORKER_DRAINING || w->n_executors > 0)
                 return;
         w->state = SPARK__WORKER_STATE__WORKER_DRAINED;
-        cluster_pool_update(cluster_pool(c), w);
+        cluster_worker_changed(c, w);
         w->drain_deadline = 0;
         log_struct(LOG_NOTICE, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_DRAINED),
                    "Worker %s drained: no executors left", w->id);
@@ -62,7 +62,7 @@ int cluster_drain_worker(Cluster *c, const char *worker_id, usec_t timeout, usec
         w->drain_timed_out = false;
         if (w->state != SPARK__WORKER_STATE__WORKER_DRAINING) {
                 w->state = SPARK__WORKER_STATE__WORKER_DRAINING;
-                cluster_pool_update(cluster_pool(c), w);
+                cluster_worker_changed(c, w);
                 log_struct(LOG_NOTICE, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_DRAINING),
                            "Worker %s draining: %zu executors, timeout %s%" PRIu64 " ms", w->id, w->n_executors,
                            timeout > 0 ? "" : "none, ", (uint64_t) (timeout / USEC_PER_MSEC));
@@ -80,7 +80,7 @@ int cluster_undrain_worker(Cluster *c, const char *worker_id) {
         if (!worker_is_draining(w))
                 return 0;
         w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
-        cluster_pool_update(cluster_pool(c), w);
+        cluster_worker_changed(c, w);
         w->drain_deadline = 0;
         w->drain_timed_out = false;
         log_struct(LOG_NOTICE, LOG_FIELDS(.worker_id = w->id),

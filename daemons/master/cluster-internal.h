@@ -5,8 +5,14 @@
 
 const ClusterEffects *cluster_effects(Cluster *c, void **ret_userdata);
 const ClusterConfig *cluster_config(Cluster *c);
-/* cluster-pool.h: kept by cluster.c and cluster-drain.c as workers change */
-ClusterPool *cluster_pool(Cluster *c);
+/* The workers' pooled capacity (cluster-pool.h) and placement view
+ * (worker-table.h) are kept as workers change: after a change of a
+ * worker's state, size, use or launch backoff outside cluster.c, call
+ * cluster_worker_changed(). */
+const ClusterPool *cluster_pool(Cluster *c);
+void cluster_worker_changed(Cluster *c, Worker *w);
+/* Whether both match the workers as they are (worker_table_matches()). */
+bool cluster_worker_table_ok(Cluster *c);
 /* Placement is due: now, or through fx.schedule_needed. */
 void cluster_schedule_soon(Cluster *c);
 

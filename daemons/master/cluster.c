@@ -1,9 +1,11 @@
 /* See cluster.h.  Every state change of an object goes through one function
  * (executor_set_state(), worker_set_lost(), app_finish()), which frees
  * resources, logs with the journal fields and emits the effects. */
+#include <assert.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "alloc-util.h"
 #include "cluster-internal.h"
@@ -13,6 +15,7 @@
 #include "placement.h"
 #include "utf8.h"
 #include "wire-names.h"
+#include "worker-table.h"
 
 #define APP_ID_COUNTER_MAX 999999
 
@@ -30,14 +33,8 @@ struct Cluster {
         /* the held apps' executors by state, kept as they change so that
          * /metrics does not walk 100,000 of them per scrape */
         size_t executors_by_state[CLUSTER_EXECUTOR_STATES];
-        /* placement scratch, grown with the worker table */
-        PlacementWorker *pw;
-        Worker **pw_workers;
-        size_t *pw_order;
-        int *pw_result;
-        size_t pw_allocated;
+        WorkerTable table;       /* the workers as placement sees them */
         bool schedule_pending;   /* told the I/O layer (fx.schedule_needed), not run yet */
-        ClusterPool pool;        /* the workers' pooled capacity, for fair share */
 };
 
 static void schedule_soon(Cluster *c);
@@ -51,8 +48,16 @@ const ClusterConfig *cluster_config(Cluster *c) {
         return &c->cfg;
 }
 
-ClusterPool *cluster_pool(Cluster *c) {
-        return &c->pool;
+const ClusterPool *cluster_pool(Cluster *c) {
+        return &c->table.pool;
+}
+
+void cluster_worker_changed(Cluster *c, Worker *w) {
+        worker_table_update(&c->table, w);
+}
+
+bool cluster_worker_table_ok(Cluster *c) {
+        return worker_table_matches(&c->table, c->workers);
 }
 
 void cluster_schedule_soon(Cluster *c) {
@@ -171,10 +176,7 @@ Cluster *cluster_free(Cluster *c) {
         }
         hashmap_free(c->workers);
         hashmap_free(c->apps);
-        free(c->pw);
-        free(c->pw_workers);
-        free(c->pw_order);
-        free(c->pw_result);
+        worker_table_done(&c->table);
         free(c);
         return NULL;
 }
@@ -236,7 +238,7 @@ static void worker_unlink_executor(Cluster *c, Worker *w, ClusterExecutor *e) {
         w->n_executors--;
         w->cores_used -= e->cores;
         w->memory_used_mb -= e->memory_mb;
-        cluster_pool_update(&c->pool, w);
+        worker_table_update(&c->table, w);
 }
 
 static void worker_link_executor(Cluster *c, Worker *w, ClusterExecutor *e) {
@@ -249,7 +251,7 @@ static void worker_link_executor(Cluster *c, Worker *w, ClusterExecutor *e) {
         w->n_executors++;
         w->cores_used += e->cores;
         w->memory_used_mb += e->memory_mb;
-        cluster_pool_update(&c->pool, w);
+        worker_table_update(&c->table, w);
 }
 
 /* The one place an executor changes state. */
@@ -383,7 +385,7 @@ static void worker_set_lost(Cluster *c, Worker *w, const char *reason) {
         if (w->state == SPARK__WORKER_STATE__WORKER_LOST)
                 return;
         w->state = SPARK__WORKER_STATE__WORKER_LOST;
-        cluster_pool_update(&c->pool, w);
+        worker_table_update(&c->table, w);
         log_struct(LOG_WARNING, LOG_FIELDS(.worker_id = w->id, .message_id = SPARK_MESSAGE_WORKER_LOST),
                    "Worker %s lost: %s", w->id, reason);
         if (c->fx.worker_lost)
@@ -398,7 +400,7 @@ static void worker_set_lost(Cluster *c, Worker *w, const char *reason) {
 void cluster_worker_lost(Cluster *c, Worker *w, const char *reason) {
         worker_set_lost(c, w, reason);
         /* a lost worker leaves the table; if it comes back it registers anew */
-        cluster_pool_remove(&c->pool, w);
+        worker_table_remove(&c->table, w);
         hashmap_remove(c->workers, w->id);
         if (c->fx.worker_removed)
                 c->fx.worker_removed(c, w, c->userdata);
@@ -430,6 +432,11 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                         worker_free(w);
                         return -ENOMEM;
                 }
+                if (worker_table_add(&c->table, w) < 0) {
+                        hashmap_remove(c->workers, w->id);
+                        worker_free(w);
+                        return -ENOMEM;
+                }
         }
 
         r = set_string(&w->host, reg->host);
@@ -446,11 +453,11 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
         /* a drain goes on across a restart of the worker */
         if (!restarted || !worker_is_draining(w))
                 w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
-        cluster_pool_update(&c->pool, w);
         w->last_heartbeat = now;
         /* restarted, perhaps mended: it may have launches again */
         w->start_failures = 0;
         w->launch_backoff_until = 0;
+        worker_table_update(&c->table, w);
 
         /* Reconcile with what the worker holds: executors we know stay (or
          * move here), those of a live app we do not know are taken back if
@@ -510,6 +517,7 @@ int cluster_heartbeat(Cluster *c, const char *worker_id, usec_t now) {
         /* heartbeats are the clock that ends a launch backoff */
         if (w->launch_backoff_until != 0 && now >= w->launch_backoff_until) {
                 w->launch_backoff_until = 0;
+                worker_table_update(&c->table, w);
                 schedule_soon(c);
         }
         return 0;
@@ -755,11 +763,12 @@ static bool executor_start_failed(const ClusterExecutor *e, ExecutorState state,
                (exit_code == 0 || (exit_code >= 200 && exit_code <= 255));
 }
 
-static void worker_start_failed(Worker *w, usec_t now) {
+static void worker_start_failed(Cluster *c, Worker *w, usec_t now) {
         usec_t backoff = MIN(LAUNCH_BACKOFF_MIN_USEC << MIN(w->start_failures, 8), LAUNCH_BACKOFF_MAX_USEC);
 
         w->start_failures++;
         w->launch_backoff_until = now + backoff;
+        worker_table_update(&c->table, w);
         log_struct(LOG_WARNING, LOG_FIELDS(.worker_id = w->id),
                    "Worker %s could not start %d executors in a row; no launches there for %llu ms", w->id,
                    w->start_failures, (unsigned long long) (backoff / USEC_PER_MSEC));
@@ -792,7 +801,7 @@ int cluster_executor_state_changed(Cluster *c, const char *worker_id, const char
                 return -ESTALE;
 
         if (e->worker && executor_start_failed(e, state, exit_code))
-                worker_start_failed(e->worker, now);
+                worker_start_failed(c, e->worker, now);
         else if (e->worker && state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING)
                 e->worker->start_failures = 0;
 
@@ -872,10 +881,15 @@ int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, WorkerStat
                 worker_free(w);
                 return -ENOMEM;
         }
+        if (worker_table_add(&c->table, w) < 0) {
+                hashmap_remove(c->workers, w->id);
+                worker_free(w);
+                return -ENOMEM;
+        }
         w->cores = reg->cores;
         w->memory_mb = reg->memory_mb;
         w->state = state;
-        cluster_pool_update(&c->pool, w);
+        worker_table_update(&c->table, w);
         w->drain_deadline = state == SPARK__WORKER_STATE__WORKER_DRAINING && drain_left > 0 ? now + drain_left : 0;
         /* it gets a full timeout to show it is still there */
         w->last_heartbeat = now;
@@ -927,7 +941,7 @@ int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, 
         a->cores_granted += cores - a->cores_per_executor;
         w->cores_used += cores - a->cores_per_executor;
         w->memory_used_mb += memory_mb - a->executor_memory_mb;
-        cluster_pool_update(&c->pool, w);
+        worker_table_update(&c->table, w);
         executor_count_move(c, e, state);
         e->state = state;
         e->running_since = now;
@@ -960,26 +974,6 @@ void cluster_restore_executor_marks(Cluster *c, ClusterExecutor *e, bool release
 
 /* ------------------------------------------------------------- scheduling */
 
-static int ensure_scratch(Cluster *c, size_t n) {
-        if (n <= c->pw_allocated)
-                return 0;
-        n = MAX(n, c->pw_allocated * 2);
-        free(c->pw);
-        free(c->pw_workers);
-        free(c->pw_order);
-        free(c->pw_result);
-        c->pw = calloc(n, sizeof(*c->pw));
-        c->pw_workers = calloc(n, sizeof(*c->pw_workers));
-        c->pw_order = calloc(n, sizeof(*c->pw_order));
-        c->pw_result = calloc(n, sizeof(*c->pw_result));
-        if (!c->pw || !c->pw_workers || !c->pw_order || !c->pw_result) {
-                c->pw_allocated = 0;
-                return -ENOMEM;
-        }
-        c->pw_allocated = n;
-        return 0;
-}
-
 bool app_is_live(const App *a) {
         return a->state == SPARK__APP_STATE__APP_WAITING || a->state == SPARK__APP_STATE__APP_RUNNING;
 }
@@ -1002,35 +996,35 @@ int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
                 .executors_allowed = MIN(MAX(allowed, 0), budget),
                 .spread_out = c->cfg.spread_out,
         };
+        WorkerTable *t = &c->table;
+        const PlacementWorker *view = t->view;
         int placed, launched = 0;
 
+        assert(n_workers <= t->n);
         if (req.cores_wanted < a->cores_per_executor || req.executors_allowed == 0)
                 return 0;
 
-        for (size_t i = 0; i < n_workers; i++) {
-                Worker *w = c->pw_workers[i];
-                c->pw[i] = (PlacementWorker) {
-                        .cores_free = w->cores - w->cores_used,
-                        .memory_free_mb = w->memory_mb - w->memory_used_mb,
-                        .usable = w->state == SPARK__WORKER_STATE__WORKER_ALIVE && w->launch_backoff_until == 0,
-                };
-                /* labels and named resources: the app's fit on this worker */
-                if (a->n_constraints > 0 || a->n_wants > 0) {
-                        int fit = cluster_resource_fit(w, a);
+        /* labels and named resources: the app's fit on each worker, in a
+         * view of its own */
+        if (a->n_constraints > 0 || a->n_wants > 0) {
+                memcpy(t->app_view, t->view, n_workers * sizeof(*view));
+                view = t->app_view;
+                for (size_t i = 0; i < n_workers; i++) {
+                        int fit = cluster_resource_fit(t->workers[i], a);
 
                         if (fit == 0)
-                                c->pw[i].usable = false;
+                                t->app_view[i].usable = false;
                         else if (fit < INT_MAX)
-                                c->pw[i].resource_executors_max = fit;
+                                t->app_view[i].resource_executors_max = fit;
                 }
         }
-        placed = placement_schedule(&req, c->pw, n_workers, c->pw_order, c->pw_result);
+        placed = placement_schedule(&req, view, n_workers, t->order, t->result);
         if (placed <= 0)
                 return 0;
 
         for (size_t i = 0; i < n_workers; i++)
-                for (int k = 0; k < c->pw_result[i]; k++) {
-                        Worker *w = c->pw_workers[i];
+                for (int k = 0; k < t->result[i]; k++) {
+                        Worker *w = t->workers[i];
                         ClusterExecutor *e = app_new_executor(c, a, w);
                         if (!e)
                                 return launched;
@@ -1054,16 +1048,17 @@ int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
 
 bool cluster_schedule_step(Cluster *c, unsigned max_launches) {
         int budget = (int) MIN(max_launches, (unsigned) INT32_MAX);
-        size_t n = 0, i = 0;
-        void *v;
+        size_t n = c->table.n;
 
         c->schedule_pending = false;
-        if (!c->apps_head || hashmap_size(c->workers) == 0 || budget == 0)
+        if (!c->apps_head || n == 0 || budget == 0)
                 return budget == 0;
-        if (ensure_scratch(c, hashmap_size(c->workers)) < 0)
+        if (worker_table_scratch(&c->table) < 0)
                 return false;
-        while (hashmap_iterate(c->workers, &i, &v, NULL))
-                c->pw_workers[n++] = v;
+#ifdef SPARK_SANITIZE
+        /* a change that missed worker_table_update() fails the tests here */
+        assert(cluster_worker_table_ok(c));
+#endif
 
         if (c->cfg.fair)
                 return cluster_fair_schedule(c, n, budget);

@@ -92,6 +92,7 @@ struct Worker {
         size_t n_resources;
         Spark__ResourceAddresses **resource_ptrs;  /* n_resources, for WorkerInfo */
         void *link;              /* the I/O layer's connection to it */
+        size_t table_index;      /* its place in the placement's table (worker-table.h) */
         ClusterPool pooled;      /* its part of the cluster's pool (cluster-pool.h) */
 };
 

@@ -1,6 +1,7 @@
-/* The workers' pooled capacity that fair share reads (cluster-pool.h): kept
- * as workers register, drain, come back, get lost, and as executors come
- * and go, it always equals a fresh sum over the worker table. */
+/* The workers' pooled capacity that fair share reads (cluster-pool.h) and
+ * the placement view of each worker (worker-table.h): kept as workers
+ * register, drain, come back, get lost, and as executors come and go, they
+ * always equal what a fresh walk over the workers makes. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,8 @@ static App *add_app(Cluster *c, int max_cores, int cores_per_executor) {
 static void assert_pool_is_sum(Cluster *c) {
         const ClusterPool *kept = cluster_pool(c);
         ClusterPool sum = cluster_pool_sum(cluster_workers(c));
+
+        ck_assert(cluster_worker_table_ok(c));
 
         ck_assert_int_eq(kept->cores, sum.cores);
         ck_assert_int_eq(kept->cores_used, sum.cores_used);
@@ -180,7 +183,7 @@ START_TEST(test_pool_never_drifts) {
                                                                  : NULL;
 
                         worker_id(w, id, ep);
-                        switch (rand_r(&seed) % 9) {
+                        switch (rand_r(&seed) % 10) {
                         case 0:
                         case 1:
                                 (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, w % 3 == 0, NULL,
@@ -202,14 +205,19 @@ START_TEST(test_pool_never_drifts) {
                                 if (cluster_worker(c, id))
                                         cluster_worker_lost(c, cluster_worker(c, id), "test");
                                 break;
-                        case 6:
+                        case 6: {
+                                /* 226: systemd could not start it, which puts the
+                                 * worker in launch backoff */
+                                static const int exit_codes[] = { 1, 0, 226 };
+
                                 if (e && e->worker)
                                         (void) cluster_executor_state_changed(
                                                 c, e->worker->id, a->id, e->id,
                                                 rand_r(&seed) % 2 ? SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING
                                                                   : SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
-                                                "test", 1, 0);
+                                                "test", exit_codes[rand_r(&seed) % 3], 0);
                                 break;
+                        }
                         case 7:
                                 /* a restarted worker reports what it holds */
                                 if (e && e->worker) {
@@ -221,6 +229,10 @@ START_TEST(test_pool_never_drifts) {
                         case 8:
                                 if (a)
                                         (void) cluster_remove_app(c, a->id, SPARK__APP_STATE__APP_FINISHED, "test");
+                                break;
+                        case 9:
+                                /* a heartbeat after its backoff ends it */
+                                (void) cluster_heartbeat(c, id, 100 * USEC_PER_SEC);
                                 break;
                         }
                         cluster_schedule(c);
