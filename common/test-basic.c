@@ -364,19 +364,19 @@ START_TEST(test_memstream) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("basic");
-        TCase *tc = tcase_create("basic");
+        const TTest *tests[] = {
+                test_greedy_realloc,
+                test_greedy_realloc0,
+                test_greedy_realloc_narrow,
+                test_read_full_file,
+                test_read_full_file_stdin,
+                test_write_full,
+                test_error_buf,
+                test_wire_names,
+                test_fifo,
+                test_memstream,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_greedy_realloc);
-        tcase_add_test(tc, test_greedy_realloc0);
-        tcase_add_test(tc, test_greedy_realloc_narrow);
-        tcase_add_test(tc, test_read_full_file);
-        tcase_add_test(tc, test_read_full_file_stdin);
-        tcase_add_test(tc, test_write_full);
-        tcase_add_test(tc, test_error_buf);
-        tcase_add_test(tc, test_wire_names);
-        tcase_add_test(tc, test_fifo);
-        tcase_add_test(tc, test_memstream);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("basic", NULL, tests);
 }

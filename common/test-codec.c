@@ -166,19 +166,19 @@ START_TEST(test_wire_names) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("codec");
-        TCase *tc = tcase_create("codec");
+        const TTest *tests[] = {
+                test_round_trip,
+                test_nested_round_trip,
+                test_every_truncation_rejected_or_consistent,
+                test_garbage,
+                test_oversized,
+                test_wrong_version,
+                test_unknown_type_and_unknown_fields,
+                test_encode_requires_body,
+                test_error_envelope,
+                test_wire_names,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_round_trip);
-        tcase_add_test(tc, test_nested_round_trip);
-        tcase_add_test(tc, test_every_truncation_rejected_or_consistent);
-        tcase_add_test(tc, test_garbage);
-        tcase_add_test(tc, test_oversized);
-        tcase_add_test(tc, test_wrong_version);
-        tcase_add_test(tc, test_unknown_type_and_unknown_fields);
-        tcase_add_test(tc, test_encode_requires_body);
-        tcase_add_test(tc, test_error_envelope);
-        tcase_add_test(tc, test_wire_names);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("codec", NULL, tests);
 }

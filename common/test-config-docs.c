@@ -292,17 +292,13 @@ START_TEST(test_key_references) {
 }
 END_TEST
 
-static Suite *config_docs_suite(void) {
-        Suite *s = suite_create("config-docs");
-        TCase *tc = tcase_create("core");
-
-        tcase_add_test(tc, test_every_key_documented);
-        tcase_add_test(tc, test_no_unknown_keys_documented);
-        tcase_add_test(tc, test_key_references);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
 int main(void) {
-        return check_run(config_docs_suite());
+        const TTest *tests[] = {
+                test_every_key_documented,
+                test_no_unknown_keys_documented,
+                test_key_references,
+                NULL,
+        };
+
+        return check_run_tests("config-docs", NULL, tests);
 }

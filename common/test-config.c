@@ -965,37 +965,35 @@ START_TEST(test_insecure) {
 }
 END_TEST
 
-static Suite *config_suite(void) {
-        Suite *s = suite_create("config");
-        TCase *tc = tcase_create("core");
-        TCase *tmp = tcase_create("tmp");
-
-        tcase_add_test(tc, test_defaults);
-        tcase_add_test(tc, test_schema);
-        tcase_add_test(tc, test_good_golden);
-        tcase_add_test(tc, test_bad_golden);
-        tcase_add_test(tc, test_good_values);
-        tcase_add_test(tc, test_include_paths);
-        tcase_add_test(tc, test_unreadable);
-        tcase_add_test(tc, test_reload_diff);
-        tcase_add_test(tc, test_check_main);
-        tcase_add_test(tc, test_default_path);
-        tcase_add_test(tc, test_validators);
-        tcase_add_test(tc, test_format_value);
-        tcase_add_test(tc, test_beyond_loopback);
-        tcase_add_test(tc, test_tls_for);
-        suite_add_tcase(s, tc);
-
-        tcase_add_checked_fixture(tmp, tmp_setup, tmp_teardown);
-        tcase_add_test(tmp, test_ranges);
-        tcase_add_test(tmp, test_types);
-        tcase_add_test(tmp, test_unknown);
-        tcase_add_test(tmp, test_check_tls_daemons);
-        tcase_add_test(tmp, test_insecure);
-        suite_add_tcase(s, tmp);
-        return s;
-}
-
 int main(void) {
-        return check_run(config_suite());
+        const TTest *core[] = {
+                test_defaults,
+                test_schema,
+                test_good_golden,
+                test_bad_golden,
+                test_good_values,
+                test_include_paths,
+                test_unreadable,
+                test_reload_diff,
+                test_check_main,
+                test_default_path,
+                test_validators,
+                test_format_value,
+                test_beyond_loopback,
+                test_tls_for,
+                NULL,
+        };
+        const TTest *tmp[] = {
+                test_ranges,
+                test_types,
+                test_unknown,
+                test_check_tls_daemons,
+                test_insecure,
+                NULL,
+        };
+        Suite *s = suite_create("config");
+
+        check_add_case(s, "core", NULL, core);
+        check_add_case(s, "tmp", &(CheckOptions) { .setup = tmp_setup, .teardown = tmp_teardown }, tmp);
+        return check_run(s);
 }

@@ -123,14 +123,14 @@ START_TEST(test_accept) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("epoch-file");
-        TCase *tc = tcase_create("epoch-file");
+        const TTest *tests[] = {
+                test_round_trip,
+                test_garbage,
+                test_symlink,
+                test_accept,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown };
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_round_trip);
-        tcase_add_test(tc, test_garbage);
-        tcase_add_test(tc, test_symlink);
-        tcase_add_test(tc, test_accept);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("epoch-file", &options, tests);
 }

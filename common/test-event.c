@@ -347,20 +347,15 @@ START_TEST(test_free_from_handler) {
 }
 END_TEST
 
-static Suite *event_suite(void) {
-        Suite *s = suite_create("event");
-        TCase *tc = tcase_create("core");
-
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_events_in_order);
-        tcase_add_test(tc, test_gap_and_stale_and_malformed);
-        tcase_add_test(tc, test_publisher_restart_new_epoch);
-        tcase_add_test(tc, test_free_from_handler);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
 int main(void) {
-        return check_run(event_suite());
+        const TTest *tests[] = {
+                test_events_in_order,
+                test_gap_and_stale_and_malformed,
+                test_publisher_restart_new_epoch,
+                test_free_from_handler,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 60 };
+
+        return check_run_tests("event", &options, tests);
 }

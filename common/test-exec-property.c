@@ -137,12 +137,12 @@ START_TEST(test_table) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("exec-property");
-        TCase *tc = tcase_create("exec-property");
+        const TTest *tests[] = {
+                test_good,
+                test_bad,
+                test_table,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_good);
-        tcase_add_test(tc, test_bad);
-        tcase_add_test(tc, test_table);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("exec-property", NULL, tests);
 }

@@ -62,12 +62,12 @@ START_TEST(test_length) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("executor-env");
-        TCase *tc = tcase_create("executor-env");
+        const TTest *tests[] = {
+                test_worker_names,
+                test_other_names,
+                test_length,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_worker_names);
-        tcase_add_test(tc, test_other_names);
-        tcase_add_test(tc, test_length);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("executor-env", NULL, tests);
 }

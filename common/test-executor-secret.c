@@ -121,14 +121,14 @@ START_TEST(test_read) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("executor-secret");
-        TCase *tc = tcase_create("executor-secret");
+        const TTest *tests[] = {
+                test_vector,
+                test_binds_ids_and_key,
+                test_check_lengths,
+                test_key_generate,
+                test_read,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_vector);
-        tcase_add_test(tc, test_binds_ids_and_key);
-        tcase_add_test(tc, test_check_lengths);
-        tcase_add_test(tc, test_key_generate);
-        tcase_add_test(tc, test_read);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("executor-secret", NULL, tests);
 }

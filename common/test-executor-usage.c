@@ -77,12 +77,12 @@ START_TEST(test_parse) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("executor-usage");
-        TCase *tc = tcase_create("executor-usage");
+        const TTest *tests[] = {
+                test_round_trip,
+                test_parse,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown };
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_round_trip);
-        tcase_add_test(tc, test_parse);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("executor-usage", &options, tests);
 }

@@ -122,13 +122,13 @@ START_TEST(test_free_waits_and_reports) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("file-syncer");
-        TCase *tc = tcase_create("syncer");
+        const TTest *tests[] = {
+                test_sync_reported_on_loop,
+                test_failed_sync_reported,
+                test_free_waits_and_reports,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 30 };
 
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, test_sync_reported_on_loop);
-        tcase_add_test(tc, test_failed_sync_reported);
-        tcase_add_test(tc, test_free_waits_and_reports);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("file-syncer", &options, tests);
 }

@@ -75,11 +75,11 @@ START_TEST(test_null_safe) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("hashmap");
-        TCase *tc = tcase_create("hashmap");
+        const TTest *tests[] = {
+                test_model,
+                test_null_safe,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_model);
-        tcase_add_test(tc, test_null_safe);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("hashmap", NULL, tests);
 }

@@ -230,15 +230,15 @@ START_TEST(test_listen_parse) {
 END_TEST
 
 int main(void) {
-        Suite *suite = suite_create("http-server");
-        TCase *tc = tcase_create("core");
+        const TTest *tests[] = {
+                test_get_and_404,
+                test_oversized_header,
+                test_next_free_port,
+                test_connection_cap,
+                test_listen_parse,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 30 };
 
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, test_get_and_404);
-        tcase_add_test(tc, test_oversized_header);
-        tcase_add_test(tc, test_next_free_port);
-        tcase_add_test(tc, test_connection_cap);
-        tcase_add_test(tc, test_listen_parse);
-        suite_add_tcase(suite, tc);
-        return check_run(suite);
+        return check_run_tests("http-server", &options, tests);
 }

@@ -74,13 +74,13 @@ START_TEST(test_escape) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("ids");
-        TCase *tc = tcase_create("ids");
+        const TTest *tests[] = {
+                test_app_id,
+                test_worker_id,
+                test_unit_names,
+                test_escape,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_app_id);
-        tcase_add_test(tc, test_worker_id);
-        tcase_add_test(tc, test_unit_names);
-        tcase_add_test(tc, test_escape);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("ids", NULL, tests);
 }

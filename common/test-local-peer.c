@@ -110,12 +110,12 @@ START_TEST(test_dynamic_range) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("local-peer");
-        TCase *tc = tcase_create("local-peer");
+        const TTest *tests[] = {
+                test_tcp_uid_of_the_connecting_end,
+                test_tcp_uid_v4_mapped,
+                test_dynamic_range,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_tcp_uid_of_the_connecting_end);
-        tcase_add_test(tc, test_tcp_uid_v4_mapped);
-        tcase_add_test(tc, test_dynamic_range);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("local-peer", NULL, tests);
 }

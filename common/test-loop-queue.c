@@ -342,22 +342,18 @@ START_TEST(test_null_and_invalid) {
 }
 END_TEST
 
-static Suite *loop_queue_suite(void) {
-        Suite *s = suite_create("loop-queue");
-        TCase *tc = tcase_create("core");
-
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_many_producers);
-        tcase_add_test(tc, test_free_discards_pending);
-        tcase_add_test(tc, test_free_from_callback);
-        tcase_add_test(tc, test_embedded_item_reuse);
-        tcase_add_test(tc, test_discard_owned);
-        tcase_add_test(tc, test_dispatch_in_slices);
-        tcase_add_test(tc, test_null_and_invalid);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
 int main(void) {
-        return check_run(loop_queue_suite());
+        const TTest *tests[] = {
+                test_many_producers,
+                test_free_discards_pending,
+                test_free_from_callback,
+                test_embedded_item_reuse,
+                test_discard_owned,
+                test_dispatch_in_slices,
+                test_null_and_invalid,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 60 };
+
+        return check_run_tests("loop-queue", &options, tests);
 }

@@ -290,20 +290,15 @@ START_TEST(test_pub_sub) {
 }
 END_TEST
 
-static Suite *tls_suite(void) {
-        Suite *s = suite_create("nng-tls");
-        TCase *tc = tcase_create("core");
-
-        tcase_add_checked_fixture(tc, setup, NULL);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_mutual_tls);
-        tcase_add_test(tc, test_missing_settings);
-        tcase_add_test(tc, test_check_settings);
-        tcase_add_test(tc, test_pub_sub);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
 int main(void) {
-        return check_run(tls_suite());
+        const TTest *tests[] = {
+                test_mutual_tls,
+                test_missing_settings,
+                test_check_settings,
+                test_pub_sub,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .timeout = 60 };
+
+        return check_run_tests("nng-tls", &options, tests);
 }

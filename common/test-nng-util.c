@@ -52,15 +52,11 @@ START_TEST(test_nng_util) {
 }
 END_TEST
 
-static Suite *nng_util_suite(void) {
-        Suite *s = suite_create("nng-util");
-        TCase *tc = tcase_create("core");
-
-        tcase_add_test(tc, test_nng_util);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
 int main(void) {
-        return check_run(nng_util_suite());
+        const TTest *tests[] = {
+                test_nng_util,
+                NULL,
+        };
+
+        return check_run_tests("nng-util", NULL, tests);
 }

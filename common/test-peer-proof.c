@@ -231,16 +231,16 @@ START_TEST(test_role_names) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("peer-proof");
-        TCase *tc = tcase_create("peer-proof");
+        const TTest *tests[] = {
+                test_good_proof,
+                test_refused_certificates,
+                test_bad_signatures,
+                test_key_must_match,
+                test_garbage_and_sizes,
+                test_nonces,
+                test_role_names,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_good_proof);
-        tcase_add_test(tc, test_refused_certificates);
-        tcase_add_test(tc, test_bad_signatures);
-        tcase_add_test(tc, test_key_must_match);
-        tcase_add_test(tc, test_garbage_and_sizes);
-        tcase_add_test(tc, test_nonces);
-        tcase_add_test(tc, test_role_names);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("peer-proof", NULL, tests);
 }

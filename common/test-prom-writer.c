@@ -96,13 +96,13 @@ START_TEST(test_bucket_sets_ascend) {
 END_TEST
 
 int main(void) {
-        Suite *suite = suite_create("prom-writer");
-        TCase *tc = tcase_create("core");
+        const TTest *tests[] = {
+                test_escape_label,
+                test_family_and_samples,
+                test_histogram,
+                test_bucket_sets_ascend,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_escape_label);
-        tcase_add_test(tc, test_family_and_samples);
-        tcase_add_test(tc, test_histogram);
-        tcase_add_test(tc, test_bucket_sets_ascend);
-        suite_add_tcase(suite, tc);
-        return check_run(suite);
+        return check_run_tests("prom-writer", NULL, tests);
 }

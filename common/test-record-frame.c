@@ -100,13 +100,13 @@ START_TEST(test_impossible_length) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("record-frame");
-        TCase *tc = tcase_create("core");
+        const TTest *tests[] = {
+                test_crc32c,
+                test_frames,
+                test_unchecked_frames,
+                test_impossible_length,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_crc32c);
-        tcase_add_test(tc, test_frames);
-        tcase_add_test(tc, test_unchecked_frames);
-        tcase_add_test(tc, test_impossible_length);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("record-frame", NULL, tests);
 }

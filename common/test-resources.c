@@ -209,16 +209,16 @@ START_TEST(test_discovery_bounds) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("resources");
-        TCase *tc = tcase_create("core");
+        const TTest *tests[] = {
+                test_names,
+                test_devices,
+                test_env_name,
+                test_entry,
+                test_discovery_good,
+                test_discovery_bad,
+                test_discovery_bounds,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_names);
-        tcase_add_test(tc, test_devices);
-        tcase_add_test(tc, test_env_name);
-        tcase_add_test(tc, test_entry);
-        tcase_add_test(tc, test_discovery_good);
-        tcase_add_test(tc, test_discovery_bad);
-        tcase_add_test(tc, test_discovery_bounds);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("resources", NULL, tests);
 }

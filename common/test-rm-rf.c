@@ -101,13 +101,13 @@ START_TEST(test_too_deep) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("rm-rf");
-        TCase *tc = tcase_create("rm-rf");
+        const TTest *tests[] = {
+                test_tree,
+                test_bad_names,
+                test_too_deep,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown };
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_tree);
-        tcase_add_test(tc, test_bad_names);
-        tcase_add_test(tc, test_too_deep);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("rm-rf", &options, tests);
 }

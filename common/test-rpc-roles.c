@@ -346,15 +346,15 @@ START_TEST(test_no_certificate_no_connection) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("rpc-roles");
-        TCase *tc = tcase_create("rpc-roles");
+        const TTest *tests[] = {
+                test_async_roles,
+                test_sync_roles,
+                test_plaintext_checks_nothing,
+                test_plaintext_refuses_a_job,
+                test_no_certificate_no_connection,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 60 };
 
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_async_roles);
-        tcase_add_test(tc, test_sync_roles);
-        tcase_add_test(tc, test_plaintext_checks_nothing);
-        tcase_add_test(tc, test_plaintext_refuses_a_job);
-        tcase_add_test(tc, test_no_certificate_no_connection);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("rpc-roles", &options, tests);
 }

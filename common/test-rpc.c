@@ -854,31 +854,26 @@ END_TEST
 
 /* ------------------------------------------------------------ the suite */
 
-static Suite *rpc_suite(void) {
-        Suite *s = suite_create("rpc");
-        TCase *tc = tcase_create("core");
-
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_parked_requests_answered_out_of_order);
-        tcase_add_test(tc, test_sync_call_nobody_listening);
-        tcase_add_test(tc, test_async_call_nobody_listening_times_out);
-        tcase_add_test(tc, test_sync_call_and_errors);
-        tcase_add_test(tc, test_oversized_request_refused);
-        tcase_add_test(tc, test_garbage_gets_error_envelope);
-        tcase_add_test(tc, test_raw_handler_echo);
-        tcase_add_test(tc, test_resend_after_server_restart);
-        tcase_add_test(tc, test_free_with_work_in_flight);
-        tcase_add_test(tc, test_clients_share_a_queue);
-        tcase_add_test(tc, test_pipe_removed_when_peer_killed);
-        tcase_add_test(tc, test_connection_lost);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
 int main(int argc, char *argv[]) {
+        const TTest *tests[] = {
+                test_parked_requests_answered_out_of_order,
+                test_sync_call_nobody_listening,
+                test_async_call_nobody_listening_times_out,
+                test_sync_call_and_errors,
+                test_oversized_request_refused,
+                test_garbage_gets_error_envelope,
+                test_raw_handler_echo,
+                test_resend_after_server_restart,
+                test_free_with_work_in_flight,
+                test_clients_share_a_queue,
+                test_pipe_removed_when_peer_killed,
+                test_connection_lost,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 60 };
+
         if (argc == 3 && streq(argv[1], "--req-child"))
                 return req_child(argv[2]);
 
-        return check_run(rpc_suite());
+        return check_run_tests("rpc", &options, tests);
 }

@@ -138,16 +138,16 @@ START_TEST(test_hmac_pieces) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("sha256");
-        TCase *tc = tcase_create("sha256");
+        const TTest *tests[] = {
+                test_fips_vectors,
+                test_million_a,
+                test_padding_boundaries,
+                test_incremental_matches_one_shot,
+                test_hex_is_valid,
+                test_hmac_rfc4231,
+                test_hmac_pieces,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_fips_vectors);
-        tcase_add_test(tc, test_million_a);
-        tcase_add_test(tc, test_padding_boundaries);
-        tcase_add_test(tc, test_incremental_matches_one_shot);
-        tcase_add_test(tc, test_hex_is_valid);
-        tcase_add_test(tc, test_hmac_rfc4231);
-        tcase_add_test(tc, test_hmac_pieces);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("sha256", NULL, tests);
 }

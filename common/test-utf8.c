@@ -23,10 +23,10 @@ START_TEST(test_text) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("utf8");
-        TCase *tc = tcase_create("utf8");
+        const TTest *tests[] = {
+                test_text,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_text);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("utf8", NULL, tests);
 }
