@@ -217,18 +217,18 @@ START_TEST(test_reload_lowers_target) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("driver-allocation");
-        TCase *tc = tcase_create("driver-allocation");
+        const TTest *tests[] = {
+                test_bad_config,
+                test_needed,
+                test_first_task_at_once_then_exponential,
+                test_backlog_waits_with_executors,
+                test_caps,
+                test_release_idle,
+                test_release_keeps_min_and_target,
+                test_scale_to_zero_and_back,
+                test_reload_lowers_target,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_bad_config);
-        tcase_add_test(tc, test_needed);
-        tcase_add_test(tc, test_first_task_at_once_then_exponential);
-        tcase_add_test(tc, test_backlog_waits_with_executors);
-        tcase_add_test(tc, test_caps);
-        tcase_add_test(tc, test_release_idle);
-        tcase_add_test(tc, test_release_keeps_min_and_target);
-        tcase_add_test(tc, test_scale_to_zero_and_back);
-        tcase_add_test(tc, test_reload_lowers_target);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("driver-allocation", NULL, tests);
 }

@@ -94,12 +94,12 @@ START_TEST(test_bounded) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("driver-announced");
-        TCase *tc = tcase_create("driver-announced");
+        const TTest *tests[] = {
+                test_announce_and_forget,
+                test_hostile_announcements,
+                test_bounded,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_announce_and_forget);
-        tcase_add_test(tc, test_hostile_announcements);
-        tcase_add_test(tc, test_bounded);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("driver-announced", NULL, tests);
 }

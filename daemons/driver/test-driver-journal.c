@@ -437,25 +437,21 @@ START_TEST(test_no_compaction_below_threshold) {
 }
 END_TEST
 
-static Suite *suite(void) {
-        Suite *s = suite_create("driver-journal");
-        TCase *tc = tcase_create("journal");
-
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_replay);
-        tcase_add_test(tc, test_job_entry_synced_with_its_result);
-        tcase_add_test(tc, test_duplicate_result_dropped);
-        tcase_add_test(tc, test_torn_tail);
-        tcase_add_test(tc, test_corruption);
-        tcase_add_test(tc, test_remove);
-        tcase_add_test(tc, test_state_dir_in_use);
-        tcase_add_test(tc, test_compaction);
-        tcase_add_test(tc, test_compaction_crash_before_rename);
-        tcase_add_test(tc, test_no_compaction_below_threshold);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
 int main(void) {
-        return check_run(suite());
+        const TTest *tests[] = {
+                test_replay,
+                test_job_entry_synced_with_its_result,
+                test_duplicate_result_dropped,
+                test_torn_tail,
+                test_corruption,
+                test_remove,
+                test_state_dir_in_use,
+                test_compaction,
+                test_compaction_crash_before_rename,
+                test_no_compaction_below_threshold,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown };
+
+        return check_run_tests("driver-journal", &options, tests);
 }

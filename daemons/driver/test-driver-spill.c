@@ -227,21 +227,16 @@ START_TEST(test_driver_spills_beyond_limit) {
 }
 END_TEST
 
-static Suite *suite(void) {
-        Suite *s = suite_create("driver-spill");
-        TCase *tc = tcase_create("spill");
-
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_round_trip);
-        tcase_add_test(tc, test_large_result);
-        tcase_add_test(tc, test_bad_offsets);
-        tcase_add_test(tc, test_forget_empties);
-        tcase_add_test(tc, test_driver_spills_beyond_limit);
-        tcase_set_timeout(tc, 60);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
 int main(void) {
-        return check_run(suite());
+        const TTest *tests[] = {
+                test_round_trip,
+                test_large_result,
+                test_bad_offsets,
+                test_forget_empties,
+                test_driver_spills_beyond_limit,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 60 };
+
+        return check_run_tests("driver-spill", &options, tests);
 }

@@ -1000,35 +1000,35 @@ START_TEST(test_throughput_locality) {
 END_TEST
 
 int main(void) {
-        Suite *suite = suite_create("scheduler");
-        TCase *tc = tcase_create("scheduler");
+        const TTest *tests[] = {
+                test_offer_fills_free_cores,
+                test_finished_task_frees_core,
+                test_duplicate_executor,
+                test_remove_requeues_running,
+                test_locality_waits_then_gives_up,
+                test_locality_preferred_host_at_once,
+                test_locality_per_task_and_no_prefs,
+                test_retry_then_success,
+                test_always_failing_fails_job,
+                test_executor_loss_counts_as_failure,
+                test_late_result_dropped,
+                test_cancel_job,
+                test_kill_task,
+                test_default_parallelism,
+                test_reload,
+                test_jobs_fifo,
+                test_remove_job_and_empty_job,
+                test_max_result_bytes,
+                test_many_executors,
+                test_prefetch,
+                test_locality_retry_returns_to_host_queue,
+                test_stress_books,
+                test_draining_executor,
+                test_throughput,
+                test_throughput_locality,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 120 };
 
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, test_offer_fills_free_cores);
-        tcase_add_test(tc, test_finished_task_frees_core);
-        tcase_add_test(tc, test_duplicate_executor);
-        tcase_add_test(tc, test_remove_requeues_running);
-        tcase_add_test(tc, test_locality_waits_then_gives_up);
-        tcase_add_test(tc, test_locality_preferred_host_at_once);
-        tcase_add_test(tc, test_locality_per_task_and_no_prefs);
-        tcase_add_test(tc, test_retry_then_success);
-        tcase_add_test(tc, test_always_failing_fails_job);
-        tcase_add_test(tc, test_executor_loss_counts_as_failure);
-        tcase_add_test(tc, test_late_result_dropped);
-        tcase_add_test(tc, test_cancel_job);
-        tcase_add_test(tc, test_kill_task);
-        tcase_add_test(tc, test_default_parallelism);
-        tcase_add_test(tc, test_reload);
-        tcase_add_test(tc, test_jobs_fifo);
-        tcase_add_test(tc, test_remove_job_and_empty_job);
-        tcase_add_test(tc, test_max_result_bytes);
-        tcase_add_test(tc, test_many_executors);
-        tcase_add_test(tc, test_prefetch);
-        tcase_add_test(tc, test_locality_retry_returns_to_host_queue);
-        tcase_add_test(tc, test_stress_books);
-        tcase_add_test(tc, test_draining_executor);
-        tcase_add_test(tc, test_throughput);
-        tcase_add_test(tc, test_throughput_locality);
-        suite_add_tcase(suite, tc);
-        return check_run(suite);
+        return check_run_tests("scheduler", &options, tests);
 }

@@ -317,19 +317,19 @@ START_TEST(test_environment_and_signals_reset) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("command-task");
-        TCase *tc = tcase_create("command-task");
+        const TTest *tests[] = {
+                test_exit_codes_and_stdout,
+                test_without_the_shell,
+                test_stdin_is_dev_null,
+                test_bounded_output,
+                test_stderr_tail,
+                test_signal,
+                test_kill_process_group,
+                test_kill_before_start,
+                test_environment_and_signals_reset,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 60 };
 
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_exit_codes_and_stdout);
-        tcase_add_test(tc, test_without_the_shell);
-        tcase_add_test(tc, test_stdin_is_dev_null);
-        tcase_add_test(tc, test_bounded_output);
-        tcase_add_test(tc, test_stderr_tail);
-        tcase_add_test(tc, test_signal);
-        tcase_add_test(tc, test_kill_process_group);
-        tcase_add_test(tc, test_kill_before_start);
-        tcase_add_test(tc, test_environment_and_signals_reset);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("command-task", &options, tests);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check-run.h"
 #include "command-words.h"
 #include "macro.h"
 
@@ -74,18 +75,12 @@ START_TEST(test_shell_needed) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("command-words");
-        TCase *tc = tcase_create("core");
-        SRunner *sr;
-        int failed;
+        const TTest *tests[] = {
+                test_plain_words,
+                test_quoted_words,
+                test_shell_needed,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_plain_words);
-        tcase_add_test(tc, test_quoted_words);
-        tcase_add_test(tc, test_shell_needed);
-        suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run_tests("command-words", NULL, tests);
 }

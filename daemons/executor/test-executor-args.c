@@ -146,12 +146,12 @@ START_TEST(test_refusals) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("executor-args");
-        TCase *tc = tcase_create("executor-args");
+        const TTest *tests[] = {
+                test_worker_command_line,
+                test_environment,
+                test_refusals,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_worker_command_line);
-        tcase_add_test(tc, test_environment);
-        tcase_add_test(tc, test_refusals);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("executor-args", NULL, tests);
 }

@@ -899,20 +899,19 @@ START_TEST(test_throughput_empty_tasks) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("executor");
-        TCase *tc = tcase_create("executor");
+        const TTest *tests[] = {
+                test_tasks_kills_and_shutdown,
+                test_driver_goes_silent,
+                test_lost_request_after_reconnect_sent_again,
+                test_silent_connection_after_reconnect_dialed_again,
+                test_registration_refused,
+                test_driver_comes_up_late,
+                test_sigterm_does_not_wait_for_functions,
+                test_sigterm_kills_commands,
+                test_throughput_empty_tasks,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 180 };
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 180);
-        tcase_add_test(tc, test_tasks_kills_and_shutdown);
-        tcase_add_test(tc, test_driver_goes_silent);
-        tcase_add_test(tc, test_lost_request_after_reconnect_sent_again);
-        tcase_add_test(tc, test_silent_connection_after_reconnect_dialed_again);
-        tcase_add_test(tc, test_registration_refused);
-        tcase_add_test(tc, test_driver_comes_up_late);
-        tcase_add_test(tc, test_sigterm_does_not_wait_for_functions);
-        tcase_add_test(tc, test_sigterm_kills_commands);
-        tcase_add_test(tc, test_throughput_empty_tasks);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("executor", &options, tests);
 }

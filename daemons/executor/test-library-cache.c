@@ -361,19 +361,18 @@ START_TEST(test_function_task_outcomes) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("library-cache");
-        TCase *tc = tcase_create("library-cache");
+        const TTest *tests[] = {
+                test_load_and_call,
+                test_concurrent_lookups_fetch_once,
+                test_file_on_disk,
+                test_hash_mismatch,
+                test_abi_missing_and_wrong,
+                test_missing_symbol_and_bad_names,
+                test_fetch_failure_not_remembered,
+                test_function_task_outcomes,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 60 };
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_load_and_call);
-        tcase_add_test(tc, test_concurrent_lookups_fetch_once);
-        tcase_add_test(tc, test_file_on_disk);
-        tcase_add_test(tc, test_hash_mismatch);
-        tcase_add_test(tc, test_abi_missing_and_wrong);
-        tcase_add_test(tc, test_missing_symbol_and_bad_names);
-        tcase_add_test(tc, test_fetch_failure_not_remembered);
-        tcase_add_test(tc, test_function_task_outcomes);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("library-cache", &options, tests);
 }

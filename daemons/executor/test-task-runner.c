@@ -272,15 +272,14 @@ START_TEST(test_stop_with_stuck_task) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("task-runner");
-        TCase *tc = tcase_create("task-runner");
+        const TTest *tests[] = {
+                test_every_task_once,
+                test_results_bounded_by_bytes,
+                test_kill_queued_and_running,
+                test_stop_with_stuck_task,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .timeout = 60 };
 
-        tcase_add_checked_fixture(tc, setup, NULL);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_every_task_once);
-        tcase_add_test(tc, test_results_bounded_by_bytes);
-        tcase_add_test(tc, test_kill_queued_and_running);
-        tcase_add_test(tc, test_stop_with_stuck_task);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("task-runner", &options, tests);
 }

@@ -424,20 +424,20 @@ START_TEST(test_restored_marks) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("cluster-fair");
-        TCase *tc = tcase_create("fair");
+        const TTest *tests[] = {
+                test_weighted_placement,
+                test_fifo_unchanged,
+                test_named_resource_share,
+                test_preemption,
+                test_preemption_deadline,
+                test_no_regrowth_within_timeout,
+                test_bad_weight,
+                test_preempts_least_busy,
+                test_preempts_youngest_without_report,
+                test_load_report_checked,
+                test_restored_marks,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_weighted_placement);
-        tcase_add_test(tc, test_fifo_unchanged);
-        tcase_add_test(tc, test_named_resource_share);
-        tcase_add_test(tc, test_preemption);
-        tcase_add_test(tc, test_preemption_deadline);
-        tcase_add_test(tc, test_no_regrowth_within_timeout);
-        tcase_add_test(tc, test_bad_weight);
-        tcase_add_test(tc, test_preempts_least_busy);
-        tcase_add_test(tc, test_preempts_youngest_without_report);
-        tcase_add_test(tc, test_load_report_checked);
-        tcase_add_test(tc, test_restored_marks);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("cluster-fair", NULL, tests);
 }

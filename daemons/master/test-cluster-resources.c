@@ -268,14 +268,14 @@ START_TEST(test_hostile_registrations) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("cluster-resources");
-        TCase *tc = tcase_create("core");
+        const TTest *tests[] = {
+                test_constraints_and_addresses,
+                test_two_per_executor,
+                test_waiting_reason,
+                test_reregister_and_restore,
+                test_hostile_registrations,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_constraints_and_addresses);
-        tcase_add_test(tc, test_two_per_executor);
-        tcase_add_test(tc, test_waiting_reason);
-        tcase_add_test(tc, test_reregister_and_restore);
-        tcase_add_test(tc, test_hostile_registrations);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("cluster-resources", NULL, tests);
 }

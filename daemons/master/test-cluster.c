@@ -887,32 +887,32 @@ START_TEST(test_executor_counts_after_restore) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("cluster");
-        TCase *tc = tcase_create("cluster");
+        const TTest *tests[] = {
+                test_spread_placement_and_ids,
+                test_consolidate,
+                test_room_found_on_a_full_cluster,
+                test_failed_executor_replaced_then_app_fails,
+                test_start_failure_backs_off,
+                test_crash_loop_through_running,
+                test_exit_zero_at_once_is_a_failed_start,
+                test_gone_executor_that_runs_is_killed,
+                test_worker_timeout_replaces_executors,
+                test_reregistration_reconciles,
+                test_unknown_executors_of_a_known_app_taken_back,
+                test_remove_app_kills_executors,
+                test_hostile_registrations,
+                test_executor_limit,
+                test_elastic_release,
+                test_deferred_placement_in_slices,
+                test_drain_worker,
+                test_executor_counts_follow_changes,
+                test_executor_counts_after_restore,
+                NULL,
+        };
 
         /* quiet unless SPARK_LOG_LEVEL asks otherwise */
         log_set_max_level(LOG_ERR);
         log_setup("test-cluster", LOG_TARGET_STDERR);
 
-        tcase_add_test(tc, test_spread_placement_and_ids);
-        tcase_add_test(tc, test_consolidate);
-        tcase_add_test(tc, test_room_found_on_a_full_cluster);
-        tcase_add_test(tc, test_failed_executor_replaced_then_app_fails);
-        tcase_add_test(tc, test_start_failure_backs_off);
-        tcase_add_test(tc, test_crash_loop_through_running);
-        tcase_add_test(tc, test_exit_zero_at_once_is_a_failed_start);
-        tcase_add_test(tc, test_gone_executor_that_runs_is_killed);
-        tcase_add_test(tc, test_worker_timeout_replaces_executors);
-        tcase_add_test(tc, test_reregistration_reconciles);
-        tcase_add_test(tc, test_unknown_executors_of_a_known_app_taken_back);
-        tcase_add_test(tc, test_remove_app_kills_executors);
-        tcase_add_test(tc, test_hostile_registrations);
-        tcase_add_test(tc, test_executor_limit);
-        tcase_add_test(tc, test_elastic_release);
-        tcase_add_test(tc, test_deferred_placement_in_slices);
-        tcase_add_test(tc, test_drain_worker);
-        tcase_add_test(tc, test_executor_counts_follow_changes);
-        tcase_add_test(tc, test_executor_counts_after_restore);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("cluster", NULL, tests);
 }

@@ -274,17 +274,16 @@ START_TEST(test_child_dies_with_master) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("master-state-child");
-        TCase *tc = tcase_create("child");
+        const TTest *tests[] = {
+                test_child_save_loads,
+                test_entry_during_child_kept,
+                test_save_on_loop_stops_child,
+                test_child_failure_retried,
+                test_child_dies_with_master,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 30 };
 
         log_set_max_level(LOG_ERR); /* a master without its sockets warns of each event */
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, test_child_save_loads);
-        tcase_add_test(tc, test_entry_during_child_kept);
-        tcase_add_test(tc, test_save_on_loop_stops_child);
-        tcase_add_test(tc, test_child_failure_retried);
-        tcase_add_test(tc, test_child_dies_with_master);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("master-state-child", &options, tests);
 }

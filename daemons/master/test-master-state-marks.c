@@ -116,11 +116,11 @@ START_TEST(test_marks_round_trip) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("master-state-marks");
-        TCase *tc = tcase_create("marks");
+        const TTest *tests[] = {
+                test_marks_round_trip,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 30 };
 
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, test_marks_round_trip);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("master-state-marks", &options, tests);
 }

@@ -314,21 +314,21 @@ START_TEST(test_victim_order_is_total) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("placement-fair");
-        TCase *tc = tcase_create("drf");
+        const TTest *tests[] = {
+                test_paper_example,
+                test_equal_apps_split_evenly,
+                test_weights,
+                test_capped_demand,
+                test_named_resource,
+                test_memory_dominant,
+                test_next_and_bad_input,
+                test_large_single_app,
+                test_random_clusters_are_drf,
+                test_random_invariants,
+                test_victim_order,
+                test_victim_order_is_total,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_paper_example);
-        tcase_add_test(tc, test_equal_apps_split_evenly);
-        tcase_add_test(tc, test_weights);
-        tcase_add_test(tc, test_capped_demand);
-        tcase_add_test(tc, test_named_resource);
-        tcase_add_test(tc, test_memory_dominant);
-        tcase_add_test(tc, test_next_and_bad_input);
-        tcase_add_test(tc, test_large_single_app);
-        tcase_add_test(tc, test_random_clusters_are_drf);
-        tcase_add_test(tc, test_random_invariants);
-        tcase_add_test(tc, test_victim_order);
-        tcase_add_test(tc, test_victim_order_is_total);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("placement-fair", NULL, tests);
 }

@@ -211,17 +211,17 @@ START_TEST(test_selection_matches_full_sort) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("placement");
-        TCase *tc = tcase_create("placement");
+        const TTest *tests[] = {
+                test_spread_out_round_robin,
+                test_consolidate_fills_first,
+                test_most_free_cores_first,
+                test_cores_cap_and_cores_per_executor,
+                test_memory_must_fit,
+                test_unusable_and_limits,
+                test_many_workers,
+                test_selection_matches_full_sort,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_spread_out_round_robin);
-        tcase_add_test(tc, test_consolidate_fills_first);
-        tcase_add_test(tc, test_most_free_cores_first);
-        tcase_add_test(tc, test_cores_cap_and_cores_per_executor);
-        tcase_add_test(tc, test_memory_must_fit);
-        tcase_add_test(tc, test_unusable_and_limits);
-        tcase_add_test(tc, test_many_workers);
-        tcase_add_test(tc, test_selection_matches_full_sort);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("placement", NULL, tests);
 }

@@ -557,29 +557,26 @@ START_TEST(test_refuses_garbage_journal_entry) {
 END_TEST
 
 int main(void) {
-        Suite *s;
-        TCase *tc;
+        const TTest *tests[] = {
+                test_election_standby_then_leader,
+                test_state_layout_and_reload,
+                test_refuses_foreign_znodes,
+                test_refuses_damaged_chunk,
+                test_journal_entry_per_app,
+                test_full_save_removes_covered_entries,
+                test_refuses_garbage_journal_entry,
+                test_timer_save_does_not_hold_the_loop,
+                test_loop_save_ends_a_timer_save,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 180 };
 
         /* before libcheck allocates anything: LeakSanitizer would see it */
         if (!getenv("ZK_CONNECT")) {
                 fprintf(stderr, "test-zk-state: no ZooKeeper ensemble (ZK_CONNECT), skipping\n");
                 return 77;
         }
-        s = suite_create("zk-state");
-        tc = tcase_create("ensemble");
         log_set_max_level(LOG_WARNING);
         srandom((unsigned) getpid());
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 180);
-        tcase_add_test(tc, test_election_standby_then_leader);
-        tcase_add_test(tc, test_state_layout_and_reload);
-        tcase_add_test(tc, test_refuses_foreign_znodes);
-        tcase_add_test(tc, test_refuses_damaged_chunk);
-        tcase_add_test(tc, test_journal_entry_per_app);
-        tcase_add_test(tc, test_full_save_removes_covered_entries);
-        tcase_add_test(tc, test_refuses_garbage_journal_entry);
-        tcase_add_test(tc, test_timer_save_does_not_hold_the_loop);
-        tcase_add_test(tc, test_loop_save_ends_a_timer_save);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("zk-state", &options, tests);
 }

@@ -29,10 +29,10 @@ START_TEST(test_advertise) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("endpoint");
-        TCase *tc = tcase_create("endpoint");
+        const TTest *tests[] = {
+                test_advertise,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_advertise);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("endpoint", NULL, tests);
 }

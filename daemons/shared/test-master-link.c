@@ -147,16 +147,16 @@ START_TEST(test_standby_followed_to_the_leader) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("master-link");
-        TCase *tc = tcase_create("master-link");
+        const TTest *tests[] = {
+                test_timeouts_without_loss_take_two,
+                test_answer_resets_the_misses,
+                test_lost_connection_and_timeout_moves_at_once,
+                test_lost_connection_alone_does_not_move,
+                test_single_master_never_moves,
+                test_standby_not_followed_back_to_the_dead_leader,
+                test_standby_followed_to_the_leader,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_timeouts_without_loss_take_two);
-        tcase_add_test(tc, test_answer_resets_the_misses);
-        tcase_add_test(tc, test_lost_connection_and_timeout_moves_at_once);
-        tcase_add_test(tc, test_lost_connection_alone_does_not_move);
-        tcase_add_test(tc, test_single_master_never_moves);
-        tcase_add_test(tc, test_standby_not_followed_back_to_the_dead_leader);
-        tcase_add_test(tc, test_standby_followed_to_the_leader);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("master-link", NULL, tests);
 }

@@ -725,8 +725,24 @@ int main(void) {
         const char *rt = getenv("XDG_RUNTIME_DIR");
         const char *root;
         sd_bus *bus = NULL;
-        Suite *s;
-        TCase *tc;
+        const TTest *tests[] = {
+                test_exit_zero,
+                test_exit_three,
+                test_kill_self,
+                test_memory_limit,
+                test_start_queue,
+                test_bad_binary,
+                test_stop_and_properties,
+                test_stop_while_starting,
+                test_invalid,
+                test_start_error,
+                test_adoption,
+                test_list_own,
+                test_list_races,
+                test_free_in_flight,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 60 };
         ssize_t n;
         int failed, r;
 
@@ -779,25 +795,7 @@ int main(void) {
         app_stamp = time(NULL);
         fprintf(stderr, "systemd %s, executor %s, work dir %s\n", version, fake_executor, work_dir);
 
-        s = suite_create("executor-unit");
-        tc = tcase_create("executor-unit");
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_exit_zero);
-        tcase_add_test(tc, test_exit_three);
-        tcase_add_test(tc, test_kill_self);
-        tcase_add_test(tc, test_memory_limit);
-        tcase_add_test(tc, test_start_queue);
-        tcase_add_test(tc, test_bad_binary);
-        tcase_add_test(tc, test_stop_and_properties);
-        tcase_add_test(tc, test_stop_while_starting);
-        tcase_add_test(tc, test_invalid);
-        tcase_add_test(tc, test_start_error);
-        tcase_add_test(tc, test_adoption);
-        tcase_add_test(tc, test_list_own);
-        tcase_add_test(tc, test_list_races);
-        tcase_add_test(tc, test_free_in_flight);
-        suite_add_tcase(s, tc);
-        failed = check_run(s);
+        failed = check_run_tests("executor-unit", &options, tests);
 
         stop_leftovers();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work_dir);

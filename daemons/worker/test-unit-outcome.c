@@ -223,17 +223,17 @@ START_TEST(test_states) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("unit-outcome");
-        TCase *tc = tcase_create("unit-outcome");
+        const TTest *tests[] = {
+                test_running,
+                test_exit_codes,
+                test_signals,
+                test_oom_and_others,
+                test_stop_requested,
+                test_start_failures,
+                test_names,
+                test_states,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_running);
-        tcase_add_test(tc, test_exit_codes);
-        tcase_add_test(tc, test_signals);
-        tcase_add_test(tc, test_oom_and_others);
-        tcase_add_test(tc, test_stop_requested);
-        tcase_add_test(tc, test_start_failures);
-        tcase_add_test(tc, test_names);
-        tcase_add_test(tc, test_states);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("unit-outcome", NULL, tests);
 }

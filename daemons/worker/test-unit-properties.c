@@ -611,15 +611,15 @@ START_TEST(test_sandbox_validate) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("unit-properties");
-        TCase *tc = tcase_create("unit-properties");
+        const TTest *tests[] = {
+                test_validate,
+                test_argv_env,
+                test_make_work_dir,
+                test_properties,
+                test_sandbox,
+                test_sandbox_validate,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_validate);
-        tcase_add_test(tc, test_argv_env);
-        tcase_add_test(tc, test_make_work_dir);
-        tcase_add_test(tc, test_properties);
-        tcase_add_test(tc, test_sandbox);
-        tcase_add_test(tc, test_sandbox_validate);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("unit-properties", NULL, tests);
 }
