@@ -292,17 +292,17 @@ START_TEST(test_tls_flags) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("sparkctl-args");
-        TCase *tc = tcase_create("args");
+        const TTest *tests[] = {
+                test_commands,
+                test_app_find,
+                test_parse_since,
+                test_submit,
+                test_function_spec,
+                test_parse_int32,
+                test_help_flags,
+                test_tls_flags,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_commands);
-        tcase_add_test(tc, test_app_find);
-        tcase_add_test(tc, test_parse_since);
-        tcase_add_test(tc, test_submit);
-        tcase_add_test(tc, test_function_spec);
-        tcase_add_test(tc, test_parse_int32);
-        tcase_add_test(tc, test_help_flags);
-        tcase_add_test(tc, test_tls_flags);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("sparkctl-args", NULL, tests);
 }

@@ -412,23 +412,23 @@ START_TEST(test_progress_format) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("sparkctl-output");
-        TCase *tc = tcase_create("output");
+        const TTest *tests[] = {
+                test_utf8,
+                test_status_fair,
+                test_json_escape,
+                test_json_escape_all_bytes,
+                test_json_writer,
+                test_table,
+                test_table_optional_column,
+                test_sanitize,
+                test_formats,
+                test_status_views,
+                test_status_elastic,
+                test_worker_id_short,
+                test_task_outcome_json,
+                test_progress_format,
+                NULL,
+        };
 
-        tcase_add_test(tc, test_utf8);
-        tcase_add_test(tc, test_status_fair);
-        tcase_add_test(tc, test_json_escape);
-        tcase_add_test(tc, test_json_escape_all_bytes);
-        tcase_add_test(tc, test_json_writer);
-        tcase_add_test(tc, test_table);
-        tcase_add_test(tc, test_table_optional_column);
-        tcase_add_test(tc, test_sanitize);
-        tcase_add_test(tc, test_formats);
-        tcase_add_test(tc, test_status_views);
-        tcase_add_test(tc, test_status_elastic);
-        tcase_add_test(tc, test_worker_id_short);
-        tcase_add_test(tc, test_task_outcome_json);
-        tcase_add_test(tc, test_progress_format);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("sparkctl-output", NULL, tests);
 }

@@ -461,22 +461,21 @@ START_TEST(test_split_lines) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("sparkctl-submit");
-        TCase *tc = tcase_create("submit");
+        const TTest *tests[] = {
+                test_command_inputs,
+                test_command_count,
+                test_json_and_failure,
+                test_function_job,
+                test_local_errors,
+                test_job_failed,
+                test_duplicates_skipped,
+                test_interrupt_cancels,
+                test_closed_output_cancels,
+                test_driver_errors,
+                test_split_lines,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 30 };
 
-        tcase_set_timeout(tc, 30);
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_command_inputs);
-        tcase_add_test(tc, test_command_count);
-        tcase_add_test(tc, test_json_and_failure);
-        tcase_add_test(tc, test_function_job);
-        tcase_add_test(tc, test_local_errors);
-        tcase_add_test(tc, test_job_failed);
-        tcase_add_test(tc, test_duplicates_skipped);
-        tcase_add_test(tc, test_interrupt_cancels);
-        tcase_add_test(tc, test_closed_output_cancels);
-        tcase_add_test(tc, test_driver_errors);
-        tcase_add_test(tc, test_split_lines);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("sparkctl-submit", &options, tests);
 }

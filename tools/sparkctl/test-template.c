@@ -116,13 +116,13 @@ START_TEST(test_shell_round_trip) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("sparkctl-template");
-        TCase *tc = tcase_create("template");
+        const TTest *tests[] = {
+                test_quote,
+                test_expand,
+                test_shell_round_trip,
+                NULL,
+        };
+        const CheckOptions options = { .timeout = 60 };
 
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_quote);
-        tcase_add_test(tc, test_expand);
-        tcase_add_test(tc, test_shell_round_trip);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("sparkctl-template", &options, tests);
 }

@@ -127,15 +127,15 @@ START_TEST(test_invalid) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("sparkctl-urls");
-        TCase *tc = tcase_create("urls");
+        const TTest *tests[] = {
+                test_listen_to_dial,
+                test_defaults,
+                test_files,
+                test_broken_file,
+                test_invalid,
+                NULL,
+        };
+        const CheckOptions options = { .setup = setup, .teardown = teardown };
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_listen_to_dial);
-        tcase_add_test(tc, test_defaults);
-        tcase_add_test(tc, test_files);
-        tcase_add_test(tc, test_broken_file);
-        tcase_add_test(tc, test_invalid);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("sparkctl-urls", &options, tests);
 }
