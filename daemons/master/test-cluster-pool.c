@@ -244,14 +244,13 @@ START_TEST(test_pool_never_drifts) {
 END_TEST
 
 int main(void) {
-        Suite *s = suite_create("cluster-pool");
+        const TTest *tests[] = {
+                test_pool_follows_workers,
+                test_pool_after_restore,
+                test_pool_never_drifts,
+                NULL,
+        };
 
         log_set_max_level(LOG_ERR);
-        TCase *tc = tcase_create("pool");
-
-        tcase_add_test(tc, test_pool_follows_workers);
-        tcase_add_test(tc, test_pool_after_restore);
-        tcase_add_test(tc, test_pool_never_drifts);
-        suite_add_tcase(s, tc);
-        return check_run(s);
+        return check_run_tests("cluster-pool", NULL, tests);
 }
