@@ -11,7 +11,8 @@
  *         }
  *
  * START_TEST's test_a is a static variable, not a constant, so the list is
- * built in main(). */
+ * built in main().  A suite of several cases, each with its own fixture,
+ * adds them with check_add_case() and runs with check_run(). */
 #pragma once
 
 #include <check.h>
