@@ -397,6 +397,21 @@ static void worker_set_lost(Cluster *c, Worker *w, const char *reason) {
         }
 }
 
+/* Puts a new worker (its id set) in the worker hashmap and the placement
+ * table; on failure it is in neither, and freed. */
+static int worker_insert(Cluster *c, Worker *w) {
+        if (hashmap_put(c->workers, w->id, w) < 0) {
+                worker_free(w);
+                return -ENOMEM;
+        }
+        if (worker_table_add(&c->table, w) < 0) {
+                hashmap_remove(c->workers, w->id);
+                worker_free(w);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 void cluster_worker_lost(Cluster *c, Worker *w, const char *reason) {
         worker_set_lost(c, w, reason);
         /* a lost worker leaves the table; if it comes back it registers anew */
@@ -428,15 +443,12 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                 w = calloc(1, sizeof(*w));
                 if (!w)
                         return -ENOMEM;
-                if (set_string(&w->id, reg->id) < 0 || hashmap_put(c->workers, w->id, w) < 0) {
+                if (set_string(&w->id, reg->id) < 0) {
                         worker_free(w);
                         return -ENOMEM;
                 }
-                if (worker_table_add(&c->table, w) < 0) {
-                        hashmap_remove(c->workers, w->id);
-                        worker_free(w);
+                if (worker_insert(c, w) < 0)
                         return -ENOMEM;
-                }
         }
 
         r = set_string(&w->host, reg->host);
@@ -876,16 +888,12 @@ int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, WorkerStat
                 return -ENOMEM;
         if (set_string(&w->id, reg->id) < 0 || set_string(&w->host, reg->host) < 0 ||
             set_string(&w->endpoint, reg->endpoint) < 0 || set_string(&w->events_endpoint, reg->events_endpoint) < 0 ||
-            cluster_worker_set_offer(w, reg->labels, reg->n_labels, reg->resources, reg->n_resources) < 0 ||
-            hashmap_put(c->workers, w->id, w) < 0) {
+            cluster_worker_set_offer(w, reg->labels, reg->n_labels, reg->resources, reg->n_resources) < 0) {
                 worker_free(w);
                 return -ENOMEM;
         }
-        if (worker_table_add(&c->table, w) < 0) {
-                hashmap_remove(c->workers, w->id);
-                worker_free(w);
+        if (worker_insert(c, w) < 0)
                 return -ENOMEM;
-        }
         w->cores = reg->cores;
         w->memory_mb = reg->memory_mb;
         w->state = state;
