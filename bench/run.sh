@@ -231,6 +231,12 @@ run_baselines() {
         R[unit_exec_p50]=$(kv "$tmp/unit-exec.out" unit_start_us_p50)
         R[unit_exec_p99]=$(kv "$tmp/unit-exec.out" unit_start_us_p99)
         R[unit_exec_active_p50]=$(kv "$tmp/unit-exec.out" unit_active_us_p50)
+        # two such units started together, as the two workers on this host
+        # start an application's two executors: the first one's start
+        mkdir -p "$tmp/unit-work2"
+        UNIT_BASELINE_AT_ONCE=2 run_fg "$BT/unit-baseline" "$BT/stamp" 20 250 spark-bench.slice "$tmp/unit-work2" \
+                >"$tmp/unit-exec2.out" || return 1
+        R[unit_exec2_p50]=$(kv "$tmp/unit-exec2.out" unit_first_of_2_us_p50)
         say "  nng ${R[nng_rate]} msg/s, rtt p50 ${R[nng_rtt_p50]} µs; unit start p50 ${R[unit_p50]} µs" \
                 "(back to back ${R[unit_warm_p50]} µs; an executor's properties ${R[unit_props_p50]} µs;" \
                 "all of them, sandbox included, ${R[unit_exec_p50]} µs)"

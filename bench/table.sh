@@ -144,6 +144,9 @@ build_table() {
                 "$(fmt "$(ms "${R[unit_props_p50]:-}")" 2) ms; $(fmt "$(ms "${R[unit_props_active_p50]:-}")" 2) ms" "—" "—" "—" "info"
         row "… raw StartTransientUnit with the executor's full property set, sandbox included, after a pause → first instruction (p99 $(fmt "$(ms "${R[unit_exec_p99]:-}")" 2) ms); → PropertiesChanged \"active\"" \
                 "$(fmt "$(ms "${R[unit_exec_p50]:-}")" 2) ms; $(fmt "$(ms "${R[unit_exec_active_p50]:-}")" 2) ms" "—" "—" "—" "info"
+        row "… the same against two such raw units started together after a pause, as this host's two workers start an app's two executors on one manager → the first one's first instruction" \
+                "$(fmt "${R[startup_p50]:-}" 1) ms" "p50: $(fmt "$(ms "${R[unit_exec2_p50]:-}")" 2) ms" \
+                "$(ratio "${R[startup_p50]:-}" "$(ms "${R[unit_exec2_p50]:-}")")" "—" "info"
 
         # --- loss
         ratio_row "Executor SIGKILL → its tasks re-queued, p50 (${#KILL_MS[@]} trials)" "$(fmt "${R[kill_p50]:-}" 2) ms" \

@@ -32,9 +32,17 @@
  * the worker waits for before it reports an executor RUNNING), with the
  * matches added and Subscribe called beforehand, as the worker does.  The
  * units are transient with CollectMode=inactive-or-failed, so nothing is
- * left behind. */
+ * left behind.
+ *
+ * With UNIT_BASELINE_AT_ONCE=2 (full property set only), each sample is two
+ * such units whose StartTransientUnit calls go out together, as two workers
+ * on this one host send theirs for an application of two executors: the
+ * time to the first instruction of whichever comes first
+ * (unit_first_of_2_us_p50/p99).  On a real cluster the two are on two hosts
+ * with a manager each; here they share one manager and the same cores. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -226,16 +234,99 @@ static int call_start(sd_bus *bus, sd_bus_message *m) {
         return r;
 }
 
+/* Waits for one of two FIFOs to hold a stamp; returns the earlier stamp
+ * read, and reads the other too, so that the next sample starts clean. */
+static int read_first_of_two(int fds[2], uint64_t *ret) {
+        uint64_t stamps[2] = { 0, 0 };
+        bool got[2] = { false, false };
+
+        while (!got[0] || !got[1]) {
+                struct pollfd p[2] = { { .fd = fds[0], .events = POLLIN }, { .fd = fds[1], .events = POLLIN } };
+                char buf[64];
+
+                if (poll(p, 2, 10000) <= 0)
+                        return -ETIMEDOUT;
+                for (int k = 0; k < 2; k++) {
+                        ssize_t n;
+
+                        if (got[k] || !(p[k].revents & POLLIN))
+                                continue;
+                        n = read(fds[k], buf, sizeof(buf) - 1);
+                        if (n <= 0)
+                                return -EIO;
+                        buf[n] = 0;
+                        stamps[k] = strtoull(buf, NULL, 10);
+                        got[k] = true;
+                }
+        }
+        *ret = MIN(stamps[0], stamps[1]);
+        return 0;
+}
+
+/* One sample of UNIT_BASELINE_AT_ONCE=2: two full-property units started
+ * together; the time from the calls to the first one's first instruction. */
+static int measure_two_at_once(sd_bus *bus, const char *stamp, const char *slice, const char *work_root, int sample,
+                               int pause_ms, uint64_t *ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m0 = NULL, *m1 = NULL;
+        sd_bus_message **m[2] = { &m0, &m1 };
+        _cleanup_close_ int fd0 = -1, fd1 = -1;
+        char fifo[2][PATH_MAX];
+        uint64_t t0, t1;
+        int fds[2], r;
+
+        for (int k = 0; k < 2; k++) {
+                char name[96];
+
+                snprintf(name, sizeof(name), "spark-bench-baseline-%d-%d-%d.service", (int) getpid(), sample, k);
+                /* executor ids 3, 4, 5, ...: a work dir each */
+                r = build_call(bus, name, 2 * sample + k + 3, stamp, fifo[k], sizeof(fifo[k]), slice, work_root,
+                               m[k]);
+                if (r < 0)
+                        return r;
+        }
+        fd0 = open(fifo[0], O_RDWR | O_CLOEXEC);
+        fd1 = open(fifo[1], O_RDWR | O_CLOEXEC);
+        if (fd0 < 0 || fd1 < 0)
+                return -errno;
+        if (pause_ms > 0)
+                (void) usleep((useconds_t) pause_ms * 1000);
+        t0 = bench_now_usec();
+        r = sd_bus_call_async(bus, NULL, m0, NULL, NULL, 10 * 1000000ULL);
+        if (r >= 0)
+                r = sd_bus_call_async(bus, NULL, m1, NULL, NULL, 10 * 1000000ULL);
+        if (r >= 0)
+                r = sd_bus_flush(bus);
+        if (r < 0)
+                return r;
+        fds[0] = fd0;
+        fds[1] = fd1;
+        r = read_first_of_two(fds, &t1);
+        if (r < 0)
+                return r;
+        /* the replies (systemd sends them before it forks): dropped, as
+         * the calls' slots are floating */
+        while ((r = sd_bus_process(bus, NULL)) > 0)
+                ;
+        if (r < 0)
+                return r;
+        *ret = t1 > t0 ? t1 - t0 : 0;
+        return 0;
+}
+
 int main(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ uint64_t *samples = NULL, *active = NULL;
         char fifo[] = "/tmp/spark-bench-stamp.XXXXXX";
         char path[PATH_MAX];
         const char *slice = argc >= 5 ? argv[4] : NULL, *work_root = argc >= 6 ? argv[5] : NULL;
+        const char *at_once_env = getenv("UNIT_BASELINE_AT_ONCE");
+        int at_once = at_once_env ? atoi(at_once_env) : 1;
         int count, pause_ms, r, fd;
 
-        if (argc < 4 || argc > 6 || (count = atoi(argv[2])) < 1 || (pause_ms = atoi(argv[3])) < 0) {
-                fprintf(stderr, "usage: unit-baseline STAMP_BINARY COUNT PAUSE_MS [SLICE [WORK_DIR]]\n");
+        if (argc < 4 || argc > 6 || (count = atoi(argv[2])) < 1 || (pause_ms = atoi(argv[3])) < 0 ||
+            (at_once != 1 && (at_once != 2 || !work_root))) {
+                fprintf(stderr, "usage: [UNIT_BASELINE_AT_ONCE=2] unit-baseline STAMP_BINARY COUNT PAUSE_MS "
+                                "[SLICE [WORK_DIR]]\n(two at once: with WORK_DIR only)\n");
                 return 2;
         }
         samples = calloc((size_t) count, sizeof(*samples));
@@ -259,6 +350,23 @@ int main(int argc, char **argv) {
                                "org.freedesktop.systemd1.Manager", "Subscribe", NULL, NULL, NULL);
         if (r < 0)
                 return 1;
+        if (at_once == 2) {
+                for (int i = -2; i < count; i++) {
+                        uint64_t us = 0;
+
+                        r = measure_two_at_once(bus, argv[1], slice, work_root, i + 2, pause_ms, &us);
+                        if (r < 0) {
+                                fprintf(stderr, "unit-baseline: two at once: %s\n", strerror(-r));
+                                return 1;
+                        }
+                        if (i >= 0)
+                                samples[i] = us;
+                }
+                bench_sort_u64(samples, (size_t) count);
+                printf("unit_first_of_2_us_p50 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 50));
+                printf("unit_first_of_2_us_p99 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 99));
+                return 0;
+        }
         for (int i = -2; i < count; i++) {
                 _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
