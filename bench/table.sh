@@ -325,7 +325,9 @@ build_table() {
                 echo "Machine ${BUSY_BEFORE}% busy in the second before the run; the run took ${R[run_seconds]} s."
                 # knobs that change what was measured, so that a reader sees them
                 local knobs
-                knobs=$(env | grep -E '^BENCH_(SKIP|WORKERS|WORKER_CORES|APPS|APP_EXECUTORS|SMALL_APPS|KILL_TRIALS|TOOLS_[A-Z]+)=' | sort | tr '\n' ' ')
+                # (none set: grep finds nothing, which must not end the run)
+                knobs=$(env | { grep -E '^BENCH_(SKIP|WORKERS|WORKER_CORES|APPS|APP_EXECUTORS|SMALL_APPS|KILL_TRIALS|TOOLS_[A-Z]+)=' || true; } |
+                        sort | tr '\n' ' ')
                 [ -z "$knobs" ] || echo "Run with ${knobs% }."
                 echo "Every baseline was measured in this run; the goals are docs/DESIGN.md §10's. How to read this: bench/README.md."
                 echo

@@ -362,6 +362,9 @@ int main(int argc, char **argv) {
                         if (i >= 0)
                                 samples[i] = us;
                 }
+                close(fd);
+                unlink(path);
+                rmdir(fifo);
                 bench_sort_u64(samples, (size_t) count);
                 printf("unit_first_of_2_us_p50 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 50));
                 printf("unit_first_of_2_us_p99 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 99));
