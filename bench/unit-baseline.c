@@ -234,6 +234,13 @@ static int call_start(sd_bus *bus, sd_bus_message *m) {
         return r;
 }
 
+/* Sorts samples and prints KEY_p50 and KEY_p99 ("key value" lines). */
+static void print_p50_p99(const char *key, uint64_t *samples, size_t n) {
+        bench_sort_u64(samples, n);
+        printf("%s_p50 %" PRIu64 "\n", key, bench_percentile_u64(samples, n, 50));
+        printf("%s_p99 %" PRIu64 "\n", key, bench_percentile_u64(samples, n, 99));
+}
+
 /* Waits for one of two FIFOs to hold a stamp; returns the earlier stamp
  * read, and reads the other too, so that the next sample starts clean. */
 static int read_first_of_two(int fds[2], uint64_t *ret) {
@@ -365,9 +372,7 @@ int main(int argc, char **argv) {
                 close(fd);
                 unlink(path);
                 rmdir(fifo);
-                bench_sort_u64(samples, (size_t) count);
-                printf("unit_first_of_2_us_p50 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 50));
-                printf("unit_first_of_2_us_p99 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 99));
+                print_p50_p99("unit_first_of_2_us", samples, (size_t) count);
                 return 0;
         }
         for (int i = -2; i < count; i++) {
@@ -427,12 +432,8 @@ int main(int argc, char **argv) {
         close(fd);
         unlink(path);
         rmdir(fifo);
-        bench_sort_u64(samples, (size_t) count);
-        printf("unit_start_us_p50 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 50));
-        printf("unit_start_us_p99 %" PRIu64 "\n", bench_percentile_u64(samples, (size_t) count, 99));
+        print_p50_p99("unit_start_us", samples, (size_t) count);
         printf("unit_start_us_mean %.0f\n", bench_mean_u64(samples, (size_t) count));
-        bench_sort_u64(active, (size_t) count);
-        printf("unit_active_us_p50 %" PRIu64 "\n", bench_percentile_u64(active, (size_t) count, 50));
-        printf("unit_active_us_p99 %" PRIu64 "\n", bench_percentile_u64(active, (size_t) count, 99));
+        print_p50_p99("unit_active_us", active, (size_t) count);
         return 0;
 }
