@@ -185,7 +185,7 @@ static void fair_note_starved(Cluster *c, const FairState *s, usec_t now) {
         }
 }
 
-bool cluster_fair_schedule(Cluster *c, size_t n_workers, int budget) {
+bool cluster_fair_schedule(Cluster *c, int budget) {
         _cleanup_(fair_state_done) FairState s = {};
         usec_t now = now_mono_usec();
 
@@ -205,7 +205,7 @@ bool cluster_fair_schedule(Cluster *c, size_t n_workers, int budget) {
                 /* up to its target at once; beyond it, one at a time, so
                  * that the lowest share is looked at again */
                 want = s.fa[k].held < s.targets[k] ? s.targets[k] - s.fa[k].held : 1;
-                placed = cluster_schedule_app(c, a, n_workers, MIN(want, budget));
+                placed = cluster_schedule_app(c, a, MIN(want, budget));
                 if (placed <= 0) {
                         s.skip[k] = true;  /* fits nowhere now */
                         continue;

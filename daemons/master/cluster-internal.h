@@ -16,14 +16,15 @@ bool cluster_worker_table_ok(Cluster *c);
 /* Placement is due: now, or through fx.schedule_needed. */
 void cluster_schedule_soon(Cluster *c);
 
-/* Places at most budget executors of a on the n_workers workers of the
- * placement scratch; returns how many it placed. */
-int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget);
+/* Places at most budget executors of a on the workers of the placement
+ * table, whose scratch cluster_schedule_step() has made room in; returns
+ * how many it placed. */
+int cluster_schedule_app(Cluster *c, App *a, int budget);
 
 /* cluster-fair.c (docs/DESIGN.md "Fair share"): placement by weighted DRF,
  * as cluster_schedule_step() (true: stopped at budget); and the preemption
  * check, which lowers *next to its next deadline. */
-bool cluster_fair_schedule(Cluster *c, size_t n_workers, int budget);
+bool cluster_fair_schedule(Cluster *c, int budget);
 void cluster_fair_check(Cluster *c, usec_t now, usec_t *next);
 
 /* cluster-drain.c: an executor left w (it ended, or moved away). */

@@ -994,7 +994,7 @@ int app_executors_wanted(const App *a) {
         return (int) MAX(n, (int64_t) 0);
 }
 
-int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
+int cluster_schedule_app(Cluster *c, App *a, int budget) {
         int cores_left = a->max_cores > 0 ? a->max_cores - a->cores_granted : INT32_MAX;
         int allowed = a->executor_limit == INT32_MAX ? INT32_MAX : a->executor_limit - (int) a->n_live_executors;
         PlacementRequest req = {
@@ -1006,9 +1006,9 @@ int cluster_schedule_app(Cluster *c, App *a, size_t n_workers, int budget) {
         };
         WorkerTable *t = &c->table;
         const PlacementWorker *view = t->view;
+        size_t n_workers = t->n;
         int placed, launched = 0;
 
-        assert(n_workers <= t->n);
         if (req.cores_wanted < a->cores_per_executor || req.executors_allowed == 0)
                 return 0;
 
@@ -1069,11 +1069,11 @@ bool cluster_schedule_step(Cluster *c, unsigned max_launches) {
 #endif
 
         if (c->cfg.fair)
-                return cluster_fair_schedule(c, n, budget);
+                return cluster_fair_schedule(c, budget);
         for (App *a = c->apps_head; a; a = a->next) {
                 if (!app_is_live(a))
                         continue;
-                budget -= cluster_schedule_app(c, a, n, budget);
+                budget -= cluster_schedule_app(c, a, budget);
                 if (budget <= 0)
                         return true; /* maybe more: the caller comes back */
         }

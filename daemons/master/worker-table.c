@@ -22,7 +22,6 @@ int worker_table_add(WorkerTable *t, Worker *w) {
             GREEDY_REALLOC(t->view, t->view_allocated, t->n + 1) < 0)
                 return -ENOMEM;
         w->table_index = t->n;
-        w->pooled = (ClusterPool) {};
         t->workers[t->n++] = w;
         worker_table_update(t, w);
         return 0;

@@ -25,7 +25,8 @@ typedef struct WorkerTable {
         size_t app_view_allocated, order_allocated, result_allocated;
 } WorkerTable;
 
-/* -ENOMEM, and the table unchanged, if it cannot grow. */
+/* Adds w, new to the cluster (its pooled part still zero); -ENOMEM, and the
+ * table unchanged, if it cannot grow. */
 int worker_table_add(WorkerTable *t, Worker *w);
 void worker_table_remove(WorkerTable *t, Worker *w);
 /* After any change of w's state, size, use or launch backoff. */
