@@ -402,6 +402,7 @@ int master_handle_request(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         int r;
         (void) s;
 
+        (void) sd_event_now(m->event, CLOCK_MONOTONIC, &m->last_request);
         master_audit(m, req, env);
 
         /* A standby answers every request with where the leader is; a

@@ -56,6 +56,8 @@ typedef struct Master {
         Hashmap *driver_checks;          /* app id -> a driver being asked if it is there */
         History history;                 /* finished apps, lost workers (master-history.h) */
         bool state_dirty;
+        usec_t state_dirty_since;        /* the first change the next save is for */
+        usec_t last_request;             /* when the loop last took a request (a save waits for a gap) */
         int state_save_error;            /* of the last save, 0: it succeeded */
         usec_t state_save_retry;         /* the wait before the next try, after failures */
         usec_t state_save_cost;          /* the last full save's work, without its syncs */
@@ -178,6 +180,10 @@ void master_drivers_free(Master *m);
 int master_state_load(Master *m);
 int master_state_save(Master *m);
 void master_state_changed(Master *m);
+/* 0 when a save that fell due may start at now, else how long it waits for
+ * a gap between requests (the last at last_request) or for the deadline
+ * that the first change it holds (at dirty_since) sets. */
+usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t dirty_since);
 /* A new application and the id counter: master_state_app_registered()
  * writes its journal entry (it survives a crash of the master, not yet one
  * of the host), master_state_sync() puts it on disk (a full save if either

@@ -1,7 +1,8 @@
 /* The timer's save of the master's state in a child process
  * (master-state-child.c): what it writes loads in another master, entries
  * journaled while it writes are kept for the next save, a save on the loop
- * stops it, and a failure is reported and tried again. */
+ * stops it, a failure is reported and tried again, and a save waits for a
+ * gap between requests. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -121,6 +122,65 @@ START_TEST(test_child_save_loads) {
         ck_assert_int_eq(hashmap_size(cluster_workers(m2->cluster)), 3);
         ck_assert_int_eq(cluster_n_executors(m2->cluster), 4);
         master_free(m2);
+        master_free(m);
+}
+END_TEST
+
+/* A save that falls due while requests keep coming waits for a gap of
+ * 5 ms between them, and for no more than 2 s after its first change. */
+START_TEST(test_save_wait) {
+        const usec_t ms = USEC_PER_MSEC, t0 = 1000 * USEC_PER_SEC;
+
+        /* no request for 5 ms: now */
+        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, t0 + 95 * ms, t0), 0);
+        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, 0, t0), 0);
+        /* a request 1 ms ago: at the earliest gap */
+        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, t0 + 99 * ms, t0), 4 * ms);
+        /* ... but not past the deadline */
+        ck_assert_uint_eq(master_state_save_wait(t0 + 1998 * ms, t0 + 1998 * ms, t0), 2 * ms);
+        ck_assert_uint_eq(master_state_save_wait(t0 + 2000 * ms, t0 + 2000 * ms, t0), 0);
+        ck_assert_uint_eq(master_state_save_wait(t0 + 5000 * ms, t0 + 5000 * ms, t0), 0);
+}
+END_TEST
+
+/* Runs m's loop for usec as if a request came every millisecond; the
+ * time a save began (a child started or the state saved), or 0, and in
+ * *ret_gap how long the loop had been without one then. */
+static usec_t run_busy(Master *m, usec_t usec, uint64_t saved, usec_t *ret_gap) {
+        usec_t end = now_mono_usec() + usec;
+
+        while (now_mono_usec() < end) {
+                m->last_request = now_mono_usec();
+                ck_assert_int_ge(sd_event_run(m->event, USEC_PER_MSEC), 0);
+                if (m->state_child > 0 || m->metrics.state_saves[1] > saved) {
+                        *ret_gap = now_mono_usec() - m->last_request;
+                        return now_mono_usec();
+                }
+        }
+        return 0;
+}
+
+/* The same on the master's loop: requests without a gap hold a save back
+ * until 2 s after the change, no longer. */
+START_TEST(test_save_waits_on_loop) {
+        Master *m = master_loaded();
+        uint64_t saved = m->metrics.state_saves[1];
+        usec_t changed, began, gap = 0;
+
+        add_worker(m, 1);
+        changed = now_mono_usec();
+        master_state_changed(m);
+        began = run_busy(m, 4 * USEC_PER_SEC, saved, &gap);
+        ck_assert_uint_gt(began, 0);
+        ck_assert_uint_lt(began - changed, 3 * USEC_PER_SEC);
+        /* before the deadline only if this loop itself stalled for 5 ms (a
+         * busy machine): a gap between its requests */
+        ck_assert_msg(began - changed >= 2 * USEC_PER_SEC - 10 * USEC_PER_MSEC || gap >= 5 * USEC_PER_MSEC,
+                      "saved %llu ms after the change, %llu us after a request",
+                      (unsigned long long) ((began - changed) / USEC_PER_MSEC), (unsigned long long) gap);
+        wait_child(m);
+        ck_assert_uint_eq(m->metrics.state_saves[1], saved + 1);
+        ck_assert(!m->state_dirty);
         master_free(m);
 }
 END_TEST
@@ -280,6 +340,8 @@ int main(void) {
                 test_save_on_loop_stops_child,
                 test_child_failure_retried,
                 test_child_dies_with_master,
+                test_save_wait,
+                test_save_waits_on_loop,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 30 };
