@@ -90,10 +90,10 @@ build_table() {
         # --- latency
         ratio_row "One task submit→result, p50" "$(fmt "${R[lat_p50]:-}") µs" \
                 "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
-                "${R[lat_p50]:-}" "${R[nng_rtt_p50]:-}" le 2.5
+                "${R[lat_p50]:-}" "${R[nng_rtt_p50]:-}" le 2
         ratio_row "One task submit→result, p99" "$(fmt "${R[lat_p99]:-}") µs" \
                 "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
-                "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}" le 10
+                "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}" le 5
         local cs raw
         read -r -a cs <<<"${R[lat_ctxsw]:-}"
         read -r -a raw <<<"${R[nng_rtt_ctxsw]:-}"
