@@ -5,11 +5,10 @@
 
 const ClusterEffects *cluster_effects(Cluster *c, void **ret_userdata);
 const ClusterConfig *cluster_config(Cluster *c);
-/* The workers' pooled capacity (cluster-pool.h) and placement view
- * (worker-table.h) are kept as workers change: after a change of a
- * worker's state, size, use or launch backoff outside cluster.c, call
- * cluster_worker_changed(). */
-const ClusterPool *cluster_pool(Cluster *c);
+/* The workers' pooled capacity (cluster-pool.h, cluster_pool()) and
+ * placement view (worker-table.h) are kept as workers change: after a
+ * change of a worker's state, size, use or launch backoff outside
+ * cluster.c, call cluster_worker_changed(). */
 void cluster_worker_changed(Cluster *c, Worker *w);
 /* Whether both match the workers as they are (worker_table_matches()). */
 bool cluster_worker_table_ok(Cluster *c);

@@ -5,15 +5,26 @@
 #include "cluster.h"
 
 static ClusterPool worker_part(const Worker *w) {
+        ClusterPool part = {};
+
+        if ((unsigned) w->state < CLUSTER_WORKER_STATES)
+                part.workers_by_state[w->state] = 1;
         if (w->state != SPARK__WORKER_STATE__WORKER_ALIVE)
-                return (ClusterPool) {};
-        return (ClusterPool) {
-                .cores = w->cores,
-                .cores_used = w->cores_used,
-                .memory_mb = w->memory_mb,
-                .memory_used_mb = w->memory_used_mb,
-                .n_offering_resources = w->n_resources > 0,
-        };
+                return part;
+        part.cores = w->cores;
+        part.cores_used = w->cores_used;
+        part.memory_mb = w->memory_mb;
+        part.memory_used_mb = w->memory_used_mb;
+        part.n_offering_resources = w->n_resources > 0;
+        return part;
+}
+
+/* *n += part, or -= for sign < 0: counts are size_t, not multiplied by a sign */
+static void count_add(size_t *n, size_t part, int sign) {
+        if (sign > 0)
+                *n += part;
+        else
+                *n -= part;
 }
 
 static void pool_add(ClusterPool *pool, const ClusterPool *part, int sign) {
@@ -21,10 +32,9 @@ static void pool_add(ClusterPool *pool, const ClusterPool *part, int sign) {
         pool->cores_used += sign * part->cores_used;
         pool->memory_mb += sign * part->memory_mb;
         pool->memory_used_mb += sign * part->memory_used_mb;
-        if (sign > 0)
-                pool->n_offering_resources += part->n_offering_resources;
-        else
-                pool->n_offering_resources -= part->n_offering_resources;
+        count_add(&pool->n_offering_resources, part->n_offering_resources, sign);
+        for (size_t s = 0; s < CLUSTER_WORKER_STATES; s++)
+                count_add(&pool->workers_by_state[s], part->workers_by_state[s], sign);
 }
 
 void cluster_pool_update(ClusterPool *pool, Worker *w) {

@@ -326,6 +326,9 @@ size_t cluster_n_executors(Cluster *c);
  * ended; kept as they change: O(1), for /metrics. */
 #define CLUSTER_EXECUTOR_STATES 7
 void cluster_executor_counts(Cluster *c, size_t ret[static CLUSTER_EXECUTOR_STATES]);
+/* The alive workers' pooled capacity and use, and the workers by state
+ * (cluster-pool.h); kept as they change: O(1), for fair share and /metrics. */
+const ClusterPool *cluster_pool(Cluster *c);
 const char *cluster_id(Cluster *c);
 
 bool executor_state_is_terminal(ExecutorState s);

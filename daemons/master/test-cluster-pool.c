@@ -65,6 +65,20 @@ static void assert_pool_is_sum(Cluster *c) {
         ck_assert_int_eq(kept->memory_mb, sum.memory_mb);
         ck_assert_int_eq(kept->memory_used_mb, sum.memory_used_mb);
         ck_assert_uint_eq(kept->n_offering_resources, sum.n_offering_resources);
+        for (size_t s = 0; s < CLUSTER_WORKER_STATES; s++)
+                ck_assert_uint_eq(kept->workers_by_state[s], sum.workers_by_state[s]);
+}
+
+/* The workers by state, as /metrics reports them. */
+static void assert_workers(Cluster *c, size_t alive, size_t lost, size_t draining_or_drained) {
+        const size_t *n = cluster_pool(c)->workers_by_state;
+
+        assert_pool_is_sum(c);
+        ck_assert_uint_eq(n[SPARK__WORKER_STATE__WORKER_ALIVE], alive);
+        ck_assert_uint_eq(n[SPARK__WORKER_STATE__WORKER_LOST], lost);
+        ck_assert_uint_eq(n[SPARK__WORKER_STATE__WORKER_DRAINING] + n[SPARK__WORKER_STATE__WORKER_DRAINED],
+                          draining_or_drained);
+        ck_assert_uint_eq(n[SPARK__WORKER_STATE__WORKER_STATE_UNKNOWN], 0);
 }
 
 static void assert_pool(Cluster *c, int64_t cores, int64_t cores_used, int64_t memory_mb, size_t offering) {
@@ -97,6 +111,7 @@ START_TEST(test_pool_follows_workers) {
         ck_assert_int_eq(register_worker(c, 1, 4, 4096, false, NULL, 0), 0);
         ck_assert_int_eq(register_worker(c, 2, 2, 2048, true, NULL, 0), 0);
         assert_pool(c, 6, 0, 6144, 1);
+        assert_workers(c, 2, 0, 0);
 
         a = add_app(c, 3, 1);
         ck_assert_int_eq(a->n_live_executors, 3);
@@ -110,8 +125,10 @@ START_TEST(test_pool_follows_workers) {
                 worker_id(1, id1, ep);
                 assert_pool(c, 4, cluster_worker(c, id1)->cores_used, 4096, 0);
         }
+        assert_workers(c, 1, 0, 1);
         ck_assert_int_eq(cluster_undrain_worker(c, id), 0);
         assert_pool(c, 6, 3, 6144, 1);
+        assert_workers(c, 2, 0, 0);
 
         /* an executor that ends gives its core back */
         {
@@ -126,12 +143,12 @@ START_TEST(test_pool_follows_workers) {
         cluster_worker_lost(c, cluster_worker(c, id), "test");
         ck_assert_int_eq(cluster_pool(c)->cores, 4);
         ck_assert_uint_eq(cluster_pool(c)->n_offering_resources, 0);
-        assert_pool_is_sum(c);
+        assert_workers(c, 1, 0, 0); /* and the table: spark_workers_lost_total counts it */
 
         /* a worker that registers again with other cores counts them */
         ck_assert_int_ge(register_worker(c, 1, 8, 8192, false, NULL, 0), 0);
         ck_assert_int_eq(cluster_pool(c)->cores, 8);
-        assert_pool_is_sum(c);
+        assert_workers(c, 1, 0, 0);
         cluster_free(c);
 }
 END_TEST

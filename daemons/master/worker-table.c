@@ -1,6 +1,7 @@
 /* See worker-table.h. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc-util.h"
 #include "cluster.h"
@@ -50,7 +51,8 @@ static bool view_is(const PlacementWorker *a, const PlacementWorker *b) {
 
 static bool pool_is(const ClusterPool *a, const ClusterPool *b) {
         return a->cores == b->cores && a->cores_used == b->cores_used && a->memory_mb == b->memory_mb &&
-               a->memory_used_mb == b->memory_used_mb && a->n_offering_resources == b->n_offering_resources;
+               a->memory_used_mb == b->memory_used_mb && a->n_offering_resources == b->n_offering_resources &&
+               memcmp(a->workers_by_state, b->workers_by_state, sizeof(a->workers_by_state)) == 0;
 }
 
 bool worker_table_matches(const WorkerTable *t, Hashmap *workers) {

@@ -159,3 +159,17 @@ rss_after=$(rss)
 echo "# master RSS before ${rss_before} KiB, after ${rss_after} KiB"
 check "the master's memory did not grow by more than 8 MiB" test $((rss_after - rss_before)) -lt 8192
 check "the master still runs" daemon_alive master
+
+# --- the workers by state, as they change ----------------------------------------------
+# (kept by the master as workers change, not counted per scrape)
+wid=$("$SPARKCTL" status --json | jq -r '.workers | sort_by(.worker_id) | .[0].worker_id')
+check "sparkctl drain $wid" quietly "$SPARKCTL" drain "$wid" --timeout 30
+drained_count() {
+        echo $(($(obs_metric "$MASTER_HTTP" 'spark_workers{state="draining"}') +
+                $(obs_metric "$MASTER_HTTP" 'spark_workers{state="drained"}')))
+}
+check_eq "master: 1 worker draining or drained" "1" "$(drained_count)"
+check_eq "master: 1 alive worker left" "1" "$(obs_metric "$MASTER_HTTP" 'spark_workers{state="alive"}')"
+check "sparkctl undrain $wid" quietly "$SPARKCTL" undrain "$wid"
+check_eq "master: 2 alive workers again" "2" "$(obs_metric "$MASTER_HTTP" 'spark_workers{state="alive"}')"
+check_eq "master: none draining" "0" "$(drained_count)"
