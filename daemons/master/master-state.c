@@ -58,14 +58,19 @@
 #define STATE_VERSION 1u
 #define STATE_MAX_BYTES (512u * 1024u * 1024u)
 #define STATE_SAVE_DELAY_USEC (50 * USEC_PER_MSEC)
-#define STATE_SAVE_DELAY_MAX_USEC (2 * USEC_PER_SEC)
+#define STATE_SAVE_DELAY_MAX_USEC (10 * USEC_PER_SEC)
 /* The delay before a save is at least this many times the last save's cost
- * (without its syncs): saving takes at most about 1/20 of the loop's time. */
-#define STATE_SAVE_SHARE 20
+ * (without its syncs): a save's work takes at most about 1% of a core.  At
+ * 100,000 executors a save costs tens of milliseconds of a child's time,
+ * and its fork() stops the loop for several (master_state_save_wait()):
+ * every 2 s, as it was, that set the p99 of every request the master
+ * answers under load. */
+#define STATE_SAVE_SHARE 100
 /* A save falls due while requests keep coming: it waits for a moment this
- * long without one, up to STATE_SAVE_DELAY_MAX_USEC after the first change
- * it holds (master_state_save_wait()). */
+ * long without one, up to STATE_SAVE_GAP_WAIT_MAX_USEC past the time it
+ * fell due (master_state_save_wait()). */
 #define STATE_SAVE_QUIET_USEC (5 * USEC_PER_MSEC)
+#define STATE_SAVE_GAP_WAIT_MAX_USEC (2 * USEC_PER_SEC)
 /* A save that failed is tried again after this, doubling up to the most
  * while it keeps failing. */
 #define STATE_SAVE_RETRY_MIN_USEC (500 * USEC_PER_MSEC)
@@ -500,9 +505,12 @@ static void state_timer_arm(Master *m, usec_t delay) {
         (void) sd_event_source_set_enabled(m->state_timer, SD_EVENT_ONESHOT);
 }
 
-/* The wait before a save after a change: more, the more a save costs. */
+usec_t master_state_save_delay(usec_t cost) {
+        return MIN(MAX(STATE_SAVE_DELAY_USEC, cost * STATE_SAVE_SHARE), STATE_SAVE_DELAY_MAX_USEC);
+}
+
 static usec_t state_save_delay(const Master *m) {
-        return MIN(MAX(STATE_SAVE_DELAY_USEC, m->state_save_cost * STATE_SAVE_SHARE), STATE_SAVE_DELAY_MAX_USEC);
+        return master_state_save_delay(m->state_save_cost);
 }
 
 /* Marks the state changed since the last save began. */
@@ -518,13 +526,12 @@ static void state_mark_dirty(Master *m) {
  * the whole master: 0.7 ms with 10,000 workers, several with 100,000
  * executors) and its writer takes a core: while requests keep coming (a
  * fleet registering, apps starting) the save waits for a gap between them,
- * and runs regardless once its oldest change is STATE_SAVE_DELAY_MAX_USEC
- * old.  The snapshot lags no more than it already may for a large state;
- * what it does not hold yet the journal does (applications), or the
- * workers report again when they register with a restarted master. */
-usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t dirty_since) {
+ * and runs regardless STATE_SAVE_GAP_WAIT_MAX_USEC after it fell due.
+ * What the snapshot does not hold yet the journal does (applications), or
+ * the workers report again when they register with a restarted master. */
+usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t due) {
         usec_t quiet_at = last_request + STATE_SAVE_QUIET_USEC;
-        usec_t deadline = dirty_since + STATE_SAVE_DELAY_MAX_USEC;
+        usec_t deadline = due + STATE_SAVE_GAP_WAIT_MAX_USEC;
 
         if (now >= deadline || now >= quiet_at)
                 return 0;
@@ -643,7 +650,7 @@ static int on_save_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (!m->state_dirty)
                 return 0;
-        wait = master_state_save_wait(now_mono_usec(), m->last_request, m->state_dirty_since);
+        wait = master_state_save_wait(now_mono_usec(), m->last_request, m->state_dirty_since + state_save_delay(m));
         if (wait > 0) {
                 state_timer_arm(m, wait);
                 return 0;

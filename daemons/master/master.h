@@ -180,10 +180,14 @@ void master_drivers_free(Master *m);
 int master_state_load(Master *m);
 int master_state_save(Master *m);
 void master_state_changed(Master *m);
-/* 0 when a save that fell due may start at now, else how long it waits for
- * a gap between requests (the last at last_request) or for the deadline
- * that the first change it holds (at dirty_since) sets. */
-usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t dirty_since);
+/* The delay from a change to the save that holds it, after a save whose
+ * work (without its syncs) took cost: 50 ms, or 100 times that cost, at
+ * most 10 s. */
+usec_t master_state_save_delay(usec_t cost);
+/* 0 when a save that fell due (at due) may start at now, else how long it
+ * waits for a gap between requests (the last at last_request), at most 2 s
+ * past due. */
+usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t due);
 /* A new application and the id counter: master_state_app_registered()
  * writes its journal entry (it survives a crash of the master, not yet one
  * of the host), master_state_sync() puts it on disk (a full save if either

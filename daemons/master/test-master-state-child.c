@@ -128,6 +128,21 @@ END_TEST
 
 /* A save that falls due while requests keep coming waits for a gap of
  * 5 ms between them, and for no more than 2 s after its first change. */
+START_TEST(test_save_delay) {
+        const usec_t ms = USEC_PER_MSEC;
+
+        /* a small state: soon */
+        ck_assert_uint_eq(master_state_save_delay(0), 50 * ms);
+        ck_assert_uint_eq(master_state_save_delay(300), 50 * ms);
+        /* 10,000 workers (a few ms of work): a fraction of a second */
+        ck_assert_uint_eq(master_state_save_delay(3 * ms), 300 * ms);
+        /* 100,000 executors (tens of ms): seconds, at most 10 */
+        ck_assert_uint_eq(master_state_save_delay(40 * ms), 4000 * ms);
+        ck_assert_uint_eq(master_state_save_delay(1000 * ms), 10000 * ms);
+}
+END_TEST
+
+/* t0: when the save fell due */
 START_TEST(test_save_wait) {
         const usec_t ms = USEC_PER_MSEC, t0 = 1000 * USEC_PER_SEC;
 
@@ -161,7 +176,8 @@ static usec_t run_busy(Master *m, usec_t usec, uint64_t saved, usec_t *ret_gap) 
 }
 
 /* The same on the master's loop: requests without a gap hold a save back
- * until 2 s after the change, no longer. */
+ * until 2 s after it fell due (50 ms after the change, for this small
+ * state), no longer. */
 START_TEST(test_save_waits_on_loop) {
         Master *m = master_loaded();
         uint64_t saved = m->metrics.state_saves[1];
@@ -340,6 +356,7 @@ int main(void) {
                 test_save_on_loop_stops_child,
                 test_child_failure_retried,
                 test_child_dies_with_master,
+                test_save_delay,
                 test_save_wait,
                 test_save_waits_on_loop,
                 NULL,
