@@ -584,20 +584,116 @@ static int sync_round_trip(nng_socket sock, nng_msg *m, uint64_t deadline_ms, si
         return envelope_decode(nng_msg_body(msg), nng_msg_len(msg), max_reply, ret);
 }
 
-int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply) {
-        return rpc_call_sync_tls(url, NULL, req, timeout_ms, max_reply, ret_reply);
+/* ------------------------------------------------------ sync session */
+
+struct RpcSyncSession {
+        char *url;
+        const TlsSettings *tls; /* the caller's; outlives the session */
+        size_t max_reply;       /* the open socket's NNG_OPT_RECVMAXSZ */
+        SyncSocket s;
+        PeerSigner *signer;     /* made at the first challenge, kept */
+};
+
+int rpc_sync_session_new(const char *url, const TlsSettings *tls, RpcSyncSession **ret) {
+        RpcSyncSession *s;
+
+        if (isempty(url) || !ret)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->url = strdup(url);
+        if (!s->url) {
+                free(s);
+                return -ENOMEM;
+        }
+        s->tls = tls;
+        *ret = s;
+        return 0;
 }
 
-int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, int timeout_ms, size_t max_reply,
-                      Envelope **ret_reply) {
-        _cleanup_(peer_signer_freep) PeerSigner *signer = NULL;
-        _cleanup_(sync_socket_close) SyncSocket s = {};
+RpcSyncSession *rpc_sync_session_free(RpcSyncSession *s) {
+        if (!s)
+                return NULL;
+        sync_socket_close(&s->s);
+        peer_signer_free(s->signer);
+        free(s->url);
+        free(s);
+        return NULL;
+}
+
+const char *rpc_sync_session_url(const RpcSyncSession *s) {
+        return s ? s->url : NULL;
+}
+
+bool rpc_sync_session_connected(const RpcSyncSession *s) {
+        return s && s->s.open;
+}
+
+/* A socket for replies of up to max_reply bytes, dialled before the
+ * deadline; closed again if that fails. */
+static int session_connect(RpcSyncSession *s, size_t max_reply, uint64_t deadline) {
+        int k;
+
+        k = nng_util_open(nng_req0_open, max_reply, &s->s.sock);
+        if (k < 0)
+                return k;
+        s->s.open = true;
+        s->max_reply = max_reply;
+        /* Should the connection drop after it was made, reconnect quickly
+         * and resend (nng does that for us); no timed resend (each call
+         * sets the resend time past its own deadline). */
+        k = nng_util_set_reconnect(s->s.sock, 50, 500);
+        if (k >= 0)
+                k = sync_dial(&s->s, s->url, s->tls, deadline);
+        /* A server that refuses our certificate closes the connection in
+         * the middle of the handshake: the same refusal as one we see. */
+        if (k == -ECONNRESET && tls_url(s->url))
+                k = -EKEYREJECTED;
+        if (k < 0)
+                sync_socket_close(&s->s);
+        return k;
+}
+
+/* The round trip of m (taken) and, should the server challenge us, of the
+ * request with a proof of our role (docs/security.md). */
+static int session_exchange(RpcSyncSession *s, Envelope *req, nng_msg *m, uint64_t deadline, size_t max_reply,
+                            Envelope **ret) {
+        _cleanup_envelope_ Envelope *env = NULL;
+        int k;
+
+        k = sync_round_trip(s->s.sock, m, deadline, max_reply, &env);
+        if (k < 0)
+                return k;
+        for (unsigned round = 0; round < PROOF_ROUNDS_MAX && tls_url(s->url) && tls_settings_can_listen(s->tls);
+             round++) {
+                if (!s->signer && env->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+                    env->error->code == PEER_PROOF_REQUIRED) {
+                        k = peer_signer_new(s->tls->cert_file, s->tls->key_file, &s->signer, NULL, 0);
+                        if (k < 0)
+                                break; /* the server's Error says what was wanted */
+                }
+                if (!reply_is_challenge(env, s->signer))
+                        break;
+                k = msg_with_proof(s->signer, req, &env->error->challenge, &m);
+                if (k < 0)
+                        return k;
+                env = envelope_free(env);
+                k = sync_round_trip(s->s.sock, m, deadline, max_reply, &env);
+                if (k < 0)
+                        return k;
+        }
+        *ret = TAKE_PTR(env);
+        return 0;
+}
+
+int rpc_sync_session_call(RpcSyncSession *s, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply) {
         _cleanup_envelope_ Envelope *env = NULL;
         _cleanup_nng_msg_ nng_msg *m = NULL;
         uint64_t deadline;
         int k;
 
-        if (isempty(url) || !req || !ret_reply || timeout_ms <= 0)
+        if (!s || !req || !ret_reply || timeout_ms <= 0)
                 return -EINVAL;
         *ret_reply = NULL;
         if (max_reply == 0)
@@ -608,51 +704,46 @@ int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, in
         if (k < 0)
                 return k;
 
-        k = nng_util_open(nng_req0_open, max_reply, &s.sock);
-        if (k < 0)
-                return k;
-        s.open = true;
-        /* Should the connection drop after it was made, reconnect quickly
-         * and resend (nng does that for us); no timed resend. */
-        k = nng_util_set_reconnect(s.sock, 50, 500);
-        if (k < 0)
-                return k;
-        k = nng_errno(nng_socket_set_ms(s.sock, NNG_OPT_REQ_RESENDTIME, timeout_ms + RESEND_BEYOND_DEADLINE_MS));
-        if (k < 0)
-                return k;
-
-        k = sync_dial(&s, url, tls, deadline);
-        /* A server that refuses our certificate closes the connection in
-         * the middle of the handshake: the same refusal as one we see. */
-        if (k == -ECONNRESET && tls_url(url))
-                k = -EKEYREJECTED;
-        if (k < 0)
-                return k;
-
-        k = sync_round_trip(s.sock, TAKE_PTR(m), deadline, max_reply, &env);
-        if (k < 0)
-                return k;
-
-        /* A TLS server may challenge us to prove our role (docs/security.md). */
-        for (unsigned round = 0; round < PROOF_ROUNDS_MAX && tls_url(url) && tls_settings_can_listen(tls); round++) {
-                if (!signer && env->body_case == SPARK__ENVELOPE__BODY_ERROR &&
-                    env->error->code == PEER_PROOF_REQUIRED) {
-                        k = peer_signer_new(tls->cert_file, tls->key_file, &signer, NULL, 0);
-                        if (k < 0)
-                                break; /* the server's Error says what was wanted */
-                }
-                if (!reply_is_challenge(env, signer))
-                        break;
-                k = msg_with_proof(signer, req, &env->error->challenge, &m);
+        /* nng checks a reply's size against the socket's limit, set when
+         * it was opened: a call that takes more than that gets a new one */
+        if (s->s.open && max_reply > s->max_reply)
+                sync_socket_close(&s->s);
+        if (!s->s.open) {
+                k = session_connect(s, max_reply, deadline);
                 if (k < 0)
                         return k;
-                env = envelope_free(env);
-                k = sync_round_trip(s.sock, TAKE_PTR(m), deadline, max_reply, &env);
-                if (k < 0)
-                        return k;
+        }
+        k = nng_errno(nng_socket_set_ms(s->s.sock, NNG_OPT_REQ_RESENDTIME, timeout_ms + RESEND_BEYOND_DEADLINE_MS));
+        if (k >= 0)
+                k = session_exchange(s, req, TAKE_PTR(m), deadline, max_reply, &env);
+        if (k < 0) {
+                /* no answer: what became of the connection is unknown,
+                 * so the next call starts on a new one */
+                sync_socket_close(&s->s);
+                return k;
         }
 
         k = reply_error(env);
         *ret_reply = TAKE_PTR(env);
         return k;
+}
+
+/* ------------------------------------------------------- one-shot call */
+
+int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply) {
+        return rpc_call_sync_tls(url, NULL, req, timeout_ms, max_reply, ret_reply);
+}
+
+int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, int timeout_ms, size_t max_reply,
+                      Envelope **ret_reply) {
+        _cleanup_(rpc_sync_session_freep) RpcSyncSession *s = NULL;
+        int k;
+
+        if (isempty(url) || !req || !ret_reply || timeout_ms <= 0)
+                return -EINVAL;
+        *ret_reply = NULL;
+        k = rpc_sync_session_new(url, tls, &s);
+        if (k < 0)
+                return k;
+        return rpc_sync_session_call(s, req, timeout_ms, max_reply, ret_reply);
 }

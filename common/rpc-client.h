@@ -1,5 +1,6 @@
 /* Request side: an asynchronous nng req0 client bound to the sd-event loop,
- * and a blocking one-shot call for command-line tools and tests.
+ * and blocking calls for command-line tools and tests: one-shot, or over a
+ * session that keeps its connection.
  *
  * The async client dials one URL without blocking and keeps reconnecting by
  * itself; each call gets its own nng context and aio, so any number of calls
@@ -14,7 +15,7 @@
  *
  * Threading: rpc_client_* must be called on the loop thread; reply
  * callbacks run there too.  rpc_call_sync() needs no loop and may be called
- * from any thread. */
+ * from any thread; a session, from one thread at a time. */
 #pragma once
 
 #include <stdbool.h>
@@ -89,7 +90,7 @@ unsigned rpc_client_pending(const RpcClient *c);
  * wait for a new connection until their deadline. */
 bool rpc_client_connection_lost(const RpcClient *c);
 
-/* One blocking round trip on a fresh socket.  Fails within about timeout_ms:
+/* One blocking round trip on a fresh socket (a session of one call).  Fails within about timeout_ms:
  * -ECONNREFUSED at once when nobody listens (tcp:// or ipc://), -ETIMEDOUT
  * when the peer cannot be reached or does not answer in time, -EINVAL for a
  * malformed URL or a host name that does not resolve, -EOPNOTSUPP for an
@@ -108,4 +109,24 @@ int rpc_call_sync(const char *url, Envelope *req, int timeout_ms, size_t max_rep
 int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, int timeout_ms, size_t max_reply,
                       Envelope **ret_reply);
 
+/* A connection kept for several blocking calls to one URL, as a command
+ * line tool makes them (a submit's many FetchResults): dialled at the
+ * first call, and its role proven at the first challenge, once.  Each call
+ * behaves as rpc_call_sync_tls() does, with the same errors; a call that
+ * gets no answer (unreachable, timed out, dropped) closes the connection,
+ * and the next call dials again.  A call that allows a larger reply than
+ * the connection was opened for opens a new one (nng bounds a reply by
+ * the socket's limit; each call still checks its own max_reply).  tls
+ * must stay valid as long as the session.  Not for several threads at
+ * once. */
+typedef struct RpcSyncSession RpcSyncSession;
+
+int rpc_sync_session_new(const char *url, const TlsSettings *tls, RpcSyncSession **ret);
+int rpc_sync_session_call(RpcSyncSession *s, Envelope *req, int timeout_ms, size_t max_reply, Envelope **ret_reply);
+RpcSyncSession *rpc_sync_session_free(RpcSyncSession *s);
+const char *rpc_sync_session_url(const RpcSyncSession *s);
+/* Whether a connection is open now (for tests and stats). */
+bool rpc_sync_session_connected(const RpcSyncSession *s);
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(RpcClient *, rpc_client_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RpcSyncSession *, rpc_sync_session_free);

@@ -131,6 +131,28 @@ static Result sync_kill(sd_event *e, const TlsSettings *tls) {
         return c.result;
 }
 
+/* Three KillApplications over one kept connection (rpc_sync_session_*). */
+typedef struct SessionKills {
+        const TlsSettings *tls;
+        int errors[3];
+} SessionKills;
+
+static void session_kills(void *arg) {
+        SessionKills *k = arg;
+        _cleanup_(rpc_sync_session_freep) RpcSyncSession *session = NULL;
+        Spark__KillApplication ka;
+        Envelope env;
+
+        kill_app(&env, &ka);
+        ck_assert_int_eq(rpc_sync_session_new(url, k->tls, &session), 0);
+        for (size_t i = 0; i < ELEMENTSOF(k->errors); i++) {
+                Envelope *reply = NULL;
+
+                k->errors[i] = rpc_sync_session_call(session, &env, 5000, 0, &reply);
+                envelope_free(reply);
+        }
+}
+
 /* Sets url to a free port of loopback: tls+tcp:// if tls, else tcp://. */
 static void pick_url(bool tls) {
         snprintf(url, sizeof(url), "%s://127.0.0.1:%u", tls ? "tls+tcp" : "tcp", test_free_port());
@@ -212,6 +234,21 @@ START_TEST(test_sync_roles) {
         ck_assert_ptr_nonnull(strstr(r.message, "KillApplication needs role admin; you are client"));
         ck_assert_int_eq(seen.handled, 1);
         ck_assert_int_eq(seen.refused, 1);
+
+        /* a kept connection proves its role once: three calls, four
+         * answers (the challenge, then each call's) */
+        {
+                SessionKills k = { .tls = &admin_tls };
+                RpcServerStats before, after;
+
+                rpc_server_get_stats(s, &before);
+                test_call_beside_loop(e, session_kills, &k, 20 * SEC);
+                rpc_server_get_stats(s, &after);
+                for (size_t i = 0; i < ELEMENTSOF(k.errors); i++)
+                        ck_assert_int_eq(k.errors[i], 0);
+                ck_assert_int_eq(seen.handled, 4);
+                ck_assert_uint_eq(after.replies - before.replies, 4);
+        }
 }
 END_TEST
 

@@ -1,8 +1,9 @@
 /* rpc-server and rpc-client over ipc:// in a private directory: parked
  * requests answered out of order, failures that must be fast and clean
- * (nobody listening, oversized, garbage), resend after a server restart, a
- * peer process killed under the server's eyes, and a client that knows its
- * connection is gone. */
+ * (nobody listening, oversized, garbage), a blocking session that keeps
+ * its connection, resend after a server restart, a peer process killed
+ * under the server's eyes, and a client that knows its connection is
+ * gone. */
 #include <check.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -346,6 +347,101 @@ START_TEST(test_sync_call_and_errors) {
         ck_assert_str_eq(reply->error->message, "no, thanks");
         reply = envelope_free(reply);
 
+        rpc_server_free(s);
+        sd_event_unref(e);
+}
+END_TEST
+
+/* ------------------------------------------------ a kept connection */
+
+typedef struct SessionJob {
+        RpcSyncSession *session;
+        Envelope *req;
+        int timeout_ms;
+        size_t max_reply;
+        int result;
+} SessionJob;
+
+static void session_job_call(void *arg) {
+        SessionJob *j = arg;
+        Envelope *reply = NULL;
+
+        j->result = rpc_sync_session_call(j->session, j->req, j->timeout_ms, j->max_reply, &reply);
+        envelope_free(reply);
+}
+
+static int session_call(sd_event *e, RpcSyncSession *session, Envelope *req, int timeout_ms, size_t max_reply) {
+        SessionJob j = { .session = session, .req = req, .timeout_ms = timeout_ms, .max_reply = max_reply };
+
+        test_call_beside_loop(e, session_job_call, &j, 10 * SEC);
+        return j.result;
+}
+
+/* The connections requests came on, as echo_handler() answers them. */
+typedef struct PipesSeen {
+        uint32_t last;
+        unsigned distinct;
+} PipesSeen;
+
+static int pipes_seen_handler(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
+        PipesSeen *p = userdata;
+
+        if (rpc_request_pipe_id(req) != p->last) {
+                p->last = rpc_request_pipe_id(req);
+                p->distinct++;
+        }
+        return echo_handler(s, req, env, NULL);
+}
+
+START_TEST(test_sync_session_keeps_its_connection) {
+        Spark__RegisterApplication ra;
+        Spark__Heartbeat hb = SPARK__HEARTBEAT__INIT;
+        Envelope env, hb_env = ENVELOPE_INIT;
+        RpcSyncSession *session = NULL;
+        PipesSeen seen = {}, seen2 = {};
+        sd_event *e = NULL;
+        RpcServer *s = NULL;
+        int k;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, pipes_seen_handler, &seen, &s), 0);
+        make_register_app(&env, &ra, "kept");
+        hb.worker_id = (char *) "w";
+        ENVELOPE_SET(&hb_env, HEARTBEAT, heartbeat, &hb);
+
+        ck_assert_int_eq(rpc_sync_session_new(url, NULL, &session), 0);
+        ck_assert_str_eq(rpc_sync_session_url(session), url);
+        ck_assert(!rpc_sync_session_connected(session));
+        for (int i = 0; i < 5; i++)
+                ck_assert_int_eq(session_call(e, session, &env, 3000, 0), 0);
+        ck_assert_uint_eq(seen.distinct, 1);
+
+        /* an Error is an answer: the connection stays */
+        ck_assert_int_eq(session_call(e, session, &hb_env, 3000, 0), -ENOENT);
+        ck_assert(rpc_sync_session_connected(session));
+        ck_assert_int_eq(session_call(e, session, &env, 3000, 0), 0);
+        ck_assert_uint_eq(seen.distinct, 1);
+
+        /* a larger reply than the connection was opened for: a new one,
+         * which the smaller calls after it use too */
+        ck_assert_int_eq(session_call(e, session, &env, 3000, (size_t) SPARK_MAX_MESSAGE_BYTES * 2), 0);
+        ck_assert_uint_eq(seen.distinct, 2);
+        ck_assert_int_eq(session_call(e, session, &env, 3000, 0), 0);
+        ck_assert_uint_eq(seen.distinct, 2);
+
+        /* the server goes: no answer, and the connection is dropped ... */
+        s = rpc_server_free(s);
+        k = session_call(e, session, &env, 300, 0);
+        ck_assert(k == -ETIMEDOUT || k == -ECONNREFUSED || k == -ENOENT || k == -ECONNRESET);
+        ck_assert(!rpc_sync_session_connected(session));
+
+        /* ... so that the next call dials the server that is there now */
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, pipes_seen_handler, &seen2, &s), 0);
+        ck_assert_int_eq(session_call(e, session, &env, 3000, 0), 0);
+        ck_assert_int_eq(session_call(e, session, &env, 3000, 0), 0);
+        ck_assert_uint_eq(seen2.distinct, 1);
+
+        rpc_sync_session_free(session);
         rpc_server_free(s);
         sd_event_unref(e);
 }
@@ -860,6 +956,7 @@ int main(int argc, char *argv[]) {
                 test_sync_call_nobody_listening,
                 test_async_call_nobody_listening_times_out,
                 test_sync_call_and_errors,
+                test_sync_session_keeps_its_connection,
                 test_oversized_request_refused,
                 test_garbage_gets_error_envelope,
                 test_raw_handler_echo,

@@ -24,13 +24,43 @@ bool call_error_is_unreachable(int error) {
         }
 }
 
+void call_sessions_done(CallSessions *c) {
+        for (size_t i = 0; i < CALL_SESSIONS_MAX; i++)
+                c->sessions[i] = rpc_sync_session_free(c->sessions[i]);
+}
+
+/* The kept connection to url, made if there is none (the oldest of a full
+ * set makes room); NULL if that fails: the caller calls without one. */
+static RpcSyncSession *session_for(CallSessions *c, const char *url, const TlsSettings *tls) {
+        size_t i;
+
+        for (i = 0; i < CALL_SESSIONS_MAX && c->sessions[i]; i++)
+                if (streq(rpc_sync_session_url(c->sessions[i]), url) && c->tls[i] == tls)
+                        return c->sessions[i];
+        if (i == CALL_SESSIONS_MAX) {
+                rpc_sync_session_free(c->sessions[0]);
+                memmove(c->sessions, c->sessions + 1, (CALL_SESSIONS_MAX - 1) * sizeof(c->sessions[0]));
+                memmove(c->tls, c->tls + 1, (CALL_SESSIONS_MAX - 1) * sizeof(c->tls[0]));
+                i = CALL_SESSIONS_MAX - 1;
+                c->sessions[i] = NULL;
+        }
+        if (rpc_sync_session_new(url, tls, &c->sessions[i]) < 0)
+                return NULL;
+        c->tls[i] = tls;
+        return c->sessions[i];
+}
+
 static int call_one(const char *url, const Daemon *d, Envelope *req, Spark__Envelope__BodyCase expect,
                     int timeout_ms, size_t max_reply, Envelope **ret) {
         _cleanup_envelope_ Envelope *reply = NULL;
+        RpcSyncSession *session = d->sessions ? session_for(d->sessions, url, d->tls) : NULL;
         int r;
 
         *ret = NULL;
-        r = rpc_call_sync_tls(url, d->tls, req, timeout_ms, max_reply, &reply);
+        if (session)
+                r = rpc_sync_session_call(session, req, timeout_ms, max_reply, &reply);
+        else
+                r = rpc_call_sync_tls(url, d->tls, req, timeout_ms, max_reply, &reply);
         if (r < 0) {
                 if (reply && reply->body_case == SPARK__ENVELOPE__BODY_ERROR)
                         *ret = TAKE_PTR(reply);

@@ -7,13 +7,27 @@
 #include <stddef.h>
 
 #include "codec.h"
+#include "rpc-client.h"
 #include "tls.h"
 #include "urls.h"
+
+/* The connections one run of sparkctl keeps, one per daemon URL: a
+ * submit's many FetchResults go over one connection, with one TLS
+ * handshake and one proof of role, and cost the driver one connection.
+ * Must be done (closed) before the TLS settings they use go. */
+#define CALL_SESSIONS_MAX 4
+typedef struct CallSessions {
+        RpcSyncSession *sessions[CALL_SESSIONS_MAX];
+        const TlsSettings *tls[CALL_SESSIONS_MAX];
+} CallSessions;
+
+void call_sessions_done(CallSessions *c);
 
 typedef struct Daemon {
         DaemonKind kind;
         const char *url;
         const TlsSettings *tls; /* for a tls+tcp:// URL */
+        CallSessions *sessions; /* NULL: a new connection for each call */
 } Daemon;
 
 /* rpc_call_sync() expecting a reply with body `expect` (0: any but Error).

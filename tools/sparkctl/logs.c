@@ -146,7 +146,8 @@ static int sources_from_master(const Daemon *master, LogSource **ret, size_t *re
                 if (seen)
                         continue;
                 snprintf(src[n].host, sizeof(src[n].host), "%s", w->host);
-                src[n].daemon = (Daemon) { .kind = DAEMON_WORKER, .url = strdup(w->endpoint), .tls = master->tls };
+                src[n].daemon = (Daemon) { .kind = DAEMON_WORKER, .url = strdup(w->endpoint), .tls = master->tls,
+                                            .sessions = master->sessions };
                 if (!src[n].daemon.url) {
                         sources_free(src, n);
                         return SPARKCTL_EXIT_FAILED;

@@ -90,10 +90,10 @@ static int setup_tls(const Args *a, Daemon *d, SparkctlTls *tls) {
 
 /* --app: ask the master (--master, or the default) for the driver's URL.
  * Returns 0 with *ret set, or the exit status after saying why. */
-static int resolve_app_driver(const Args *a, SparkctlTls *tls, char **ret) {
+static int resolve_app_driver(const Args *a, SparkctlTls *tls, CallSessions *sessions, char **ret) {
         _cleanup_free_ char *master_url = NULL;
         char err[512];
-        Daemon master = { .kind = DAEMON_MASTER };
+        Daemon master = { .kind = DAEMON_MASTER, .sessions = sessions };
         int r;
 
         r = url_resolve(DAEMON_MASTER, a->master_url, &master_url, err, sizeof(err));
@@ -112,9 +112,11 @@ static int resolve_app_driver(const Args *a, SparkctlTls *tls, char **ret) {
 
 int main(int argc, char **argv) {
         _cleanup_(sparkctl_tls_done) SparkctlTls tls = {};
+        /* after tls: done before it */
+        _cleanup_(call_sessions_done) CallSessions sessions = {};
         _cleanup_free_ char *url = NULL;
         char err[512];
-        Daemon d;
+        Daemon d = { .sessions = &sessions };
         Args a;
         int r;
 
@@ -143,7 +145,7 @@ int main(int argc, char **argv) {
 
         d.kind = command_daemon(a.command);
         if (a.app) {
-                r = resolve_app_driver(&a, &tls, &url);
+                r = resolve_app_driver(&a, &tls, &sessions, &url);
                 if (r != 0)
                         return r;
         } else

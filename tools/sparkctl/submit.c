@@ -67,11 +67,14 @@ static int submission_send(Submission *s, JobRequest *j) {
 
         ENVELOPE_SET(&env, SUBMIT_JOB, submit_job, &j->msg);
         packed = spark__submit_job__get_packed_size(&j->msg);
-        /* a resend carries the same request_id: the driver makes one job of both */
+        /* a resend carries the same request_id: the driver makes one job of
+         * both.  The reply is small, but allowed what the fetches' replies
+         * are: a connection's limit is set when it opens, and the fetches
+         * go over the one this call opens. */
         for (int attempt = 0; attempt < SUBMIT_ATTEMPTS; attempt++) {
                 envelope_free(TAKE_PTR(reply));
                 r = call_daemon_quiet(s->driver, &env, SPARK__ENVELOPE__BODY_SUBMIT_JOB_REPLY,
-                                      submit_timeout_ms(packed), 0, &reply);
+                                      submit_timeout_ms(packed), FETCH_MAX_REPLY, &reply);
                 if (r != -ETIMEDOUT)
                         break;
         }

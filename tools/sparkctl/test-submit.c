@@ -8,6 +8,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ typedef struct FakeDriver {
         int revealed;
         int fetches;
         int cancels;
+        atomic_int connections; /* nng's pipe callback counts them */
         Spark__JobState state;
 } FakeDriver;
 
@@ -194,7 +196,17 @@ static void *fake_driver_thread(void *userdata) {
         return NULL;
 }
 
+static void count_connection(nng_pipe p, nng_pipe_ev ev, void *userdata) {
+        FakeDriver *d = userdata;
+
+        (void) p;
+        (void) ev;
+        atomic_fetch_add(&d->connections, 1);
+}
+
 static FakeDriver driver;
+/* the connections submit() keeps, as sparkctl's main() does */
+static CallSessions sessions;
 static char tmpdir[] = "/tmp/test-sparkctl-submit.XXXXXX";
 static char *out;       /* what the last submit() wrote */
 static size_t out_size;
@@ -217,6 +229,7 @@ static void setup(void) {
         ck_assert_int_eq(nng_rep0_open(&driver.sock), 0);
         ck_assert_int_eq(nng_socket_set_ms(driver.sock, NNG_OPT_RECVTIMEO, 50), 0);
         ck_assert_int_eq(nng_socket_set_size(driver.sock, NNG_OPT_RECVMAXSZ, 1u << 30), 0);
+        ck_assert_int_eq(nng_pipe_notify(driver.sock, NNG_PIPE_EV_ADD_POST, count_connection, &driver), 0);
         ck_assert_int_eq(nng_listen(driver.sock, driver.url, NULL, 0), 0);
         ck_assert_int_eq(pthread_create(&driver.thread, NULL, fake_driver_thread, &driver), 0);
 }
@@ -224,6 +237,7 @@ static void setup(void) {
 static void teardown(void) {
         char path[256];
 
+        call_sessions_done(&sessions);
         driver.stop = true;
         if (driver.thread)
                 pthread_join(driver.thread, NULL);
@@ -278,7 +292,8 @@ static int submit_to(const Daemon *d, FILE *f, ...) {
 }
 
 /* The same against the fake driver. */
-#define submit(...) submit_to(&(Daemon) { .kind = DAEMON_DRIVER, .url = driver.url }, NULL, __VA_ARGS__)
+#define submit(...) \
+        submit_to(&(Daemon) { .kind = DAEMON_DRIVER, .url = driver.url, .sessions = &sessions }, NULL, __VA_ARGS__)
 
 #define SUBMITTED (driver.submitted->submit_job)
 
@@ -306,6 +321,8 @@ START_TEST(test_command_inputs) {
         /* every output once, in task order, although they came two per poll */
         ck_assert_str_eq(out, "echo 0 alpha\necho 1 'it'\\''s here'\necho 2 ''\necho 3 'last without newline'\n");
         ck_assert_int_ge(driver.fetches, 2);
+        /* the submit and its fetches went over one connection */
+        ck_assert_int_eq(atomic_load(&driver.connections), 1);
 }
 END_TEST
 
