@@ -112,6 +112,24 @@ static int result_buf_reserve(Executor *e, size_t n) {
         return 0;
 }
 
+usec_t executor_result_hold_usec(usec_t avg_run_usec, size_t queued, unsigned cores) {
+        usec_t hold;
+
+        if (queued == 0 || cores == 0)
+                return 0;
+        /* long enough for the next task on the core to end */
+        hold = MIN(avg_run_usec + avg_run_usec / 4, (usec_t) EXECUTOR_RESULT_HOLD_MAX_USEC);
+        /* results of shorter tasks share polls already: they end while
+         * the last poll is on its way */
+        if (hold < EXECUTOR_REPOLL_DELAY_USEC)
+                return 0;
+        /* the driver sends more tasks only once it has the results, so
+         * the queue must keep every core busy meanwhile, with room */
+        if ((uint64_t) queued * avg_run_usec < 2 * hold * cores)
+                return 0;
+        return hold;
+}
+
 static void release_results(Task *results) {
         while (results) {
                 Task *t = results;
@@ -138,6 +156,8 @@ static int send_poll(Executor *e, PollSlot *s, Task *results, size_t n, size_t h
         }
         for (Task *t = results; t; t = t->next, i++) {
                 Spark__TaskResult *tr = &e->result_buf[i];
+
+                e->avg_run_usec = e->avg_run_usec > 0 ? (7 * e->avg_run_usec + t->run_usec) / 8 : t->run_usec;
 
                 *tr = (Spark__TaskResult) SPARK__TASK_RESULT__INIT;
                 tr->job_id = t->launch->job_id;
@@ -168,6 +188,11 @@ static int send_poll(Executor *e, PollSlot *s, Task *results, size_t n, size_t h
                 return r;
         s->seq = p.seq;
         s->n_results = n;
+        if (n > 0 && e->results_held_since > 0) {
+                e->results_held_since = 0;
+                if (e->hold_source)
+                        (void) sd_event_source_set_enabled(e->hold_source, SD_EVENT_OFF);
+        }
         e->n_polls++;
         e->n_results_sent += n;
         /* This poll asks for work too: a delayed one would find it out and
@@ -175,6 +200,43 @@ static int send_poll(Executor *e, PollSlot *s, Task *results, size_t n, size_t h
         if (e->repoll_source)
                 (void) sd_event_source_set_enabled(e->repoll_source, SD_EVENT_OFF);
         return 0;
+}
+
+static int on_hold_end(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s;
+        (void) usec;
+        executor_pump(userdata);
+        return 0;
+}
+
+/* Whether the results waiting stay with us a moment longer, for the next
+ * ones to share their poll (executor_result_hold_usec()); arms the timer
+ * that ends the hold.  Only while another poll is out, which the driver
+ * can answer with work. */
+static bool executor_hold_results(Executor *e) {
+        bool waiting = false;
+        size_t queued = task_runner_queued(e->runner, &waiting);
+        usec_t hold, now, until;
+        int r;
+
+        if (!waiting)
+                return false;
+        hold = executor_result_hold_usec(e->avg_run_usec, queued, (unsigned) MAX(e->args.cores, 0));
+        if (hold == 0)
+                return false;
+        now = now_mono_usec();
+        if (e->results_held_since == 0)
+                e->results_held_since = now;
+        until = e->results_held_since + hold;
+        if (now >= until)
+                return false;
+        if (e->hold_source) {
+                r = sd_event_source_set_time(e->hold_source, until);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(e->hold_source, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time(e->event, &e->hold_source, CLOCK_MONOTONIC, until, 1, on_hold_end, e);
+        return r >= 0; /* without a timer they go now */
 }
 
 void executor_pump(Executor *e) {
@@ -195,6 +257,8 @@ void executor_pump(Executor *e) {
                                 idle = &e->slots[i];
                 }
                 if (!idle)
+                        return;
+                if (busy > 0 && executor_hold_results(e))
                         return;
 
                 results = task_runner_take_results(e->runner, EXECUTOR_MAX_POLL_RESULTS,

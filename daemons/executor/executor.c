@@ -304,6 +304,7 @@ Executor *executor_free(Executor *e) {
         sd_event_source_disable_unref(e->deadline_source);
         sd_event_source_disable_unref(e->retry_source);
         sd_event_source_disable_unref(e->repoll_source);
+        sd_event_source_disable_unref(e->hold_source);
         sd_event_source_disable_unref(e->resend_source);
         sd_event_unref(e->event);
         free(e->result_buf);

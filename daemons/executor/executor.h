@@ -68,6 +68,12 @@
  * long: see executor_pump_soon(). */
 #define EXECUTOR_REPOLL_DELAY_USEC 200u
 
+/* A result may wait for the next ones to share its poll (fewer messages
+ * per task when tasks take about a millisecond, as commands do) for about
+ * one task's run time, at most this long, and only while the queued tasks
+ * keep every core busy for twice that: executor_result_hold_usec(). */
+#define EXECUTOR_RESULT_HOLD_MAX_USEC (5u * USEC_PER_MSEC)
+
 /* Two polls at most: one that may wait (parked) at the driver for work, and
  * one that carries results while the first is parked. */
 #define EXECUTOR_POLL_SLOTS 2u
@@ -126,6 +132,7 @@ struct Executor {
         sd_event_source *deadline_source;  /* registration deadline, then heartbeat timeout */
         sd_event_source *retry_source;     /* registration retry */
         sd_event_source *repoll_source;    /* the delayed poll after tasks came */
+        sd_event_source *hold_source;      /* the end of a result's hold */
         sd_event_source *resend_source;    /* while the driver is away: requests sent again */
         LoopQueue *queue;
 
@@ -157,6 +164,8 @@ struct Executor {
         bool reconnecting;     /* the connection to a durable driver dropped, no answer since */
         unsigned resends;      /* while reconnecting: rounds of requests sent again */
         uint64_t seq;
+        usec_t avg_run_usec;   /* of the tasks whose results went out (a moving average) */
+        usec_t results_held_since; /* 0: no result is being held back */
 
         /* A reused array for the TaskResults of one Poll. */
         Spark__TaskResult *result_buf;
@@ -198,6 +207,10 @@ void executor_exit(Executor *e, int status, int level, const char *fmt, ...) _pr
                    .unit = (e)->unit, __VA_ARGS__)
 
 /* executor-poll.c */
+/* How long a finished task's result may wait for others to share its poll,
+ * given the run time of recent tasks, the tasks queued behind the running
+ * ones and the cores: 0 when it goes at once. */
+usec_t executor_result_hold_usec(usec_t avg_run_usec, size_t queued, unsigned cores);
 int executor_slots_open(Executor *e);
 void executor_slots_close(Executor *e);
 /* Sends RegisterExecutor on the first slot. */

@@ -325,6 +325,17 @@ Task *task_runner_take_results(TaskRunner *r, size_t max_n, size_t max_bytes, si
         return head;
 }
 
+size_t task_runner_queued(TaskRunner *r, bool *ret_results_waiting) {
+        size_t n;
+
+        pthread_mutex_lock(&r->lock);
+        n = r->n_queued;
+        if (ret_results_waiting)
+                *ret_results_waiting = r->done_head != NULL;
+        pthread_mutex_unlock(&r->lock);
+        return n;
+}
+
 size_t task_runner_held(TaskRunner *r) {
         size_t n;
 

@@ -61,6 +61,9 @@ Task *task_runner_take_results(TaskRunner *r, size_t max_n, size_t max_bytes, si
 /* Queued + running. */
 size_t task_runner_held(TaskRunner *r);
 
+/* Queued, not started yet; and whether results wait to be taken. */
+size_t task_runner_queued(TaskRunner *r, bool *ret_results_waiting);
+
 /* For run callbacks: records the process group of a running command.
  * Returns true if the task was killed meanwhile — the caller must then kill
  * it itself.  pid 0 clears it (call before reaping the process). */

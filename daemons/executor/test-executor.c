@@ -898,6 +898,31 @@ START_TEST(test_throughput_empty_tasks) {
 }
 END_TEST
 
+/* The hold of a result (executor_result_hold_usec()): about one task's run
+ * time, only while the queue keeps the cores busy for twice as long, never
+ * for tasks too short to need it, and bounded. */
+START_TEST(test_result_hold) {
+        const usec_t ms = USEC_PER_MSEC;
+
+        /* gzip-like tasks of 1.6 ms on one core, a few queued: 2 ms */
+        ck_assert_uint_eq(executor_result_hold_usec(1600, 4, 1), 2000);
+        /* ... but not with too little queued to keep the core busy */
+        ck_assert_uint_eq(executor_result_hold_usec(1600, 2, 1), 0);
+        ck_assert_uint_eq(executor_result_hold_usec(1600, 0, 1), 0);
+        /* ... which counts every core */
+        ck_assert_uint_eq(executor_result_hold_usec(1600, 4, 2), 0);
+        ck_assert_uint_eq(executor_result_hold_usec(1600, 5, 2), 2000);
+        /* tiny tasks: their results share polls already */
+        ck_assert_uint_eq(executor_result_hold_usec(20, 100000, 1), 0);
+        /* no run time known yet */
+        ck_assert_uint_eq(executor_result_hold_usec(0, 100, 1), 0);
+        /* long tasks: at most EXECUTOR_RESULT_HOLD_MAX_USEC */
+        ck_assert_uint_eq(executor_result_hold_usec(60 * 1000 * ms, 10, 1), EXECUTOR_RESULT_HOLD_MAX_USEC);
+        ck_assert_uint_eq(executor_result_hold_usec(10 * ms, 10, 4), EXECUTOR_RESULT_HOLD_MAX_USEC);
+        ck_assert_uint_eq(executor_result_hold_usec(10 * ms, 10, 0), 0);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_tasks_kills_and_shutdown,
@@ -909,6 +934,7 @@ int main(void) {
                 test_sigterm_does_not_wait_for_functions,
                 test_sigterm_kills_commands,
                 test_throughput_empty_tasks,
+                test_result_hold,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 180 };
