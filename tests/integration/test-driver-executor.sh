@@ -157,7 +157,23 @@ check_eq "the driver unregistered its application" 1 "$(logged APP_REMOVED drive
 check "no spark-executor unit is left" wait_until 20 no_units
 secret_files() { find "$XDG_RUNTIME_DIR/spark-worker/secrets" -type f -name "spark-executor-$app-*" 2>/dev/null | wc -l; }
 no_secret_files() { [ "$(secret_files)" -eq 0 ]; }
-check "... nor any executor's secret file (removed as each unit ended)" wait_until 10 no_secret_files
+# on failure: which secrets are left, and what the workers said of those
+# executors (worker1's log is replaced when it restarts below)
+show_left_secrets() {
+        local f id
+        for f in $(find "$XDG_RUNTIME_DIR/spark-worker/secrets" -type f -name "spark-executor-$app-*" 2>/dev/null); do
+                id=${f##*-} id=${id%.service}
+                echo "# left: $f"
+                grep -h -E "$app/$id[^0-9]|executor=$id[^0-9]|$app-$id\.service" \
+                        "$(daemon_log worker1)" "$(daemon_log worker2)" | tail -n 12 | sed 's/^/#   /'
+        done
+}
+if wait_until 10 no_secret_files; then
+        pass "... nor any executor's secret file (removed as each unit ended)"
+else
+        fail "... nor any executor's secret file (removed as each unit ended)"
+        show_left_secrets
+fi
 
 # --- a restarted worker removes the secrets of units that are gone ----------
 w1secrets=$XDG_RUNTIME_DIR/spark-worker/secrets/$(sed 's/[^A-Za-z0-9._-]/_/g' <<<"ipc://$tmp/worker1.sock")
