@@ -39,12 +39,18 @@ static int load_string_array(Loader *l, const char *key, const char *member, con
                 if (config_setting_type(e) != CONFIG_TYPE_STRING)
                         r = config_loader_error(l, e, "%s.%s[%d]: expected a string, got %s", key, member, i,
                                                 config_loader_type_name(e)), bad = true;
-                else if (!valid(s))
-                        bad = true, r = config_loader_error(l, e, "%s.%s[%d]: invalid %s \"%.255s\"", key, member, i,
+                else if (!valid(s)) {
+                        /* quoted as read: a line break or a quote in it
+                         * must not break the message's one line */
+                        _cleanup_free_ char *q = NULL;
+
+                        if (config_quote(s, &q) < 0)
+                                return -ENOMEM;
+                        bad = true, r = config_loader_error(l, e, "%s.%s[%d]: invalid %s %.300s", key, member, i,
                                                 streq(member, "devices") ? "device path (a node below /dev/)"
                                                                          : "address (letters, digits and ._:-)",
-                                                s);
-                else
+                                                q);
+                } else
                         fprintf(f, "%s%s", i ? "," : "", s);
         }
         *ret_n = n;
