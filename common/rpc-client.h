@@ -90,11 +90,12 @@ unsigned rpc_client_pending(const RpcClient *c);
  * wait for a new connection until their deadline. */
 bool rpc_client_connection_lost(const RpcClient *c);
 
-/* One blocking round trip on a fresh socket (a session of one call).  Fails within about timeout_ms:
- * -ECONNREFUSED at once when nobody listens (tcp:// or ipc://), -ETIMEDOUT
- * when the peer cannot be reached or does not answer in time, -EINVAL for a
- * malformed URL or a host name that does not resolve, -EOPNOTSUPP for an
- * unknown scheme.  max_reply 0 means SPARK_MAX_MESSAGE_BYTES.
+/* One blocking round trip on a fresh socket (a session of one call).  Fails
+ * within about timeout_ms: -ECONNREFUSED at once when nobody listens (tcp://
+ * or ipc://), -ETIMEDOUT when the peer cannot be reached or does not answer
+ * in time, -EINVAL for a malformed URL or a host name that does not resolve,
+ * -EOPNOTSUPP for an unknown scheme.  max_reply 0 means
+ * SPARK_MAX_MESSAGE_BYTES.
  * Returns 0 and the reply.  If the server answered with an Error, returns
  * its code (< 0) and still stores the Error envelope in *ret_reply so the
  * caller can show its message; on every other failure *ret_reply is NULL. */

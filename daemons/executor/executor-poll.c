@@ -202,11 +202,24 @@ static int send_poll(Executor *e, PollSlot *s, Task *results, size_t n, size_t h
         return 0;
 }
 
-static int on_hold_end(sd_event_source *s, uint64_t usec, void *userdata) {
+/* A timer that pumps: the end of a result's hold, the delayed poll. */
+static int on_pump_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         (void) s;
         (void) usec;
         executor_pump(userdata);
         return 0;
+}
+
+/* Arms *source (made at the first use) to pump once at when. */
+static int pump_timer_arm(Executor *e, sd_event_source **source, usec_t when) {
+        int r;
+
+        if (!*source)
+                return sd_event_add_time(e->event, source, CLOCK_MONOTONIC, when, 1, on_pump_timer, e);
+        r = sd_event_source_set_time(*source, when);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(*source, SD_EVENT_ONESHOT);
 }
 
 /* Whether the results waiting stay with us a moment longer, for the next
@@ -217,7 +230,6 @@ static bool executor_hold_results(Executor *e) {
         bool waiting = false;
         size_t queued = task_runner_queued(e->runner, &waiting);
         usec_t hold, now, until;
-        int r;
 
         if (!waiting)
                 return false;
@@ -230,13 +242,7 @@ static bool executor_hold_results(Executor *e) {
         until = e->results_held_since + hold;
         if (now >= until)
                 return false;
-        if (e->hold_source) {
-                r = sd_event_source_set_time(e->hold_source, until);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(e->hold_source, SD_EVENT_ONESHOT);
-        } else
-                r = sd_event_add_time(e->event, &e->hold_source, CLOCK_MONOTONIC, until, 1, on_hold_end, e);
-        return r >= 0; /* without a timer they go now */
+        return pump_timer_arm(e, &e->hold_source, until) >= 0; /* without a timer they go now */
 }
 
 void executor_pump(Executor *e) {
@@ -277,13 +283,6 @@ void executor_pump(Executor *e) {
         }
 }
 
-static int on_repoll(sd_event_source *s, uint64_t usec, void *userdata) {
-        (void) s;
-        (void) usec;
-        executor_pump(userdata);
-        return 0;
-}
-
 /* After a reply that brought tasks: poll again a moment later rather than
  * at once.  A task that ends within the delay sends its result on the poll
  * that also asks for work (one message, where an immediate poll would have
@@ -291,16 +290,7 @@ static int on_repoll(sd_event_source *s, uint64_t usec, void *userdata) {
  * while the task runs beside it; a longer task still has a poll out at the
  * driver long before any heartbeat timeout. */
 static void executor_pump_soon(Executor *e) {
-        usec_t when = now_mono_usec() + EXECUTOR_REPOLL_DELAY_USEC;
-        int r;
-
-        if (e->repoll_source) {
-                r = sd_event_source_set_time(e->repoll_source, when);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(e->repoll_source, SD_EVENT_ONESHOT);
-        } else
-                r = sd_event_add_time(e->event, &e->repoll_source, CLOCK_MONOTONIC, when, 1, on_repoll, e);
-        if (r < 0)
+        if (pump_timer_arm(e, &e->repoll_source, now_mono_usec() + EXECUTOR_REPOLL_DELAY_USEC) < 0)
                 executor_pump(e);
 }
 
