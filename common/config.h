@@ -80,6 +80,7 @@ typedef struct SparkDriverConfig {
         char *http_listen; /* HOST:PORT; "": no HTTP server */
         char *executor_listen; /* "": executors use listen */
         char *advertise_host; /* "": the host name */
+        bool task_channel;    /* executors poll over a plain TCP stream (docs/DESIGN.md §4) */
         int64_t max_cores;    /* 0: no cap */
         int64_t cores_per_executor;
         int64_t executor_memory_mb;

@@ -17,96 +17,9 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/transport/ipc/ipc.h>
 
-#include "hashmap.h"
-#include "local-peer.h"
-#include "loop-queue.h"
 #include "nng-util.h"
-#include "peer-proof.h"
-#include "rpc-server.h"
+#include "rpc-server-internal.h"
 #include "time-util.h"
-
-#define RPC_SERVER_MAX_CONTEXTS 4096u
-/* Pipes whose removal was reported recently; a request from one of them
- * that was still queued is dropped instead of delivered. */
-#define REMOVED_PIPES_RING 64u
-
-typedef enum RpcContextState {
-        RPC_CONTEXT_IDLE,       /* not started, or stopped by close */
-        RPC_CONTEXT_RECV,       /* nng: waiting for a request */
-        RPC_CONTEXT_WAIT_REPLY, /* loop: queued, in the handler, or parked */
-        RPC_CONTEXT_SEND,       /* nng: sending the answer */
-        _RPC_CONTEXT_STATE_MAX,
-        _RPC_CONTEXT_STATE_INVALID = -EINVAL,
-} RpcContextState;
-
-struct RpcRequest {
-        RpcServer *server;
-        nng_ctx ctx;
-        nng_aio *aio;
-        RpcContextState state;
-        LoopQueueItem item;
-
-        /* Owned by the loop while in WAIT_REPLY. */
-        nng_msg *msg;
-        uint32_t pipe_id;
-        Envelope *env;
-        bool delivered;
-        RpcAbandonHandler abandon;
-        void *abandon_userdata;
-};
-
-/* A connection whose role is proven, or on a plaintext listener the local
- * user behind it (loop-owned; dropped with the pipe). */
-typedef struct PeerRecord {
-        char key[12]; /* the pipe id in decimal: the map's key */
-        PeerIdentity id;
-        LocalPeerKind local_kind; /* plaintext: who connected (local-peer.h) */
-        uid_t local_uid;          /* ... if LOCAL_PEER_UID */
-} PeerRecord;
-
-typedef struct PipeEvent {
-        LoopQueueItem item;
-        RpcServer *server;
-        uint32_t pipe_id;
-        bool added;
-} PipeEvent;
-
-struct RpcServer {
-        unsigned n_ref;
-        char *url;
-        nng_socket sock;
-        bool sock_open;
-        LoopQueue *queue;
-
-        RpcRequest *requests;
-        unsigned n_requests;
-        size_t max_request_bytes;
-
-        RpcHandler raw_handler;
-        RpcEnvelopeHandler envelope_handler;
-        void *userdata;
-        RpcPipeHandler pipe_handler;
-        void *pipe_userdata;
-
-        atomic_bool closing;      /* read by nng threads */
-        atomic_uint_fast64_t pipe_events_lost;
-        bool closed;
-
-        uint32_t removed_pipes[REMOVED_PIPES_RING];
-        unsigned removed_next;
-
-        /* Roles (docs/security.md); loop-owned. */
-        char *ca_file;            /* of a tls+tcp:// listener */
-        RpcRoleCheck role_check;
-        RpcRefusedHandler refused;
-        void *role_userdata;
-        PeerVerifier *verifier;
-        PeerNonces *nonces;
-        Hashmap *peers;           /* pipe id → PeerRecord */
-
-        RpcServerStats stats;
-        PromHistogram handle_time;
-};
 
 static void request_start_recv(RpcRequest *r) {
         r->state = RPC_CONTEXT_RECV;
@@ -190,11 +103,11 @@ static void peers_clear(RpcServer *s) {
         hashmap_clear(s->peers);
 }
 
-static void server_ref(RpcServer *s) {
+void rpc_server_ref(RpcServer *s) {
         s->n_ref++;
 }
 
-static void server_unref(RpcServer *s) {
+void rpc_server_unref(RpcServer *s) {
         if (--s->n_ref > 0)
                 return;
         peers_clear(s);
@@ -209,7 +122,7 @@ static void server_unref(RpcServer *s) {
 }
 
 /* Loop thread: the request leaves the loop's hands. */
-static void request_release(RpcRequest *r) {
+void rpc_request_release(RpcRequest *r) {
         if (r->delivered) {
                 r->delivered = false;
                 r->server->stats.waiting--;
@@ -219,6 +132,8 @@ static void request_release(RpcRequest *r) {
                 nng_msg_free(r->msg);
                 r->msg = NULL;
         }
+        free(r->body);
+        r->body = NULL;
         r->abandon = NULL;
         r->abandon_userdata = NULL;
 }
@@ -226,15 +141,21 @@ static void request_release(RpcRequest *r) {
 /* Loop thread: forget the request without answering (the client resends or
  * times out) and take the next one. */
 static void request_drop(RpcRequest *r) {
-        request_release(r);
+        rpc_request_release(r);
         r->server->stats.dropped++;
-        if (!r->server->closed)
+        if (r->conn)
+                rpc_stream_request_drop(r);
+        else if (!r->server->closed)
                 request_start_recv(r);
 }
 
 static int request_send(RpcRequest *r, nng_msg *m) {
-        request_release(r);
+        rpc_request_release(r);
         r->server->stats.replies++;
+        if (r->conn) {
+                rpc_stream_request_answer(r, m);
+                return 0;
+        }
         r->state = RPC_CONTEXT_SEND;
         nng_aio_set_msg(r->aio, m);
         nng_ctx_send(r->ctx, r->aio);
@@ -529,6 +450,13 @@ static int request_check_role(RpcServer *s, RpcRequest *r) {
         need = s->role_check(r->env, s->role_userdata);
         if (need == PEER_ROLES_NONE)
                 return 0;
+        if (r->conn) {
+                /* the task channel is for executors, who prove who they are
+                 * with their secret, not with a role */
+                body_display_name(r->env, name, sizeof(name));
+                snprintf(reason, sizeof(reason), "%s is not taken on the task channel", name);
+                return request_refuse(s, r, reason);
+        }
         if (!s->verifier)
                 return request_check_local_user(s, r); /* not a TLS listener: no roles */
 
@@ -561,8 +489,8 @@ static int request_check_role(RpcServer *s, RpcRequest *r) {
 /* Decodes r, checks its sender's role and runs the handler; what the
  * handler failed with, once a reply is still owed. */
 static int request_handle(RpcServer *s, RpcRequest *r) {
-        const void *data = nng_msg_body(r->msg);
-        size_t len = nng_msg_len(r->msg);
+        const void *data = r->conn ? r->body : nng_msg_body(r->msg);
+        size_t len = r->conn ? r->body_len : nng_msg_len(r->msg);
         usec_t t0;
         int k;
 
@@ -585,10 +513,29 @@ static int request_handle(RpcServer *s, RpcRequest *r) {
         return k;
 }
 
+void rpc_request_deliver(RpcServer *s, RpcRequest *r) {
+        int k;
+
+        s->stats.requests++;
+        s->stats.waiting++;
+        r->delivered = true;
+        r->in_handler = true;
+
+        rpc_server_ref(s); /* a handler may free the server */
+        k = request_handle(s, r);
+        /* `delivered` is loop-only, so this reads no state nng may write. */
+        if (k < 0 && r->delivered && !s->closed)
+                (void) request_reply_error_internal(r, k, "%s", strerror(-k));
+        r->in_handler = false;
+        /* a stream request answered meanwhile waited for us to free it */
+        if (r->conn && !r->delivered)
+                rpc_stream_request_free(r);
+        rpc_server_unref(s);
+}
+
 static void request_dispatch(void *userdata, bool discard) {
         RpcRequest *r = userdata;
         RpcServer *s = r->server;
-        int k;
 
         if (discard)
                 return; /* server_close() frees r->msg */
@@ -597,35 +544,27 @@ static void request_dispatch(void *userdata, bool discard) {
                 request_drop(r);
                 return;
         }
+        rpc_request_deliver(s, r);
+}
 
-        s->stats.requests++;
-        s->stats.waiting++;
-        r->delivered = true;
-
-        server_ref(s); /* a handler may free the server */
-        k = request_handle(s, r);
-        /* `delivered` is loop-only, so this reads no state nng may write. */
-        if (k < 0 && r->delivered && !s->closed)
-                (void) request_reply_error_internal(r, k, "%s", strerror(-k));
-        server_unref(s);
+void rpc_server_pipe_event(RpcServer *s, uint32_t pipe_id, bool added) {
+        if (!added) {
+                peer_forget(s, pipe_id);
+                s->removed_pipes[s->removed_next] = pipe_id;
+                s->removed_next = (s->removed_next + 1) % REMOVED_PIPES_RING;
+        }
+        if (s->pipe_handler) {
+                rpc_server_ref(s);
+                s->pipe_handler(s, pipe_id, added, s->pipe_userdata);
+                rpc_server_unref(s);
+        }
 }
 
 static void pipe_event_dispatch(void *userdata, bool discard) {
         PipeEvent *pe = userdata;
-        RpcServer *s = pe->server;
 
-        if (!discard) {
-                if (!pe->added) {
-                        peer_forget(s, pe->pipe_id);
-                        s->removed_pipes[s->removed_next] = pe->pipe_id;
-                        s->removed_next = (s->removed_next + 1) % REMOVED_PIPES_RING;
-                }
-                if (s->pipe_handler) {
-                        server_ref(s);
-                        s->pipe_handler(s, pe->pipe_id, pe->added, s->pipe_userdata);
-                        server_unref(s);
-                }
-        }
+        if (!discard)
+                rpc_server_pipe_event(pe->server, pe->pipe_id, pe->added);
         free(pe);
 }
 
@@ -668,13 +607,14 @@ static void server_close(RpcServer *s) {
                         nng_aio_stop(s->requests[i].aio);
 
         s->queue = loop_queue_free(s->queue);
+        rpc_server_stream_close(s);
 
         for (unsigned i = 0; i < s->n_requests; i++) {
                 RpcRequest *r = &s->requests[i];
 
                 if (r->delivered && r->abandon)
                         r->abandon(r, r->abandon_userdata);
-                request_release(r);
+                rpc_request_release(r);
                 if (r->aio) {
                         nng_aio_free(r->aio);
                         r->aio = NULL;
@@ -687,7 +627,7 @@ RpcServer *rpc_server_free(RpcServer *s) {
         if (!s)
                 return NULL;
         server_close(s);
-        server_unref(s);
+        rpc_server_unref(s);
         return NULL;
 }
 
@@ -707,6 +647,8 @@ static int server_new(sd_event *e, const char *url, const RpcServerConfig *cfg, 
         if (!s)
                 return -ENOMEM;
         s->n_ref = 1;
+        s->event = e;
+        s->stream_fd = -1;
         if (prom_histogram_init(&s->handle_time, prom_buckets_rpc, prom_buckets_rpc_n) < 0) {
                 free(s);
                 return -ENOMEM;
@@ -843,6 +785,10 @@ const char *rpc_request_peer_describe(const RpcRequest *r, char *buf, size_t siz
         }
         if (!r) {
                 snprintf(buf, size, "unknown");
+                return buf;
+        }
+        if (r->conn) {
+                snprintf(buf, size, "%s", rpc_stream_request_peer(r));
                 return buf;
         }
         pipe.id = r->pipe_id;

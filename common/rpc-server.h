@@ -116,6 +116,16 @@ typedef void (*RpcRefusedHandler)(RpcServer *s, RpcRequest *req, const char *rea
 int rpc_server_set_roles(RpcServer *s, RpcRoleCheck check, RpcRefusedHandler refused, void *userdata, char *error,
                          size_t error_size);
 
+/* The task channel (rpc-server-stream.c, docs/DESIGN.md §4): also listen
+ * for plain TCP connections on the host of the server's tcp:// URL, on a
+ * port the kernel picks (*ret_port), and take requests framed as
+ * stream-frame.h says on them, read and answered by the loop itself (no
+ * nng thread on the way).  Each connection is a pipe of its own for the
+ * pipe handler, with an id above 2^31.  A request that needs a role is
+ * refused there (executors prove themselves with their secret).
+ * -EOPNOTSUPP for other URLs (tls+tcp://, ipc://): there, nng it is. */
+int rpc_server_listen_stream(RpcServer *s, uint16_t *ret_port);
+
 void rpc_server_set_pipe_handler(RpcServer *s, RpcPipeHandler handler, void *userdata);
 void rpc_server_get_stats(const RpcServer *s, RpcServerStats *ret);
 /* The time the loop spent in the handler of each envelope request. */

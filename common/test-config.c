@@ -173,6 +173,7 @@ static const struct {
         { "driver.http_listen", "\"127.0.0.1:4040\"" },
         { "driver.executor_listen", "\"\"" },
         { "driver.advertise_host", "\"\"" },
+        { "driver.task_channel", "true" },
         { "driver.max_cores", "0" },
         { "driver.cores_per_executor", "1" },
         { "driver.executor_memory_mb", "1024" },

@@ -430,6 +430,7 @@ reply:
         reply.heartbeat_ms = d->poll_interval_ms;
         reply.prefetch = DRIVER_MAX_PREFETCH;
         reply.durable_driver = d->journal != NULL;
+        reply.task_channel_port = d->task_channel_port;
         /* one result must fit in one poll, which must fit our receive limit */
         reply.max_result_bytes = MIN(d->config.driver.max_result_mb * 1024 * 1024,
                                      (int64_t) DRIVER_MAX_REQUEST_BYTES - 1024 * 1024);

@@ -169,6 +169,25 @@ static int on_register_timer(sd_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
+/* Executors of a tcp:// endpoint poll on the task channel (docs/DESIGN.md
+ * §4), unless driver.task_channel says no. */
+static int driver_listen_task_channel(Driver *d) {
+        RpcServer *s = d->executor_server ?: d->server;
+        int r;
+
+        if (!d->config.driver.task_channel)
+                return 0;
+        r = rpc_server_listen_stream(s, &d->task_channel_port);
+        if (r == -EOPNOTSUPP)
+                return 0; /* tls+tcp:// or ipc://: nng it is */
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen for executors' task channel beside %s: %m",
+                                       rpc_server_url(s));
+        log_info("Executors poll on the task channel, port %u beside %s.", (unsigned) d->task_channel_port,
+                 rpc_server_url(s));
+        return 0;
+}
+
 int driver_start(Driver *d) {
         RpcServerConfig sc = { .max_request_bytes = DRIVER_MAX_REQUEST_BYTES, .tls = &d->tls };
         char error[256] = "";
@@ -198,6 +217,9 @@ int driver_start(Driver *d) {
                                                d->config.driver.executor_listen);
                 rpc_server_set_pipe_handler(d->executor_server, driver_on_pipe, d);
         }
+        r = driver_listen_task_channel(d);
+        if (r < 0)
+                return r;
         r = master_link_init(&d->master_link, d->config.cluster.master);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse cluster.master \"%s\": %m", d->config.cluster.master);

@@ -72,6 +72,7 @@ typedef struct Driver {
         Scheduler *scheduler;
         RpcServer *server;
         RpcServer *executor_server;   /* executor_listen; NULL: executors use server */
+        uint16_t task_channel_port;   /* of the executors' server; 0: none (docs/DESIGN.md §4) */
         RpcClient *master;
         MasterLink master_link;      /* which of cluster.master's masters leads */
         EventSub *master_events;

@@ -77,6 +77,11 @@ static int slot_send(PollSlot *s, Envelope *env) {
         nng_msg *m;
         int r;
 
+        /* polls on the task channel once it is up; a registration always
+         * over nng (the channel's port comes in its answer) */
+        if (s->executor->state == EXECUTOR_POLLING && executor_channel_up(s->executor))
+                return executor_channel_send(s->executor, s, env);
+        s->on_channel = false;
         r = nng_util_msg_from_envelope(env, &m);
         if (r < 0)
                 return r;
@@ -305,6 +310,7 @@ void executor_results_ready(void *userdata, bool discard) {
 static void handle_register_reply(Executor *e, Envelope *env) {
         const Spark__RegisterExecutorReply *rr;
         int64_t max_result;
+        int r;
 
         if (env->body_case == SPARK__ENVELOPE__BODY_ERROR) {
                 const Spark__Error *err = env->error;
@@ -338,6 +344,11 @@ static void handle_register_reply(Executor *e, Envelope *env) {
         max_result = rr->max_result_bytes > 0 ? rr->max_result_bytes : EXECUTOR_DEFAULT_MAX_RESULT_BYTES;
         e->max_result_bytes = (size_t) MIN(max_result, (int64_t) (SIZE_MAX / 4));
         e->durable_driver = rr->durable_driver;
+        r = executor_channel_open(e, (uint16_t) MIN(rr->task_channel_port, (uint32_t) UINT16_MAX));
+        if (r < 0)
+                log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                           "Cannot open the task channel to driver %s (port %u): %s; polling over nng.",
+                           e->args.driver_url, (unsigned) rr->task_channel_port, strerror(-r));
         /* a driver that journals its jobs comes back after a restart,
          * which takes longer than a few heartbeats */
         if (e->durable_driver)
@@ -485,14 +496,27 @@ static void watch_reconnect(Executor *e) {
 
 void executor_slot_done(void *userdata, bool discard) {
         PollSlot *s = userdata;
-        Executor *e = s->executor;
         _cleanup_nng_msg_ nng_msg *m = TAKE_PTR(s->reply);
+
+        if (discard) {
+                s->busy = false;
+                s->phase = POLL_SLOT_IDLE;
+                return;
+        }
+        executor_slot_finish(s, s->error < 0 ? s->error : m ? 0 : -EIO, m ? nng_msg_body(m) : NULL,
+                             m ? nng_msg_len(m) : 0);
+}
+
+void executor_slot_finish(PollSlot *s, int error, const void *data, size_t len) {
+        Executor *e = s->executor;
         Envelope *env = NULL;
         int r;
 
         s->busy = false;
+        s->on_channel = false;
         s->phase = POLL_SLOT_IDLE;
-        if (discard || e->state == EXECUTOR_STOPPING)
+        s->error = error;
+        if (e->state == EXECUTOR_STOPPING)
                 return;
 
         if (s->error < 0 && e->durable_driver && s->error != -EMSGSIZE && s->error != -EPROTO) {
@@ -512,17 +536,16 @@ void executor_slot_done(void *userdata, bool discard) {
                         executor_pump_soon(e);
                 return;
         }
-        if (s->error < 0 || !m) {
+        if (s->error < 0) {
                 executor_exit(e, SPARK_EXIT_DRIVER_UNREACHABLE, LOG_ERR, "Lost the driver %s: %s", e->args.driver_url,
-                              strerror(s->error < 0 ? -s->error : EIO));
+                              strerror(-s->error));
                 return;
         }
-        r = envelope_decode(nng_msg_body(m), nng_msg_len(m), EXECUTOR_MAX_MESSAGE_BYTES, &env);
+        r = envelope_decode(data, len, EXECUTOR_MAX_MESSAGE_BYTES, &env);
         if (r < 0) {
                 executor_exit(e, EXIT_FAILURE, LOG_ERR, "Cannot decode the driver's reply: %s", strerror(-r));
                 return;
         }
-        nng_msg_free(TAKE_PTR(m));
         e->last_reply = now_mono_usec();
         if (e->reconnecting) {
                 e->reconnecting = false;

@@ -126,6 +126,7 @@ int executor_new(ExecutorArgs *args, Executor **ret) {
         e->state = EXECUTOR_REGISTERING;
         e->timeout_ms = EXECUTOR_DEFAULT_TIMEOUT_MS;
         e->max_result_bytes = EXECUTOR_DEFAULT_MAX_RESULT_BYTES;
+        e->channel_fd = -1;
         loop_queue_item_init(&e->results_item, executor_results_ready, e);
         atomic_init(&e->results_item_queued, false);
 
@@ -296,6 +297,8 @@ Executor *executor_free(Executor *e) {
                 (void) nng_close(e->sock);
                 e->sock_open = false;
         }
+        e->state = EXECUTOR_STOPPING; /* the channel's polls end quietly */
+        executor_channel_close(e, 0);
         executor_slots_close(e);
         e->queue = loop_queue_free(e->queue);
         e->libs = library_cache_free(e->libs);

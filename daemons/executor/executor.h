@@ -23,6 +23,7 @@
 #include "library-cache.h"
 #include "log.h"
 #include "loop-queue.h"
+#include "stream-frame.h"
 #include "task-runner.h"
 #include "time-util.h"
 
@@ -109,6 +110,7 @@ typedef struct PollSlot {
         nng_aio *aio;
         LoopQueueItem item;
         bool busy;            /* loop: a request is out */
+        bool on_channel;      /* loop: ... on the task channel, not nng */
         size_t n_results;     /* loop: results it carries */
         uint64_t seq;
         PollSlotPhase phase;
@@ -140,6 +142,13 @@ struct Executor {
         bool sock_open;
         nng_dialer dialer;
         PollSlot slots[EXECUTOR_POLL_SLOTS];
+
+        /* The task channel (executor-channel.c); -1: none. */
+        int channel_fd;
+        bool channel_connected;
+        sd_event_source *channel_io;
+        StreamReader channel_reader;
+        StreamWriter channel_writer;
 
         /* Task threads → loop: "results are waiting".  queued keeps the
          * item from being pushed twice. */
@@ -220,6 +229,19 @@ int executor_send_register(Executor *e);
 void executor_pump(Executor *e);
 /* Loop callbacks. */
 void executor_slot_done(void *userdata, bool discard);
+/* A request of slot s ended: error < 0 (no answer), or its answer. */
+void executor_slot_finish(PollSlot *s, int error, const void *data, size_t len);
+
+/* executor-channel.c: the task channel (docs/DESIGN.md §4). */
+/* Connects (without blocking) to port on the host of the driver's tcp://
+ * URL, closing any channel before; nothing for port 0 or another URL. */
+int executor_channel_open(Executor *e, uint16_t port);
+bool executor_channel_up(const Executor *e);
+/* Sends env as s's request on the channel (which must be up). */
+int executor_channel_send(Executor *e, PollSlot *s, Envelope *env);
+/* Closes it; the polls out on it end with error (0: -ECONNRESET), and
+ * error != 0 is logged. */
+void executor_channel_close(Executor *e, int error);
 void executor_results_ready(void *userdata, bool discard);
 
 /* executor-tasks.c */

@@ -18,6 +18,7 @@
 #include "executor.h"
 #include "rpc-server.h"
 #include "sha256.h"
+#include "test-fixtures.h"
 #include "test-helpers.h"
 
 #define APP "app-20261129172233-0001"
@@ -92,6 +93,12 @@ typedef struct Driver {
 
         RpcRequest *parked;
         sd_event_source *park_timer;
+
+        /* The task channel (tcp:// only): its port, and the polls that came
+         * on it (pipe ids above 2^31) and over nng. */
+        bool task_channel;
+        uint16_t channel_port;
+        unsigned polls_on_channel, polls_on_nng;
 
         bool registered;
         pid_t executor_pid;
@@ -250,6 +257,15 @@ static void on_abandon(RpcRequest *req, void *userdata) {
 static int handle_poll(Driver *d, RpcRequest *req, const Spark__Poll *p) {
         size_t give;
 
+        if (!d->registered && d->durable) {
+                /* restarted: it does not know the executor yet */
+                Spark__PollReply pr = SPARK__POLL_REPLY__INIT;
+                Envelope env = ENVELOPE_INIT;
+
+                pr.reregister = true;
+                ENVELOPE_SET(&env, POLL_REPLY, poll_reply, &pr);
+                return rpc_request_reply_envelope(req, &env);
+        }
         ck_assert(d->registered);
         ck_assert_str_eq(p->app_id, APP);
         ck_assert_int_eq(p->executor_id, 1);
@@ -259,6 +275,10 @@ static int handle_poll(Driver *d, RpcRequest *req, const Spark__Poll *p) {
                 d->seq_regressions++;
         d->last_seq = MAX(d->last_seq, p->seq);
         d->polls++;
+        if (rpc_request_pipe_id(req) >= UINT32_C(0x80000000))
+                d->polls_on_channel++;
+        else
+                d->polls_on_nng++;
         d->polls_in_flight++;
         d->max_polls_in_flight = MAX(d->max_polls_in_flight, d->polls_in_flight);
         ck_assert_int_ge(p->free_slots, 0);
@@ -313,6 +333,7 @@ static int handle_register(Driver *d, RpcRequest *req, const Spark__RegisterExec
         rr.prefetch = d->prefetch;
         rr.max_result_bytes = d->max_result_bytes;
         rr.durable_driver = d->durable;
+        rr.task_channel_port = d->channel_port;
         ENVELOPE_SET(&env, REGISTER_EXECUTOR_REPLY, register_executor_reply, &rr);
         d->last_reply_us = now_us();
         return rpc_request_reply_envelope(req, &env);
@@ -364,17 +385,28 @@ static int driver_handler(RpcServer *s, RpcRequest *req, const Envelope *env, vo
         }
 }
 
-static void driver_start(Driver *d, int cores, int heartbeat_ms, int prefetch) {
+/* The fake driver's server; with task_channel on tcp:// and its task
+ * channel (a new port each time). */
+static void driver_listen(Driver *d) {
         RpcServerConfig cfg = { .n_contexts = 8, .max_request_bytes = 64u * 1024u * 1024u };
 
+        ck_assert_int_eq(rpc_server_new_envelope(d->event, d->url, &cfg, driver_handler, d, &d->server), 0);
+        if (d->task_channel)
+                ck_assert_int_eq(rpc_server_listen_stream(d->server, &d->channel_port), 0);
+}
+
+static void driver_start(Driver *d, int cores, int heartbeat_ms, int prefetch) {
         d->cores = cores;
         d->heartbeat_ms = heartbeat_ms;
         d->prefetch = prefetch;
         d->max_result_bytes = 1024 * 1024;
         d->batch_max = SIZE_MAX;
-        snprintf(d->url, sizeof(d->url), "ipc://%s/driver.sock", tmpdir);
+        if (d->task_channel)
+                snprintf(d->url, sizeof(d->url), "tcp://127.0.0.1:%u", test_free_port());
+        else
+                snprintf(d->url, sizeof(d->url), "ipc://%s/driver.sock", tmpdir);
         ck_assert_int_ge(sd_event_new(&d->event), 0);
-        ck_assert_int_eq(rpc_server_new_envelope(d->event, d->url, &cfg, driver_handler, d, &d->server), 0);
+        driver_listen(d);
         ck_assert_int_ge(sd_event_add_time(d->event, &d->park_timer, CLOCK_MONOTONIC, UINT64_MAX, 0,
                                            on_park_timeout, d),
                          0);
@@ -923,6 +955,68 @@ START_TEST(test_result_hold) {
 }
 END_TEST
 
+static bool registered_twice(Driver *d) {
+        return d->registrations >= 2;
+}
+
+static bool polled_on_channel_again(Driver *d) {
+        return d->registrations >= 2 && d->polls_on_channel > 0;
+}
+
+/* Polls on the task channel (docs/DESIGN.md §4): every result exactly
+ * once, nearly every poll on the channel; then the driver restarts (a
+ * durable one): the channel drops, the executor waits, registers again
+ * over nng and polls on the new driver's channel. */
+START_TEST(test_task_channel) {
+        char good[SHA256_HEX_SIZE];
+        FakeJob *jf, *jc;
+
+        drv.task_channel = true;
+        driver_start(&drv, 2, 200, 8);
+        drv.durable = true;
+        load_good_library(&drv, good);
+        drv.batch_max = 7;
+        jf = driver_add_job(&drv, "job-fn", 2000);
+        for (size_t i = 0; i < jf->n; i++)
+                set_function(&jf->tasks[i], good, "echo", "x");
+        jc = driver_add_job(&drv, "job-cmd", 20);
+        for (size_t i = 0; i < jc->n; i++)
+                set_command(&jc->tasks[i], "echo c");
+        driver_queue_job(&drv, jf);
+        driver_queue_job(&drv, jc);
+
+        start_executor(&drv, 2);
+        ck_assert_msg(run_until(&drv, all_results_in, 60 * SEC_US), "results missing: %zu of %zu",
+                      drv.results_total, drv.n_queue);
+        for (size_t i = 0; i < jf->n; i++)
+                ck_assert_uint_eq(jf->tasks[i].results, 1);
+        for (size_t i = 0; i < jc->n; i++) {
+                ck_assert_uint_eq(jc->tasks[i].results, 1);
+                ck_assert_str_eq(jc->tasks[i].output, "c\n");
+        }
+        fprintf(stderr, "task channel: %u polls on it, %u over nng\n", drv.polls_on_channel, drv.polls_on_nng);
+        ck_assert_uint_gt(drv.polls_on_channel, 10);
+        /* over nng at most the polls sent while the channel connected */
+        ck_assert_uint_le(drv.polls_on_nng, 2);
+        ck_assert_uint_eq(drv.seq_regressions, 0);
+
+        /* the driver restarts */
+        drv.parked = NULL;
+        drv.server = rpc_server_free(drv.server);
+        drv.registered = false;
+        drv.polls_on_channel = 0;
+        driver_listen(&drv);
+        ck_assert_msg(run_until(&drv, registered_twice, 10 * SEC_US), "the executor did not register again");
+        ck_assert_msg(run_until(&drv, polled_on_channel_again, 5 * SEC_US), "no poll on the new task channel");
+        ck_assert(!executor_exited(&drv));
+
+        drv.shutdown = true;
+        driver_kick(&drv);
+        ck_assert(run_until(&drv, executor_exited, 5 * SEC_US));
+        ck_assert_int_eq(exit_status, 0);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_tasks_kills_and_shutdown,
@@ -935,6 +1029,7 @@ int main(void) {
                 test_sigterm_kills_commands,
                 test_throughput_empty_tasks,
                 test_result_hold,
+                test_task_channel,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 180 };

@@ -1,0 +1,349 @@
+/* The task channel of an RpcServer (docs/DESIGN.md §4): a plain TCP
+ * listener beside the nng one, on the same host, whose connections the
+ * loop reads and writes itself.  Each frame (stream-frame.h) is a request
+ * like any other — the same decoding, stats and handler, parked and
+ * answered the same way — and each connection is a pipe with an id of its
+ * own, reported to the pipe handler when it comes and goes.  What it saves
+ * is nng's threads: a poll and its answer cost the loop a read and a write,
+ * nothing else.
+ *
+ * A connection is freed once it is closed and every request it brought is
+ * answered (or abandoned); an answer to a closed connection is dropped, as
+ * nng drops one to a pipe that is gone. */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "nng-util.h"
+#include "rpc-server-internal.h"
+#include "stream-frame.h"
+
+/* Executors keep two polls out at most; a peer with more unanswered is
+ * not one of them. */
+#define STREAM_MAX_REQUESTS_PER_CONN 16u
+#define STREAM_MAX_CONNS 65536u
+/* Pipe ids of the task channel, above nng's (which stay below 2^31). */
+#define STREAM_PIPE_ID_BASE UINT32_C(0x80000000)
+
+struct StreamConn {
+        RpcServer *server;
+        unsigned n_ref;          /* open: 1; + each unanswered request */
+        int fd;
+        sd_event_source *io;
+        uint32_t pipe_id;
+        StreamReader reader;
+        StreamWriter writer;
+        unsigned n_requests;
+        bool closed;
+        char peer[96];
+        StreamConn *next, *prev;
+};
+
+static void conn_unref(StreamConn *c) {
+        if (--c->n_ref > 0)
+                return;
+        stream_reader_done(&c->reader);
+        stream_writer_done(&c->writer);
+        free(c);
+}
+
+/* Closes the socket and reports the pipe gone; the struct stays until its
+ * requests are answered. */
+static void conn_close(StreamConn *c, const char *why) {
+        RpcServer *s = c->server;
+
+        if (c->closed)
+                return;
+        c->closed = true;
+        if (why)
+                log_debug("Connection from %s closed: %s", c->peer, why);
+        c->io = sd_event_source_disable_unref(c->io);
+        close(c->fd);
+        c->fd = -1;
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                s->stream_conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        c->next = c->prev = NULL;
+        s->n_stream_conns--;
+        if (!s->closed)
+                rpc_server_pipe_event(s, c->pipe_id, false);
+        conn_unref(c);
+}
+
+static void request_unlink(RpcRequest *r) {
+        RpcServer *s = r->server;
+
+        if (r->stream_prev)
+                r->stream_prev->stream_next = r->stream_next;
+        else
+                s->stream_requests = r->stream_next;
+        if (r->stream_next)
+                r->stream_next->stream_prev = r->stream_prev;
+        r->stream_next = r->stream_prev = NULL;
+}
+
+void rpc_stream_request_free(RpcRequest *r) {
+        free(r);
+}
+
+/* The request is done with its connection. */
+static void request_finish(RpcRequest *r) {
+        StreamConn *c = r->conn;
+
+        request_unlink(r);
+        c->n_requests--;
+        conn_unref(c);
+        if (!r->in_handler)
+                rpc_stream_request_free(r);
+}
+
+static int conn_update_events(StreamConn *c) {
+        return sd_event_source_set_io_events(c->io, EPOLLIN | (stream_writer_pending(&c->writer) ? EPOLLOUT : 0));
+}
+
+static void conn_flush(StreamConn *c) {
+        int k = stream_writer_flush(&c->writer, c->fd);
+
+        if (k < 0) {
+                conn_close(c, strerror(-k));
+                return;
+        }
+        if (conn_update_events(c) < 0)
+                conn_close(c, "cannot watch the socket");
+}
+
+void rpc_stream_request_answer(RpcRequest *r, nng_msg *m) {
+        StreamConn *c = r->conn;
+
+        if (!c->closed) {
+                int k = stream_writer_append(&c->writer, r->tag, nng_msg_body(m), nng_msg_len(m));
+
+                if (k < 0)
+                        conn_close(c, "no memory for an answer");
+                else
+                        conn_flush(c);
+        }
+        nng_msg_free(m);
+        request_finish(r);
+}
+
+void rpc_stream_request_drop(RpcRequest *r) {
+        conn_close(r->conn, "a request was dropped");
+        request_finish(r);
+}
+
+const char *rpc_stream_request_peer(const RpcRequest *r) {
+        return r->conn->peer;
+}
+
+/* One frame: a request, delivered at once. */
+static int conn_take_frame(StreamConn *c, uint32_t tag, const uint8_t *body, size_t len) {
+        RpcServer *s = c->server;
+        RpcRequest *r;
+
+        if (c->n_requests >= STREAM_MAX_REQUESTS_PER_CONN) {
+                log_warning("Connection from %s has %u requests unanswered, more than an executor sends: "
+                            "closing it.",
+                            c->peer, c->n_requests);
+                return -EPROTO;
+        }
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->body = malloc(len > 0 ? len : 1);
+        if (!r->body) {
+                free(r);
+                return -ENOMEM;
+        }
+        memcpy(r->body, body, len);
+        r->body_len = len;
+        r->server = s;
+        r->conn = c;
+        r->tag = tag;
+        r->pipe_id = c->pipe_id;
+        r->stream_next = s->stream_requests;
+        if (r->stream_next)
+                r->stream_next->stream_prev = r;
+        s->stream_requests = r;
+        c->n_requests++;
+        c->n_ref++;
+        rpc_request_deliver(s, r);
+        return 0;
+}
+
+static int conn_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        StreamConn *c = userdata;
+        RpcServer *s = c->server;
+        (void) source, (void) fd;
+
+        c->n_ref++; /* a handler may close it */
+        rpc_server_ref(s);
+        if (revents & EPOLLOUT)
+                conn_flush(c);
+        if (!c->closed && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+                int k = stream_reader_fill(&c->reader, c->fd);
+
+                if (k == 0)
+                        conn_close(c, "closed by the peer");
+                else if (k < 0 && k != -EAGAIN)
+                        conn_close(c, strerror(-k));
+                while (!c->closed && !s->closed) {
+                        const uint8_t *body;
+                        uint32_t tag;
+                        size_t len;
+
+                        k = stream_reader_next(&c->reader, &tag, &body, &len);
+                        if (k == 0)
+                                break;
+                        if (k > 0)
+                                k = conn_take_frame(c, tag, body, len);
+                        if (k < 0)
+                                conn_close(c, k == -EMSGSIZE ? "a frame longer than the limit" : strerror(-k));
+                }
+        }
+        conn_unref(c);
+        rpc_server_unref(s);
+        return 0;
+}
+
+static void describe_peer(const struct sockaddr_storage *sa, char *buf, size_t size) {
+        char addr[INET6_ADDRSTRLEN] = "?";
+
+        if (sa->ss_family == AF_INET) {
+                const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+
+                inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+                snprintf(buf, size, "tcp %s:%u (task channel)", addr, ntohs(in->sin_port));
+        } else if (sa->ss_family == AF_INET6) {
+                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+
+                inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+                snprintf(buf, size, "tcp [%s]:%u (task channel)", addr, ntohs(in6->sin6_port));
+        } else
+                snprintf(buf, size, "unknown (task channel)");
+}
+
+static int on_accept(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        RpcServer *s = userdata;
+        struct sockaddr_storage sa;
+        socklen_t sa_len = sizeof(sa);
+        StreamConn *c;
+        int cfd, one = 1;
+        (void) source, (void) revents;
+
+        cfd = accept4(fd, (struct sockaddr *) &sa, &sa_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) {
+                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        log_warning_errno(errno, "Failed to accept a task channel connection on %s: %m", s->url);
+                return 0;
+        }
+        if (s->n_stream_conns >= STREAM_MAX_CONNS) {
+                log_warning("Task channel of %s has %u connections, refusing another.", s->url, s->n_stream_conns);
+                close(cfd);
+                return 0;
+        }
+        (void) setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                close(cfd);
+                return 0;
+        }
+        c->server = s;
+        c->n_ref = 1;
+        c->fd = cfd;
+        stream_reader_init(&c->reader, s->max_request_bytes);
+        describe_peer(&sa, c->peer, sizeof(c->peer));
+        if (sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, conn_on_io, c) < 0) {
+                log_warning("Failed to watch the connection from %s, closing it.", c->peer);
+                close(cfd);
+                free(c);
+                return 0;
+        }
+        s->stream_next_pipe = s->stream_next_pipe + 1 >= STREAM_PIPE_ID_BASE ? 1 : s->stream_next_pipe + 1;
+        c->pipe_id = STREAM_PIPE_ID_BASE | s->stream_next_pipe;
+        c->next = s->stream_conns;
+        if (c->next)
+                c->next->prev = c;
+        s->stream_conns = c;
+        s->n_stream_conns++;
+        rpc_server_pipe_event(s, c->pipe_id, true);
+        return 0;
+}
+
+int rpc_server_listen_stream(RpcServer *s, uint16_t *ret_port) {
+        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
+        struct addrinfo *ai = NULL;
+        struct sockaddr_storage bound;
+        socklen_t bound_len = sizeof(bound);
+        nng_url *u = NULL;
+        int fd = -1, one = 1, k;
+
+        if (!s || !ret_port)
+                return -EINVAL;
+        if (s->stream_fd >= 0)
+                return -EBUSY;
+        if (strncmp(s->url, "tcp://", 6) != 0)
+                return -EOPNOTSUPP;
+        k = nng_errno(nng_url_parse(&u, s->url));
+        if (k < 0)
+                return k;
+        /* the nng listener's host; "", "*" and "0.0.0.0": every address */
+        k = getaddrinfo(isempty(u->u_hostname) || streq(u->u_hostname, "*") ? NULL : u->u_hostname, "0", &hints,
+                        &ai);
+        nng_url_free(u);
+        if (k != 0)
+                return k == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
+
+        fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+                k = -errno;
+                freeaddrinfo(ai);
+                return k;
+        }
+        (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        k = bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0 ||
+                            getsockname(fd, (struct sockaddr *) &bound, &bound_len) < 0
+                    ? -errno
+                    : 0;
+        freeaddrinfo(ai);
+        if (k < 0) {
+                close(fd);
+                return k;
+        }
+        k = sd_event_add_io(s->event, &s->stream_accept, fd, EPOLLIN, on_accept, s);
+        if (k < 0) {
+                close(fd);
+                return k;
+        }
+        s->stream_fd = fd;
+        *ret_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *) &bound)->sin6_port
+                                                      : ((struct sockaddr_in *) &bound)->sin_port);
+        return 0;
+}
+
+void rpc_server_stream_close(RpcServer *s) {
+        s->stream_accept = sd_event_source_disable_unref(s->stream_accept);
+        if (s->stream_fd >= 0)
+                close(s->stream_fd);
+        s->stream_fd = -1;
+        while (s->stream_conns)
+                conn_close(s->stream_conns, NULL);
+        while (s->stream_requests) {
+                RpcRequest *r = s->stream_requests;
+
+                if (r->delivered && r->abandon)
+                        r->abandon(r, r->abandon_userdata);
+                rpc_request_release(r);
+                request_finish(r);
+        }
+}

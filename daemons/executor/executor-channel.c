@@ -1,0 +1,190 @@
+/* The executor's end of the task channel (docs/DESIGN.md §4): after the
+ * registration, a plain TCP connection to the port the driver named, on
+ * the host of its tcp:// endpoint.  Polls go there as frames tagged with
+ * their slot, and the loop reads the answers itself; until the connection
+ * is up, and after it failed, polls go over nng as before.  A connection
+ * that fails takes the polls out on it along (as a dropped nng connection
+ * would): executor_slot_finish() decides what that means. */
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+
+#include "executor.h"
+#include "nng-util.h"
+
+bool executor_channel_up(const Executor *e) {
+        return e->channel_fd >= 0 && e->channel_connected;
+}
+
+void executor_channel_close(Executor *e, int error) {
+        if (e->channel_fd < 0)
+                return;
+        if (error != 0)
+                log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                           "Lost the task channel to driver %s: %s; polling over nng.", e->args.driver_url,
+                           strerror(-error));
+        e->channel_io = sd_event_source_disable_unref(e->channel_io);
+        close(e->channel_fd);
+        e->channel_fd = -1;
+        e->channel_connected = false;
+        stream_reader_done(&e->channel_reader);
+        stream_writer_done(&e->channel_writer);
+        /* the polls out on it end as on a dropped connection */
+        for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++) {
+                PollSlot *s = &e->slots[i];
+
+                if (s->busy && s->on_channel)
+                        executor_slot_finish(s, error != 0 ? error : -ECONNRESET, NULL, 0);
+        }
+}
+
+static int channel_update_events(Executor *e) {
+        return sd_event_source_set_io_events(
+                e->channel_io, EPOLLIN | (stream_writer_pending(&e->channel_writer) ? EPOLLOUT : 0));
+}
+
+static int channel_flush(Executor *e) {
+        int r = stream_writer_flush(&e->channel_writer, e->channel_fd);
+
+        if (r < 0)
+                return r;
+        return channel_update_events(e);
+}
+
+/* Answers that came: each to its slot. */
+static int channel_take_answers(Executor *e) {
+        for (;;) {
+                const uint8_t *body;
+                uint32_t tag;
+                size_t len;
+                PollSlot *s;
+                int r = stream_reader_next(&e->channel_reader, &tag, &body, &len);
+
+                if (r <= 0)
+                        return r;
+                if (tag >= EXECUTOR_POLL_SLOTS || !e->slots[tag].busy || !e->slots[tag].on_channel)
+                        return -EPROTO; /* an answer to nothing we asked */
+                s = &e->slots[tag];
+                executor_slot_finish(s, 0, body, len);
+                /* what the answer led to may have closed the channel */
+                if (!executor_channel_up(e))
+                        return 0;
+        }
+}
+
+static int on_channel_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        Executor *e = userdata;
+        int r = 0;
+        (void) source;
+
+        if (!e->channel_connected) {
+                socklen_t len = sizeof(r);
+
+                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0)
+                        r = errno;
+                if (r != 0) {
+                        log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                                   "Cannot reach the task channel of driver %s: %s; polling over nng.",
+                                   e->args.driver_url, strerror(r));
+                        executor_channel_close(e, 0);
+                        return 0;
+                }
+                e->channel_connected = true;
+                log_struct(LOG_DEBUG, EXECUTOR_LOG_FIELDS(e), "Task channel to driver %s up.", e->args.driver_url);
+                r = channel_update_events(e);
+                if (r < 0)
+                        executor_channel_close(e, r);
+                return 0;
+        }
+        if (revents & EPOLLOUT) {
+                r = channel_flush(e);
+                if (r < 0) {
+                        executor_channel_close(e, r);
+                        return 0;
+                }
+        }
+        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+                r = stream_reader_fill(&e->channel_reader, fd);
+                if (r == 0)
+                        r = -ECONNRESET;
+                if (r == -EAGAIN)
+                        return 0;
+                if (r > 0)
+                        r = channel_take_answers(e);
+                if (r < 0)
+                        executor_channel_close(e, r);
+        }
+        return 0;
+}
+
+int executor_channel_open(Executor *e, uint16_t port) {
+        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+        struct addrinfo *ai = NULL;
+        char port_string[8];
+        nng_url *u = NULL;
+        int fd, one = 1, r;
+
+        executor_channel_close(e, 0);
+        if (port == 0 || strncmp(e->args.driver_url, "tcp://", 6) != 0)
+                return 0;
+        r = nng_errno(nng_url_parse(&u, e->args.driver_url));
+        if (r < 0)
+                return r;
+        snprintf(port_string, sizeof(port_string), "%u", (unsigned) port);
+        r = getaddrinfo(u->u_hostname, port_string, &hints, &ai);
+        nng_url_free(u);
+        if (r != 0)
+                return r == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
+
+        fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+                r = -errno;
+                freeaddrinfo(ai);
+                return r;
+        }
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        r = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
+        freeaddrinfo(ai);
+        if (r < 0 && r != -EINPROGRESS) {
+                close(fd);
+                return r;
+        }
+        /* connecting (EINPROGRESS) until it is writable */
+        e->channel_connected = r == 0;
+        r = sd_event_add_io(e->event, &e->channel_io, fd, e->channel_connected ? EPOLLIN : EPOLLOUT, on_channel_io, e);
+        if (r < 0) {
+                close(fd);
+                e->channel_connected = false;
+                return r;
+        }
+        e->channel_fd = fd;
+        stream_reader_init(&e->channel_reader, EXECUTOR_MAX_MESSAGE_BYTES);
+        return 0;
+}
+
+int executor_channel_send(Executor *e, PollSlot *s, Envelope *env) {
+        void *buf = NULL;
+        size_t len;
+        int r;
+
+        r = envelope_encode(env, &buf, &len);
+        if (r < 0)
+                return r;
+        r = stream_writer_append(&e->channel_writer, (uint32_t) (s - e->slots), buf, len);
+        free(buf);
+        if (r < 0)
+                return r;
+        s->busy = true;
+        s->on_channel = true;
+        s->phase = POLL_SLOT_RECEIVING;
+        s->error = 0;
+        r = channel_flush(e);
+        if (r < 0)
+                executor_channel_close(e, r); /* ends s as a dropped connection would */
+        return 0;
+}
