@@ -441,6 +441,20 @@ measure_latency() {
                 "(driver, of which nng; executors, of which nng): ${R[lat_ctxsw]}"
 }
 
+# The same, with every poll over nng (driver.task_channel = false): what
+# the task channel (docs/DESIGN.md §4) saves, in the same run.
+measure_latency_nng() {
+        DRIVER_EXTRA='task_channel = false;'
+        start_driver 2 || { DRIVER_EXTRA=''; return 1; }
+        DRIVER_EXTRA=''
+        run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" 1000 \
+                >"$tmp/latency-nng.out" 2>>"$tmp/client.log" || { stop_driver; return 1; }
+        stop_driver
+        R[lat_nng_p50]=$(kv "$tmp/latency-nng.out" latency_us_p50)
+        R[lat_nng_p99]=$(kv "$tmp/latency-nng.out" latency_us_p99)
+        say "  every poll over nng: submit→result p50 ${R[lat_nng_p50]} µs, p99 ${R[lat_nng_p99]} µs"
+}
+
 # ================================================ a driver with a state_dir
 # Empty-task throughput (2 executors) and one-task submit→result latency of
 # a driver that journals its jobs and results (driver.state_dir, one
@@ -829,6 +843,7 @@ run_cluster_phases() {
                 fi
                 stop_driver
         done
+        skip latency || measure_latency_nng || note "the latency measurement over nng failed"
         skip durable || measure_durable || note "the durable driver's rows failed"
         skip memory || measure_driver_memory || note "the driver memory row failed"
         # more start-ups for the app registered → first executor figure: each
