@@ -14,6 +14,10 @@
  *       loop without sleeping until the outcome is there.  Prints
  *       latency_us_p50, latency_us_p99, latency_us_mean.
  *
+ * As sparkctl does, a submission names the shared object by its sha256
+ * once the driver has it, and sends the object itself when the driver
+ * answers that it does not (ENOENT).
+ *
  * Over tls+tcp:// the CA, certificate and key come from $SPARK_TLS_CA_FILE,
  * $SPARK_TLS_CERT_FILE and $SPARK_TLS_KEY_FILE (as for sparkctl): the
  * client presents the certificate in the handshake and answers the
@@ -34,6 +38,7 @@
 #include "macro.h"
 #include "nng-util.h"
 #include "peer-proof.h"
+#include "sha256.h"
 #include "tls.h"
 
 #define CALL_TIMEOUT_MS 60000
@@ -44,6 +49,8 @@
 typedef struct Client {
         nng_socket sock;
         ProtobufCBinaryData library;
+        char library_hash[SHA256_HEX_SIZE];
+        bool driver_has_library; /* a submission with the object went through */
         const char *symbol;
         ProtobufCBinaryData arg;
         unsigned long job_counter;
@@ -76,8 +83,9 @@ static bool is_challenge(const Envelope *reply) {
                reply->error->code == PEER_PROOF_REQUIRED && reply->error->challenge.len == PEER_PROOF_NONCE_SIZE;
 }
 
-/* One round trip; *ret gets the reply (an Error reply is a failure).  A
- * challenge is answered by sending req again with a proof of our role. */
+/* One round trip; *ret gets the reply (an Error reply is a failure: its
+ * code, or -EBADMSG for an unexpected body).  A challenge is answered by
+ * sending req again with a proof of our role. */
 static int call(Client *c, Envelope *req, Spark__Envelope__BodyCase expect, Envelope **ret) {
         Envelope *reply = NULL;
         int r;
@@ -103,6 +111,12 @@ static int call(Client *c, Envelope *req, Spark__Envelope__BodyCase expect, Enve
         }
         if (r < 0)
                 return r;
+        if (reply->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+            (reply->error->code == -ENOENT || reply->error->code == -EINVAL) &&
+            req->body_case == SPARK__ENVELOPE__BODY_SUBMIT_JOB && req->submit_job->library_hash) {
+                envelope_free(reply);
+                return -ENOENT; /* the driver wants the object itself */
+        }
         if (reply->body_case != expect) {
                 fprintf(stderr, "bench-client: %s answered with %s%s%s\n", envelope_body_name(req),
                         envelope_body_name(reply), reply->body_case == SPARK__ENVELOPE__BODY_ERROR ? ": " : "",
@@ -125,7 +139,10 @@ static int submit(Client *c, int count, int wait_ms, char job_id[static 64], int
         snprintf(request_id, sizeof(request_id), "bench-%d-%lu", (int) getpid(), c->job_counter++);
         sj.name = (char *) "bench";
         sj.kind = SPARK__TASK_KIND__TASK_FUNCTION;
-        sj.library = c->library;
+        if (c->driver_has_library)
+                sj.library_hash = c->library_hash;
+        else
+                sj.library = c->library;
         sj.symbol = (char *) c->symbol;
         sj.count = count;
         sj.arg = c->arg;
@@ -133,8 +150,15 @@ static int submit(Client *c, int count, int wait_ms, char job_id[static 64], int
         sj.wait_ms = wait_ms;
         ENVELOPE_SET(&env, SUBMIT_JOB, submit_job, &sj);
         r = call(c, &env, SPARK__ENVELOPE__BODY_SUBMIT_JOB_REPLY, &reply);
+        if (r == -ENOENT) {
+                /* it does not hold the object (any more): send it */
+                sj.library_hash = NULL;
+                sj.library = c->library;
+                r = call(c, &env, SPARK__ENVELOPE__BODY_SUBMIT_JOB_REPLY, &reply);
+        }
         if (r < 0)
                 return r;
+        c->driver_has_library = true;
         snprintf(job_id, 64, "%s", reply->submit_job_reply->job_id);
         if (ret_ok) {
                 *ret_ok = 0;
@@ -293,6 +317,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench-client: cannot read %s: %s\n", argv[3], strerror(-r));
                 return 1;
         }
+        sha256_hex(c.library.data, c.library.len, c.library_hash);
         c.symbol = argv[4];
         c.arg = (ProtobufCBinaryData) { .len = strlen(argv[5]), .data = (uint8_t *) argv[5] };
         if (tls_url(argv[2]) && !isempty(tls.cert_file)) {

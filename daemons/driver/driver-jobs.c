@@ -324,9 +324,27 @@ static bool name_is_valid(const char *s) {
         return true;
 }
 
-static int library_add(Driver *d, const ProtobufCBinaryData *bytes, DriverLibrary **ret) {
+/* A submission that names its library by hash: the one we hold, or NULL. */
+static DriverLibrary *library_by_hash(Driver *d, const Spark__SubmitJob *sj) {
+        if (sj->kind != SPARK__TASK_KIND__TASK_FUNCTION || sj->library.len > 0)
+                return NULL;
+        return hashmap_get(d->libraries, sj->library_hash);
+}
+
+static int library_add(Driver *d, const Spark__SubmitJob *sj, DriverLibrary **ret) {
+        const ProtobufCBinaryData *bytes = &sj->library;
         char hash[SHA256_HEX_SIZE];
         DriverLibrary *lib;
+
+        if (bytes->len == 0) {
+                /* named by its hash (submit_check()): held, or ENOENT */
+                lib = library_by_hash(d, sj);
+                if (!lib)
+                        return -ENOENT;
+                lib->refs++;
+                *ret = lib;
+                return 0;
+        }
 
         /* A client submitting again and again sends the same object: a
          * comparison is much cheaper than hashing it each time. */
@@ -398,8 +416,8 @@ static const char *submit_check(const Spark__SubmitJob *sj) {
         if (sj->n_inputs > MAX_TASKS_PER_JOB)
                 return "too many tasks";
         if (sj->kind == SPARK__TASK_KIND__TASK_FUNCTION) {
-                if (sj->library.len == 0 || !symbol_is_valid(sj->symbol))
-                        return "a function job needs a shared object and a valid symbol name";
+                if ((sj->library.len == 0 && !sha256_hex_is_valid(sj->library_hash)) || !symbol_is_valid(sj->symbol))
+                        return "a function job needs a shared object (or its sha256) and a valid symbol name";
         } else {
                 if (sj->n_inputs == 0)
                         return "a command job needs one command line per task";
@@ -448,7 +466,11 @@ static int job_create(Driver *d, const Spark__SubmitJob *sj, const char *restore
                 if (!(j->preferred[i] = strdup(sj->preferred_hosts[i])))
                         goto fail;
         if (sj->kind == SPARK__TASK_KIND__TASK_FUNCTION) {
-                if (library_add(d, &sj->library, &j->library) < 0 || !(j->symbol = strdup(sj->symbol)))
+                r = library_add(d, sj, &j->library);
+                if (r < 0)
+                        goto fail;
+                r = -ENOMEM;
+                if (!(j->symbol = strdup(sj->symbol)))
                         goto fail;
         }
 
@@ -460,7 +482,9 @@ static int job_create(Driver *d, const Spark__SubmitJob *sj, const char *restore
                 goto fail;
         /* synced before the client hears of it (driver_submit_job()) */
         if (!restored_id) {
-                r = driver_journal_job(d, j->id, sj, j->library ? j->library->hash : NULL);
+                r = driver_journal_job(d, j->id, sj, j->library ? j->library->hash : NULL,
+                                       j->library ? &(ProtobufCBinaryData) { j->library->len, j->library->data }
+                                                  : NULL);
                 if (r < 0)
                         goto fail_scheduled;
                 j->journal_bytes = (uint64_t) r;
@@ -512,6 +536,10 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
         why = submit_check(sj);
         if (why)
                 return rpc_request_reply_error(req, -EINVAL, "%s", why);
+        if (sj->kind == SPARK__TASK_KIND__TASK_FUNCTION && sj->library.len == 0 && !library_by_hash(d, sj))
+                return rpc_request_reply_error(req, -ENOENT,
+                                               "this driver holds no shared object with sha256 %s: send the object",
+                                               sj->library_hash);
 
         r = job_create(d, sj, NULL, now, &j);
         if (r < 0)

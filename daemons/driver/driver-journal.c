@@ -232,23 +232,25 @@ static int library_store(Driver *d, const char *hash, const ProtobufCBinaryData 
         return r;
 }
 
-int driver_journal_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj, const char *library_hash) {
+int driver_journal_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj, const char *library_hash,
+                       const ProtobufCBinaryData *library) {
         Spark__SubmitJob copy;
         _cleanup_free_ uint8_t *packed = NULL, *head = NULL;
         size_t id_len = strlen(job_id), packed_len, head_len;
-        bool has_lib = library_hash && sj->library.len > 0;
+        bool has_lib = library_hash && library && library->len > 0;
         int r;
 
         if (!d->journal)
                 return 0;
         if (has_lib) {
-                r = library_store(d, library_hash, &sj->library);
+                r = library_store(d, library_hash, library);
                 if (r < 0)
                         return log_error_errno(r, "Failed to store the shared object of %s in %s: %m", job_id,
                                                d->config.driver.state_dir);
         }
         copy = *sj;
         copy.library = (ProtobufCBinaryData) {};  /* stored by hash */
+        copy.library_hash = NULL;
         copy.wait_ms = 0;
         packed_len = spark__submit_job__get_packed_size(&copy);
         packed = malloc(packed_len + 1);

@@ -21,12 +21,14 @@ bool driver_journal_enabled(const Driver *d);
 /* Appends and syncs at once: the application (after its first
  * registration). */
 int driver_journal_app(Driver *d);
-/* Appends a job (its shared object is stored by hash beside the journal,
- * synced) and returns the bytes of its entry (0: no journal).  The entry
- * is synced by the next driver_journal_flush(), which comes before any
- * client hears of the job: its tasks run meanwhile, and a submission that
- * waits for its results has them synced with it, one sync for both. */
-int driver_journal_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj, const char *library_hash);
+/* Appends a job (its shared object, library, is stored by hash beside the
+ * journal, synced, unless it is there already) and returns the bytes of its
+ * entry (0: no journal).  The entry is synced by the next
+ * driver_journal_flush(), which comes before any client hears of the job:
+ * its tasks run meanwhile, and a submission that waits for its results has
+ * them synced with it, one sync for both. */
+int driver_journal_job(Driver *d, const char *job_id, const Spark__SubmitJob *sj, const char *library_hash,
+                       const ProtobufCBinaryData *library);
 /* Appended now, synced with the others of this turn of the event loop:
  * one fdatasync per batch (group commit).  They return the bytes the entry
  * takes in the journal (0: not journaled), which count toward its job. */

@@ -85,7 +85,7 @@ static void first_run(void) {
         memset(d->executor_key, 0x5a, sizeof(d->executor_key));
         ck_assert_int_eq(driver_journal_app(d), 0);
         command_job(&sj, inputs, 4);
-        ck_assert_int_gt(driver_journal_job(d, "job-0001", &sj, NULL), 0);
+        ck_assert_int_gt(driver_journal_job(d, "job-0001", &sj, NULL, NULL), 0);
         ck_assert_int_eq(driver_restore_job(d, "job-0001", &sj), 0);  /* in the table, as a submission puts it */
 
         syncs = driver_journal_n_syncs(d);
@@ -152,7 +152,7 @@ START_TEST(test_job_entry_synced_with_its_result) {
         ck_assert_int_eq(stat(journal, &st_before), 0);
 
         command_job(&sj, inputs, 1);
-        ck_assert_int_gt(driver_journal_job(d, "job-0001", &sj, NULL), 0);
+        ck_assert_int_gt(driver_journal_job(d, "job-0001", &sj, NULL, NULL), 0);
         ck_assert_int_eq(driver_restore_job(d, "job-0001", &sj), 0);
         /* an older job removed meanwhile: no reason to sync either */
         driver_journal_forget(d, 10);
@@ -308,7 +308,7 @@ static Driver *three_jobs(void) {
 
                 snprintf(id, sizeof(id), "job-%04d", k + 1);
                 sj.request_id = NULL;
-                ck_assert_int_gt(driver_journal_job(d, id, &sj, NULL), 0);
+                ck_assert_int_gt(driver_journal_job(d, id, &sj, NULL, NULL), 0);
                 ck_assert_int_eq(driver_restore_job(d, id, &sj), 0);
                 for (int i = 0; i < 4; i++) {
                         Spark__TaskResult r;
@@ -372,7 +372,7 @@ START_TEST(test_compaction) {
 
                 command_job(&sj, inputs, 2);
                 sj.request_id = NULL;
-                ck_assert_int_gt(driver_journal_job(d, "job-0004", &sj, NULL), 0);
+                ck_assert_int_gt(driver_journal_job(d, "job-0004", &sj, NULL, NULL), 0);
         }
         driver_free(d);
 

@@ -7,6 +7,7 @@
 #include "error-buf.h"
 #include "fileio.h"
 #include "job-request.h"
+#include "sha256.h"
 #include "template.h"
 
 int split_lines(char *data, size_t size, ProtobufCBinaryData **ret, size_t *ret_n) {
@@ -97,6 +98,7 @@ static int build_function(const Args *a, JobRequest *j, char *err, size_t size) 
 
         j->msg.kind = SPARK__TASK_KIND__TASK_FUNCTION;
         j->msg.library = (ProtobufCBinaryData) { .len = j->library_size, .data = j->library };
+        sha256_hex(j->library, j->library_size, j->library_hash);
         j->msg.symbol = (char *) symbol;
         if (a->count_string) {
                 j->msg.count = a->count;

@@ -31,6 +31,7 @@ typedef struct JobRequest {
         char *library_path;
         void *library;
         size_t library_size;
+        char library_hash[2 * 32 + 1]; /* its sha256 (hex), which names it to a driver that has it */
         char request_id[33];
 } JobRequest;
 

@@ -20,6 +20,7 @@
 #include "codec.h"
 #include "job-request.h"
 #include "nng-util.h"
+#include "sha256.h"
 #include "sparkctl.h"
 #include "submit.h"
 
@@ -40,8 +41,12 @@ typedef struct FakeDriver {
         bool resend_previous;   /* also return the outcome before from_index */
         bool refuse_submit;     /* answer SubmitJob with an Error */
 
+        /* the shared object it holds (from a submission that carried it) */
+        char library_hash[SHA256_HEX_SIZE];
+
         /* what it saw */
         Envelope *submitted;
+        int unknown_hashes;     /* submissions naming an object it did not hold */
         int tasks;
         int revealed;
         int fetches;
@@ -58,11 +63,15 @@ static void reply(FakeDriver *d, Envelope *env) {
                 nng_msg_free(m);
 }
 
-static void reply_error(FakeDriver *d, const char *message) {
+static void reply_error_code(FakeDriver *d, int code, const char *message) {
         ErrorEnvelope e;
 
-        error_envelope_init(&e, -EINVAL, "%s", message);
+        error_envelope_init(&e, code, "%s", message);
         reply(d, &e.env);
+}
+
+static void reply_error(FakeDriver *d, const char *message) {
+        reply_error_code(d, -EINVAL, message);
 }
 
 static void fill_info(FakeDriver *d, Spark__JobInfo *info) {
@@ -149,6 +158,18 @@ static void handle(FakeDriver *d, Envelope *req) {
                 if (d->refuse_submit) {
                         reply_error(d, "no executors: the application is not running");
                         break;
+                }
+                /* as the driver: a shared object by hash only if it holds it */
+                if (req->submit_job->kind == SPARK__TASK_KIND__TASK_FUNCTION) {
+                        const Spark__SubmitJob *sj = req->submit_job;
+
+                        if (sj->library.len > 0)
+                                sha256_hex(sj->library.data, sj->library.len, d->library_hash);
+                        else if (!streq_ptr(sj->library_hash, d->library_hash)) {
+                                d->unknown_hashes++;
+                                reply_error_code(d, -ENOENT, "no shared object with that sha256: send it");
+                                break;
+                        }
                 }
                 envelope_free(d->submitted);
                 d->submitted = req;
@@ -362,7 +383,10 @@ START_TEST(test_function_job) {
 
         ck_assert_int_ge(asprintf(&spec, "%s:task_main", write_tmp("lib.so", elf, sizeof(elf) - 1)), 0);
 
+        /* first by its hash, which this driver does not know: then the
+         * object itself */
         ck_assert_int_eq(submit("--function", spec, "--count", "3", "--arg", "payload", NULL), SPARKCTL_EXIT_OK);
+        ck_assert_int_eq(driver.unknown_hashes, 1);
         ck_assert_int_eq(SUBMITTED->kind, SPARK__TASK_KIND__TASK_FUNCTION);
         ck_assert_str_eq(SUBMITTED->symbol, "task_main");
         ck_assert_uint_eq(SUBMITTED->library.len, sizeof(elf) - 1);
@@ -377,6 +401,14 @@ START_TEST(test_function_job) {
                          SPARKCTL_EXIT_OK);
         ck_assert_uint_eq(SUBMITTED->n_inputs, 3);
         ck_assert_int_eq(SUBMITTED->count, 0);
+        /* the driver holds the object now: its hash is enough */
+        ck_assert_int_eq(driver.unknown_hashes, 1);
+        ck_assert_uint_eq(SUBMITTED->library.len, 0);
+        {
+                char hash[SHA256_HEX_SIZE];
+
+                ck_assert_str_eq(SUBMITTED->library_hash, sha256_hex(elf, sizeof(elf) - 1, hash));
+        }
         ck_input(0, "one");
         ck_input(1, "\xff\xfe");
         ck_assert_uint_eq(SUBMITTED->inputs[2].len, 4);
