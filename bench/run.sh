@@ -422,12 +422,14 @@ driver_executor_pids() {
 }
 
 measure_latency() {
-        local jobs=1050 p d0 dn0 e0=0 en0=0 e1=0 en1=0  # 1000 measured + bench-client's 50 warm-up jobs
+        # BENCH_LATENCY_JOBS measured (1,000) + bench-client's warm-up jobs (5 %, at least 5)
+        local n=${BENCH_LATENCY_JOBS:-1000} jobs p d0 dn0 e0=0 en0=0 e1=0 en1=0
+        jobs=$((n + (n / 20 > 5 ? n / 20 : 5)))
         d0=$(ctxsw_of "${DAEMON_PID[$DRIVER]}") dn0=$(ctxsw_of "${DAEMON_PID[$DRIVER]}" nng)
         for p in $(driver_executor_pids); do
                 e0=$((e0 + $(ctxsw_of "$p"))) en0=$((en0 + $(ctxsw_of "$p" nng)))
         done
-        run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" 1000 >"$tmp/latency.out" \
+        run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" "$n" >"$tmp/latency.out" \
                 2>>"$tmp/client.log" || return 1
         for p in $(driver_executor_pids); do
                 e1=$((e1 + $(ctxsw_of "$p"))) en1=$((en1 + $(ctxsw_of "$p" nng)))
