@@ -8,6 +8,7 @@
 #include "driver-spill.h"
 #include "state-json.h"
 #include "log.h"
+#include "peer-log.h"
 #include "sha256.h"
 
 #define MAX_TASKS_PER_JOB 10000000u
@@ -524,6 +525,7 @@ fail:
 }
 
 int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
+        char peer[PEER_DESCRIPTION_MAX];
         DriverJob *j;
         const char *why;
         usec_t now = now_mono_usec();
@@ -556,8 +558,12 @@ int driver_submit_job(Driver *d, RpcRequest *req, const Spark__SubmitJob *sj) {
                 job_remove(d, j);
                 return rpc_request_reply_error(req, r, "cannot write the journal: %s", strerror(-r));
         }
-        log_struct(LOG_INFO, LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .message_id = SPARK_MESSAGE_JOB_SUBMITTED),
-                   "Job %s (%s) submitted: %u %s tasks", j->id, j->name, j->n_tasks,
+        /* the audit trail's record of the submission too (SPARK_PEER=) */
+        rpc_request_peer_describe(req, peer, sizeof(peer));
+        log_struct(LOG_INFO,
+                   LOG_FIELDS(.app_id = d->app_id, .job_id = j->id, .peer = peer,
+                              .message_id = SPARK_MESSAGE_JOB_SUBMITTED),
+                   "Job %s (%s) submitted by %s: %u %s tasks", j->id, j->name, peer, j->n_tasks,
                    j->kind == SPARK__TASK_KIND__TASK_FUNCTION ? "function" : "command");
         if (wait_ms <= 0)
                 r = reply_submitted(req, j);

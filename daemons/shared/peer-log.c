@@ -3,8 +3,6 @@
 #include "log.h"
 #include "peer-log.h"
 
-#define PEER_DESCRIPTION_MAX (PEER_SUBJECT_MAX + 64)
-
 static const char *valid_app_id(const char *app_id) {
         return app_id && app_id_is_valid(app_id) ? app_id : NULL;
 }

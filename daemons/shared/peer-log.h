@@ -5,6 +5,9 @@
 
 #include "rpc-server.h"
 
+/* Room for rpc_request_peer_describe(): a subject, or an address. */
+#define PEER_DESCRIPTION_MAX (PEER_SUBJECT_MAX + 64)
+
 /* An RpcRefusedHandler: logs the refusal with the peer's identity. */
 void daemon_role_refused(RpcServer *s, RpcRequest *req, const char *reason, void *userdata);
 

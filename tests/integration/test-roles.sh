@@ -151,7 +151,7 @@ rc=0
 out=$(as alice submit --command 'echo role-{}' --count 2 --arg ok 2>&1) || rc=$?
 check_eq "a client submits a job" 0 "$rc"
 check_eq "... and gets its output" "$(printf 'role-ok\nrole-ok')" "$out"
-check "... the driver logs who submitted it" log_has driver "submit_job from O=spark-deploy, OU=client, CN=alice"
+check "... the driver logs who submitted it" log_has driver "submitted by O=spark-deploy, OU=client, CN=alice"
 check "a worker reads the cluster state" quietly as worker status
 check "the admin lists the jobs" quietly as ops jobs
 check "the app's own driver registered it (SPARK_PEER= in the journal)" wait_for master_journal_has \
