@@ -49,22 +49,25 @@ static int handler(RpcServer *s, RpcRequest *req, const Envelope *env, void *use
         return rpc_request_reply_envelope(req, &reply);
 }
 
-static void write_seeds(const char *dir) {
+/* Queues a RegisterApplication of this name as a frame. */
+static void append_register_app(StreamWriter *w, uint32_t tag, const char *name) {
         Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
         Envelope env = ENVELOPE_INIT;
-        StreamWriter w = {};
         void *buf;
         size_t len;
 
-        ra.name = (char *) "now";
+        ra.name = (char *) name;
         ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
         FUZZ_ASSERT(envelope_encode(&env, &buf, &len) == 0);
-        FUZZ_ASSERT(stream_writer_append(&w, 1, buf, len) == 0);
+        FUZZ_ASSERT(stream_writer_append(w, tag, buf, len) == 0);
         free(buf);
-        ra.name = (char *) "park-me";
-        FUZZ_ASSERT(envelope_encode(&env, &buf, &len) == 0);
-        FUZZ_ASSERT(stream_writer_append(&w, 2, buf, len) == 0);
-        free(buf);
+}
+
+static void write_seeds(const char *dir) {
+        StreamWriter w = {};
+
+        append_register_app(&w, 1, "now");
+        append_register_app(&w, 2, "park-me");
         FUZZ_ASSERT(stream_writer_append(&w, 3, "\x08\x01", 2) == 0); /* no body */
         fuzz_write_seed_raw(dir, "three-frames", w.buf + w.start, w.end - w.start);
         /* a length over the limit, then more */
@@ -222,17 +225,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         /* and the server still serves */
         {
-                Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
-                Envelope env = ENVELOPE_INIT;
                 StreamWriter w = {};
-                void *buf;
-                size_t len;
 
-                ra.name = (char *) "after";
-                ENVELOPE_SET(&env, REGISTER_APPLICATION, register_application, &ra);
-                FUZZ_ASSERT(envelope_encode(&env, &buf, &len) == 0);
-                FUZZ_ASSERT(stream_writer_append(&w, 7, buf, len) == 0);
-                free(buf);
+                append_register_app(&w, 7, "after");
                 FUZZ_ASSERT(w.end - w.start <= sizeof(good));
                 memcpy(good, w.buf + w.start, w.end - w.start);
                 FUZZ_ASSERT(converse(good, w.end - w.start, &good_tag) == 1);
