@@ -117,7 +117,7 @@ static int handle_register_worker(Master *m, RpcRequest *req, const Spark__Regis
         reply.master_id = (char *) cluster_id(m->cluster);
         reply.master_epoch = master_ha_epoch(m->ha);
         reply.heartbeat_ms = (int32_t) MAX(m->config.master.worker_timeout_ms / 4, 100);
-        master_worker_registered(m, now_mono_usec());
+        master_worker_registered(m, rw->worker_id, now_mono_usec());
         master_state_changed(m);
         ENVELOPE_SET(&env, REGISTER_WORKER_REPLY, register_worker_reply, &reply);
         return rpc_request_reply_envelope(req, &env);

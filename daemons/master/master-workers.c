@@ -299,10 +299,27 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
 
 /* With as many calls to workers unanswered as allowed, placement waits:
  * worker_call_free() goes on. */
+/* Whether the workers of the state read at the election are back (or the
+ * time for them is up): placement may go on. */
+static bool recovery_done(Master *m) {
+        if (m->recovery_until == 0)
+                return true;
+        if (now_mono_usec() < m->recovery_until &&
+            (m->recovery_expected == 0 || hashmap_size(m->recovery_back) < m->recovery_expected))
+                return false;
+        log_info("Recovery after the election done: %zu of %zu workers registered again%s",
+                 hashmap_size(m->recovery_back), m->recovery_expected,
+                 now_mono_usec() >= m->recovery_until ? " (the time for the others is up)" : "");
+        master_recovery_end(m);
+        return true;
+}
+
 static bool placement_must_wait(Master *m) {
         /* a standby, or a leader without its ZooKeeper session, places
          * nothing: another master may lead (docs/ha.md) */
         if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
+                return true;
+        if (!recovery_done(m))
                 return true;
         if (m->worker_calls < WORKER_CALLS_IN_FLIGHT_MAX)
                 return false;
@@ -408,8 +425,54 @@ static void on_check_at(Cluster *c, usec_t when, void *userdata) {
         (void) sd_event_source_set_enabled(m->worker_check, SD_EVENT_ONESHOT);
 }
 
-void master_worker_registered(Master *m, usec_t now) {
+static int on_recovery_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s, (void) usec;
+        master_place_soon(userdata);
+        return 0;
+}
+
+void master_recovery_start(Master *m) {
+        usec_t until = now_mono_usec() + (usec_t) m->config.master.worker_timeout_ms * USEC_PER_MSEC;
+        size_t i = 0;
+        void *v;
+
+        master_recovery_end(m);
+        if (hashmap_new(&m->recovery_back) < 0)
+                return; /* no memory: place at once, as before */
+        if (sd_event_add_time(m->event, &m->recovery_timer, CLOCK_MONOTONIC, until, USEC_PER_MSEC, on_recovery_timer,
+                              m) < 0) {
+                m->recovery_back = hashmap_free(m->recovery_back);
+                return;
+        }
+        m->recovery_until = until;
+        while (hashmap_iterate(cluster_workers(m->cluster), &i, &v, NULL))
+                m->recovery_expected++;
+}
+
+void master_recovery_end(Master *m) {
+        m->recovery_until = 0;
+        m->recovery_expected = 0;
+        if (m->recovery_back) {
+                size_t i = 0;
+                void *v;
+
+                while (hashmap_iterate(m->recovery_back, &i, &v, NULL))
+                        free(v);
+        }
+        m->recovery_back = hashmap_free(m->recovery_back);
+        m->recovery_timer = sd_event_source_disable_unref(m->recovery_timer);
+}
+
+void master_worker_registered(Master *m, const char *worker_id, usec_t now) {
         uint64_t armed;
+
+        if (m->recovery_until != 0 && worker_id && !hashmap_get(m->recovery_back, worker_id)) {
+                char *id = strdup(worker_id);
+
+                if (id && hashmap_put(m->recovery_back, id, id) < 0)
+                        free(id);
+                master_place_soon(m); /* it may have been the last */
+        }
 
         /* Its deadline, now + worker_timeout, is the latest of all: a check
          * armed for the earliest one stays right, and walking every worker

@@ -70,6 +70,7 @@ Master *master_free(Master *m) {
         if (m->cluster && m->state_dirty && master_ha_role(m->ha) == MASTER_ROLE_LEADER)
                 (void) master_state_save(m);
         master_state_done(m);
+        master_recovery_end(m);
         history_done(&m->history);
         /* ends the session: a standby takes over at once */
         m->ha = master_ha_free(m->ha);
@@ -211,7 +212,9 @@ int master_became_leader(Master *m) {
                 return r;
         /* Workers and drivers find us as they find the old leader gone;
          * those that do not come back within worker_timeout_ms are lost,
-         * as after a restart.  Launches under way are sent again. */
+         * as after a restart.  Launches under way are sent again; new
+         * ones wait for the workers to say what they run. */
+        master_recovery_start(m);
         master_resume_launches(m);
         master_place_soon(m);
         master_schedule_worker_check(m);

@@ -50,6 +50,15 @@ typedef struct Master {
         sd_event_source *state_timer;    /* saves the state a moment after a change */
         sd_event_source *placement;      /* places executors in slices, between requests */
         bool placement_waiting;          /* for calls to workers to be answered */
+        /* After an election: the state read from ZooKeeper may lag the old
+         * leader's (a save waits for a gap between requests), so executors
+         * it had placed may be missing.  Until the workers of that state
+         * have registered again (they report what they run) or
+         * worker_timeout_ms has passed, nothing new is placed. */
+        usec_t recovery_until;           /* 0: not recovering */
+        size_t recovery_expected;        /* workers in the state read */
+        Hashmap *recovery_back;          /* ids of those registered since */
+        sd_event_source *recovery_timer;
         unsigned worker_calls;           /* calls to workers not answered yet */
         ResumedLaunch *resumed;          /* launches under way before a restart, to send again */
         size_t n_resumed, next_resumed;
@@ -149,7 +158,10 @@ extern const ClusterEffects master_effects;
 void master_schedule_worker_check(Master *m);
 /* A worker (re)registered at now: the worker check is armed for it, without
  * a walk of every worker when one is armed early enough already. */
-void master_worker_registered(Master *m, usec_t now);
+void master_worker_registered(Master *m, const char *worker_id, usec_t now);
+/* The recovery after an election (recovery_until above). */
+void master_recovery_start(Master *m);
+void master_recovery_end(Master *m);
 /* Every worker gets worker_timeout_ms from now to be heard from (a leader
  * that sent them on while it had no ZooKeeper connection). */
 void master_workers_recovering(Master *m);

@@ -6,6 +6,9 @@
 # made read-only in ZooKeeper, as a failing save would leave it), three
 # applications register, the leader is SIGKILLed, and the standby leads
 # with all of them, replayed from the journal; it hands out no app id twice.
+# Its state has no worker and no executor: it waits for the worker to say
+# what it runs before it places anything, and launches nothing beside the
+# executors that run on.
 . "$(dirname "$0")/../harness/lib.sh"
 . "$(dirname "$0")/../harness/cluster.sh"
 
@@ -32,11 +35,21 @@ check "m2 answers as a standby naming m1" wait_for ha_standby_for "$M2" "$M1"
 out=$(zk_cli setAcl "$ZK_TEST_DIR/state/meta" world:anyone:rda)
 check_eq "meta made read-only" "" "$(echo "$out" | grep -i 'exception\|insufficient\|not exist' || true)"
 
+# A worker, which runs the first app's executors: no snapshot holds it or
+# them either.
+M="$M1,$M2" ME="$ME1,$ME2"
+worker_conf w1 tcp 2 1024
+M=$MASTERS ME=$EVENTS
+start_worker w1
+
 ids=()
 for i in 1 2 3; do
-        id=$("$FAKE_DRIVER" --master "$M1" register --name "journal-$i") || die "app $i did not register"
+        id=$("$FAKE_DRIVER" --master "$M1" register --name "journal-$i" --max-cores 2 --env SPARK_FAKE_MODE=sleep) ||
+                die "app $i did not register"
         ids+=("$id")
 done
+check "the first app's 2 executors run on w1" wait_for app_executors_are "${ids[0]}" running 2
+pids_before=$(for u in $(app_units "${ids[0]}"); do unit_prop "$u" MainPID; done | sort | tr '\n' ' ')
 want=$(printf '%s\n' "${ids[@]}" | sort | tr '\n' ' ')
 check_eq "m1 knows the 3 apps" "$want" "$(apps_of "$M1")"
 check "m1's full save fails: no snapshot holds the apps" \
@@ -48,6 +61,16 @@ check "m2 replayed the 3 apps from the journal" \
         grep -q "Restored 3 applications registered after the last snapshot from the journal in ZooKeeper" \
         "$(daemon_log m2)"
 check_eq "m2 knows the 3 apps" "$want" "$(apps_of "$M2")"
+# The state m2 read has no worker and no executor: it places nothing until
+# w1 has said what it runs (or worker_timeout_ms is up), and so takes the
+# first app's executors back instead of launching others beside them.
+check "w1 registers with m2" wait_for grep -q "Registered with master .* at $M2" "$(daemon_log w1)"
+check "m2 took the running executors back" \
+        wait_for grep -q "was not in the restored state: taken back as it runs" "$(daemon_log m2)"
+check "m2 placed nothing before" wait_for grep -q "Recovery after the election done" "$(daemon_log m2)"
+check_eq "the first app's executor units were neither stopped nor started again" "$pids_before" \
+        "$(for u in $(app_units "${ids[0]}"); do unit_prop "$u" MainPID; done | sort | tr '\n' ' ')"
+check_fails "m2 launched no executor for the first app" grep -q "Launching executor ${ids[0]}/" "$(daemon_log m2)"
 
 # Saves work again; a new app gets an id none of the others had.
 out=$(zk_cli setAcl "$ZK_TEST_DIR/state/meta" world:anyone:cdrwa)
