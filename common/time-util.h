@@ -23,3 +23,18 @@ static inline usec_t now_mono_usec(void) {
 static inline usec_t now_real_usec(void) {
         return clock_usec(CLOCK_REALTIME);
 }
+
+/* CLOCK_MONOTONIC now + timeout_usec, as pthread_cond_timedwait() takes it
+ * with a condition on that clock. */
+static inline struct timespec mono_deadline_after(uint64_t timeout_usec) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += (time_t) (timeout_usec / USEC_PER_SEC);
+        ts.tv_nsec += (long) (timeout_usec % USEC_PER_SEC) * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+        }
+        return ts;
+}

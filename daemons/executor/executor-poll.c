@@ -366,6 +366,30 @@ static void handle_register_reply(Executor *e, Envelope *env) {
 }
 
 /* Takes env. */
+/* Whether the first task of a batch goes to the main thread: a function
+ * task, when tasks have been short, on a loop that runs there now, with no
+ * kill in the same reply (which must find its task with the runner). */
+static bool may_run_here(const Executor *e, const TaskBatch *batch, const Spark__PollReply *pr) {
+        return batch->n_tasks > 0 && pr->n_kills == 0 && !e->run_here && e->standby &&
+               batch->tasks[0].launch->kind == SPARK__TASK_KIND__TASK_FUNCTION &&
+               e->avg_run_usec < EXECUTOR_RUN_HERE_MAX_USEC && pthread_equal(pthread_self(), e->main_thread);
+}
+
+void executor_run_here(Executor *e) {
+        Task *t = TAKE_PTR(e->run_here);
+        bool ran;
+
+        if (!t)
+                return;
+        loop_standby_lend(e->standby);
+        ran = task_runner_run_here(e->runner, t);
+        (void) loop_standby_reclaim(e->standby);
+        if (ran)
+                executor_pump(e); /* its result goes now */
+        else
+                task_runner_submit(e->runner, t, 1);
+}
+
 static void handle_poll_reply(Executor *e, Envelope *env) {
         const Spark__PollReply *pr;
         TaskBatch *batch = NULL;
@@ -424,7 +448,12 @@ static void handle_poll_reply(Executor *e, Envelope *env) {
                 /* env now belongs to the batch; pr stays valid while any of
                  * its tasks lives, and none is released before we return. */
                 e->n_tasks_received += batch->n_tasks;
-                task_runner_submit(e->runner, batch->tasks, batch->n_tasks);
+                if (may_run_here(e, batch, pr)) {
+                        /* the main thread takes it once this turn ends */
+                        e->run_here = &batch->tasks[0];
+                        task_runner_submit(e->runner, batch->tasks + 1, batch->n_tasks - 1);
+                } else
+                        task_runner_submit(e->runner, batch->tasks, batch->n_tasks);
         }
 
         /* After the launches, so a kill in the same reply finds its task. */

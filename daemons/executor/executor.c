@@ -237,6 +237,7 @@ static void executor_stop(Executor *e) {
                 (void) nng_close(e->sock);
                 e->sock_open = false;
         }
+        e->standby = loop_standby_free(e->standby);
         busy = task_runner_stop(e->runner, EXECUTOR_STOP_WAIT_USEC);
         if (busy > 0) {
                 /* A function task cannot be interrupted; systemd's
@@ -247,6 +248,49 @@ static void executor_stop(Executor *e) {
                 _exit(e->exit_status);
         }
         e->runner = task_runner_free(e->runner);
+}
+
+/* One turn of the loop, on whichever thread runs it; false once it ended
+ * (or failed: the main thread finds out). */
+static bool executor_loop_turn(void *userdata) {
+        Executor *e = userdata;
+
+        if (sd_event_run(e->event, UINT64_MAX) >= 0 && sd_event_get_state(e->event) != SD_EVENT_FINISHED)
+                return true;
+        /* Ended while the main thread runs a task: it stops us once the
+         * task returns.  A function that does not return is not waited
+         * for, as executor_stop() does not wait for a task thread's. */
+        if (!loop_standby_wait_reclaim(e->standby, EXECUTOR_STOP_WAIT_USEC)) {
+                log_struct(LOG_INFO, EXECUTOR_LOG_FIELDS(e), "Not waiting for the running task.");
+                fflush(stdout);
+                fflush(stderr);
+                _exit(e->exit_status);
+        }
+        return false;
+}
+
+/* sd_event_loop(), with a task run between two turns when one is waiting
+ * for the main thread. */
+static int executor_loop(Executor *e) {
+        int r, code = 0;
+
+        for (;;) {
+                r = sd_event_run(e->event, UINT64_MAX);
+                if (r < 0)
+                        break;
+                if (sd_event_get_state(e->event) == SD_EVENT_FINISHED)
+                        break;
+                executor_run_here(e);
+                if (sd_event_get_state(e->event) == SD_EVENT_FINISHED)
+                        break;
+        }
+        /* a task kept for us is the runner's to release */
+        if (e->run_here)
+                task_runner_submit(e->runner, TAKE_PTR(e->run_here), 1);
+        if (r < 0)
+                return r;
+        r = sd_event_get_exit_code(e->event, &code);
+        return r < 0 ? r : code;
 }
 
 int executor_run(Executor *e) {
@@ -270,7 +314,14 @@ int executor_run(Executor *e) {
         if (r < 0)
                 return log_error_errno(r, "Failed to start %d task threads: %m", e->args.cores), EXIT_FAILURE;
 
-        r = sd_event_loop(e->event);
+        e->main_thread = pthread_self();
+        r = loop_standby_new(executor_loop_turn, executor_notify_results, e, EXECUTOR_RUN_HERE_STANDBY_USEC,
+                             &e->standby);
+        if (r < 0)
+                /* every task goes to the task threads */
+                log_struct(LOG_WARNING, EXECUTOR_LOG_FIELDS(e), "Cannot start the loop's standby thread: %s",
+                           strerror(-r));
+        r = executor_loop(e);
         if (r < 0 && e->state != EXECUTOR_STOPPING)
                 return log_error_errno(r, "Event loop failed: %m"), EXIT_FAILURE;
 
@@ -289,6 +340,7 @@ Executor *executor_free(Executor *e) {
 
         /* Order matters: the task threads push to the queue and fetch over
          * the socket; nng's callbacks push to the queue. */
+        e->standby = loop_standby_free(e->standby);
         if (e->runner) {
                 (void) task_runner_stop(e->runner, UINT64_MAX);
                 e->runner = task_runner_free(e->runner);

@@ -3,12 +3,17 @@
  * and returns their results in later polls; it exits when the driver says
  * so, when the driver stops answering, or on SIGTERM.
  *
- * Threads: the main thread runs the sd-event loop and owns the Executor;
- * nng's aio callbacks only hand finished requests to it (a LoopQueue); the
- * task threads (task-runner.c) run tasks and tell the loop when results are
- * waiting. */
+ * Threads: the sd-event loop owns the Executor; nng's aio callbacks only
+ * hand finished requests to it (a LoopQueue); the task threads
+ * (task-runner.c) run tasks and tell the loop when results are waiting.
+ * The loop runs on the main thread, except while the main thread runs a
+ * short function task itself (executor_run_here()) that lasts: then a
+ * standby thread runs it (loop-standby.h), and hands it back when that task
+ * has ended — one thread at a time, so the Executor keeps one owner
+ * (docs/DESIGN.md §4). */
 #pragma once
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +27,7 @@
 #include "ids.h"
 #include "library-cache.h"
 #include "log.h"
+#include "loop-standby.h"
 #include "loop-queue.h"
 #include "stream-frame.h"
 #include "task-runner.h"
@@ -74,6 +80,13 @@
  * one task's run time, at most this long, and only while the queued tasks
  * keep every core busy for twice that: executor_result_hold_usec(). */
 #define EXECUTOR_RESULT_HOLD_MAX_USEC (5u * USEC_PER_MSEC)
+
+/* An idle executor runs a function task on its main thread, between two
+ * turns of its loop, when its tasks have taken less than this on average
+ * (executor_run_here()); should one last, the loop goes on on a standby
+ * thread after the second figure. */
+#define EXECUTOR_RUN_HERE_MAX_USEC 100u
+#define EXECUTOR_RUN_HERE_STANDBY_USEC (1u * USEC_PER_MSEC)
 
 /* Two polls at most: one that may wait (parked) at the driver for work, and
  * one that carries results while the first is parked. */
@@ -157,6 +170,9 @@ struct Executor {
 
         TaskRunner *runner;
         LibraryCache *libs;
+        pthread_t main_thread;
+        Task *run_here;        /* handed to the main thread, after this turn of the loop */
+        LoopStandby *standby;  /* runs the loop while the main thread runs a task */
 
         ExecutorState state;
         int exit_status;
@@ -231,6 +247,10 @@ void executor_pump(Executor *e);
 void executor_slot_done(void *userdata, bool discard);
 /* A request of slot s ended: error < 0 (no answer), or its answer. */
 void executor_slot_finish(PollSlot *s, int error, const void *data, size_t len);
+
+/* Between two turns of the loop, on the main thread: runs the task
+ * handle_poll_reply() kept for it (see task_runner_run_here()). */
+void executor_run_here(Executor *e);
 
 /* executor-channel.c: the task channel (docs/DESIGN.md §4). */
 /* Connects (without blocking) to port on the host of the driver's tcp://

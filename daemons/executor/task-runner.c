@@ -31,6 +31,7 @@ struct TaskRunner {
         bool stopping;
         unsigned n_idle;
         unsigned n_alive;
+        Task *here;             /* the task the owner runs itself */
 
         unsigned n_threads;
         RunnerThread threads[];
@@ -56,6 +57,13 @@ static Task *queue_pop(TaskRunner *r) {
         if (t)
                 r->n_queued--;
         return t;
+}
+
+static void run_timed(TaskRunner *r, Task *t) {
+        usec_t t0 = now_mono_usec();
+
+        r->run(r, t, r->userdata);
+        t->run_usec = now_mono_usec() - t0;
 }
 
 static void *runner_thread(void *arg) {
@@ -94,11 +102,7 @@ static void *runner_thread(void *arg) {
                         r->notify(r->userdata);
                         notify = false;
                 }
-                {
-                        usec_t t0 = now_mono_usec();
-                        r->run(r, t, r->userdata);
-                        t->run_usec = now_mono_usec() - t0;
-                }
+                run_timed(r, t);
 
                 pthread_mutex_lock(&r->lock);
                 th->current = NULL;
@@ -171,15 +175,8 @@ unsigned task_runner_stop(TaskRunner *r, uint64_t timeout_usec) {
         if (!r)
                 return 0;
 
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        if (timeout_usec != UINT64_MAX) {
-                deadline.tv_sec += (time_t) (timeout_usec / 1000000u);
-                deadline.tv_nsec += (long) (timeout_usec % 1000000u) * 1000;
-                if (deadline.tv_nsec >= 1000000000L) {
-                        deadline.tv_sec++;
-                        deadline.tv_nsec -= 1000000000L;
-                }
-        }
+        /* unused for UINT64_MAX */
+        deadline = mono_deadline_after(timeout_usec == UINT64_MAX ? 0 : timeout_usec);
 
         pthread_mutex_lock(&r->lock);
         r->stopping = true;
@@ -254,6 +251,30 @@ void task_runner_submit(TaskRunner *r, Task *tasks, size_t n) {
         pthread_mutex_unlock(&r->lock);
 }
 
+bool task_runner_run_here(TaskRunner *r, Task *t) {
+        pthread_mutex_lock(&r->lock);
+        /* a core is free, and no queued task would be overtaken */
+        if (r->stopping || r->here || r->queue_head || r->n_running >= r->n_threads) {
+                pthread_mutex_unlock(&r->lock);
+                return false;
+        }
+        t->state = TASK_STATE_RUNNING;
+        r->n_running++;
+        r->here = t;
+        pthread_mutex_unlock(&r->lock);
+
+        run_timed(r, t);
+
+        pthread_mutex_lock(&r->lock);
+        r->here = NULL;
+        r->n_running--;
+        if (t->killed)
+                task_outcome_kill(&t->outcome, "killed while running");
+        done_append(r, t);
+        pthread_mutex_unlock(&r->lock);
+        return true;
+}
+
 unsigned task_runner_kill(TaskRunner *r, const char *job_id, int32_t index) {
         Task **p, *prev = NULL;
         unsigned n = 0;
@@ -276,8 +297,8 @@ unsigned task_runner_kill(TaskRunner *r, const char *job_id, int32_t index) {
                 done_append(r, t);
                 n++;
         }
-        for (unsigned i = 0; i < r->n_threads; i++) {
-                Task *t = r->threads[i].current;
+        for (unsigned i = 0; i <= r->n_threads; i++) {
+                Task *t = i < r->n_threads ? r->threads[i].current : r->here;
 
                 if (!t || t->killed || !task_matches(t, job_id, index))
                         continue;

@@ -5,9 +5,10 @@
  * only once until it takes them, so a burst of tiny tasks costs no extra
  * wake-ups.
  *
- * Threading: submit, kill, take_results and held may be called from any one
- * owner thread (the executor's loop); tasks are released by that owner.  The
- * run and notify callbacks run on the task threads without the lock held. */
+ * Threading: submit, kill, take_results, held and run_here may be called
+ * from any one owner thread (the executor's loop); tasks are released by
+ * that owner.  The run and notify callbacks run on the task threads (and in
+ * run_here, on the owner's) without the lock held. */
 #pragma once
 
 #include <stdbool.h>
@@ -44,6 +45,14 @@ TaskRunner *task_runner_free(TaskRunner *r);
 /* Appends the n tasks of an array (a TaskBatch's) in order and wakes as
  * many threads as there is work for. */
 void task_runner_submit(TaskRunner *r, Task *tasks, size_t n);
+
+/* For the owner: runs t on the calling thread as a task thread would —
+ * counted as running, killable, its result among the others — if a core
+ * is free and nothing is queued; returns false (t untouched) otherwise.
+ * No notification: the caller takes the results right after.  What it
+ * saves: the two hand-offs between threads of a task given to an idle task
+ * thread. */
+bool task_runner_run_here(TaskRunner *r, Task *t);
 
 /* TaskKill: every matching task (index < 0: the whole job) that is queued
  * is finished at once as TASK_KILLED; a running one is marked, its command's

@@ -1,7 +1,7 @@
 /* The task thread pool: every task runs once and its result comes back
  * once, in batches bounded by bytes; kills of queued and running tasks;
  * the owner is notified once per take; stop with a task that will not
- * return. */
+ * return; a task the owner runs itself. */
 #include <check.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -271,12 +271,84 @@ START_TEST(test_stop_with_stuck_task) {
 }
 END_TEST
 
+typedef struct HereCall {
+        TaskRunner *runner;
+        Task *task;
+        bool ran;
+} HereCall;
+
+static void *run_here_thread(void *arg) {
+        HereCall *c = arg;
+
+        c->ran = task_runner_run_here(c->runner, c->task);
+        return NULL;
+}
+
+/* The owner runs a task itself only when a core is free and nothing waits;
+ * such a task is counted, killable, and its result is among the others,
+ * without a notification. */
+START_TEST(test_run_here) {
+        static const char *const cmds[] = { "x", "x", "block" }, *const block[] = { "block" };
+        TaskRunner *r;
+        TaskBatch *b, *blocking;
+        HereCall call;
+        pthread_t th;
+        size_t n, held;
+        Task *t;
+
+        ck_assert_int_eq(task_runner_new(1, fake_run, fake_notify, &fake, &r), 0);
+        b = make_batch(3, "job-here", cmds, 3, 4);
+        ck_assert(task_runner_run_here(r, &b->tasks[0]));
+        ck_assert_uint_eq(atomic_load(&fake.runs), 1);
+        ck_assert_uint_eq(atomic_load(&fake.notifies), 0);
+        t = task_runner_take_results(r, SIZE_MAX, SIZE_MAX, &n, &held);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_uint_eq(held, 0);
+        ck_assert_ptr_eq(t, &b->tasks[0]);
+        ck_assert_int_eq(t->outcome.status, SPARK__TASK_STATUS__TASK_OK);
+        task_release(t);
+
+        /* the one core busy: not here */
+        blocking = make_batch(1, "job-block", block, 1, 1);
+        task_runner_submit(r, blocking->tasks, 1);
+        wait_blocked(1);
+        ck_assert(!task_runner_run_here(r, &b->tasks[1]));
+        ck_assert_int_eq(b->tasks[1].state, TASK_STATE_QUEUED);
+        ck_assert_uint_eq(atomic_load(&fake.runs), 2);
+        release_blocked();
+        for (unsigned spins = 0; task_runner_held(r) > 0 && spins < 10000; spins++)
+                usleep(1000);
+        t = task_runner_take_results(r, SIZE_MAX, SIZE_MAX, &n, NULL);
+        ck_assert_uint_eq(n, 1);
+        task_release(t);
+
+        /* a task run here is killed as a running one is */
+        fake.release = false;
+        call = (HereCall) { .runner = r, .task = &b->tasks[2] };
+        ck_assert_int_eq(pthread_create(&th, NULL, run_here_thread, &call), 0);
+        wait_blocked(1);
+        ck_assert_uint_eq(task_runner_held(r), 1);
+        ck_assert_uint_eq(task_runner_kill(r, "job-here", 2), 1);
+        release_blocked();
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        ck_assert(call.ran);
+        t = task_runner_take_results(r, SIZE_MAX, SIZE_MAX, &n, NULL);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_int_eq(t->outcome.status, SPARK__TASK_STATUS__TASK_KILLED);
+        task_release(t);
+        task_release(&b->tasks[1]); /* never submitted */
+        ck_assert_uint_eq(task_runner_stop(r, UINT64_MAX), 0);
+        task_runner_free(r);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_every_task_once,
                 test_results_bounded_by_bytes,
                 test_kill_queued_and_running,
                 test_stop_with_stuck_task,
+                test_run_here,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .timeout = 60 };
