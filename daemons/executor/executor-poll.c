@@ -365,7 +365,6 @@ static void handle_register_reply(Executor *e, Envelope *env) {
         executor_pump(e);
 }
 
-/* Takes env. */
 /* Whether the first task of a batch goes to the main thread: a function
  * task, when tasks have been short, on a loop that runs there now, with no
  * kill in the same reply (which must find its task with the runner). */
@@ -390,6 +389,7 @@ void executor_run_here(Executor *e) {
                 task_runner_submit(e->runner, t, 1);
 }
 
+/* Takes env. */
 static void handle_poll_reply(Executor *e, Envelope *env) {
         const Spark__PollReply *pr;
         TaskBatch *batch = NULL;
