@@ -24,14 +24,19 @@ static inline usec_t now_real_usec(void) {
         return clock_usec(CLOCK_REALTIME);
 }
 
+static inline struct timespec timespec_from_usec(uint64_t usec) {
+        return (struct timespec) { .tv_sec = (time_t) (usec / USEC_PER_SEC),
+                                   .tv_nsec = (long) (usec % USEC_PER_SEC) * 1000 };
+}
+
 /* CLOCK_MONOTONIC now + timeout_usec, as pthread_cond_timedwait() takes it
  * with a condition on that clock. */
 static inline struct timespec mono_deadline_after(uint64_t timeout_usec) {
-        struct timespec ts;
+        struct timespec ts, add = timespec_from_usec(timeout_usec);
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += (time_t) (timeout_usec / USEC_PER_SEC);
-        ts.tv_nsec += (long) (timeout_usec % USEC_PER_SEC) * 1000;
+        ts.tv_sec += add.tv_sec;
+        ts.tv_nsec += add.tv_nsec;
         if (ts.tv_nsec >= 1000000000L) {
                 ts.tv_sec++;
                 ts.tv_nsec -= 1000000000L;

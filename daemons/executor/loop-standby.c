@@ -89,8 +89,7 @@ int loop_standby_new(LoopTurnFn turn, LoopWakeFn wake, void *userdata, uint64_t 
         s->turn = turn;
         s->wake = wake;
         s->userdata = userdata;
-        s->after.it_value.tv_sec = (time_t) (after_usec / 1000000u);
-        s->after.it_value.tv_nsec = (long) (after_usec % 1000000u) * 1000;
+        s->after.it_value = timespec_from_usec(after_usec);
         s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
         if (s->timer_fd < 0) {
                 k = -errno;

@@ -66,6 +66,21 @@ static void run_timed(TaskRunner *r, Task *t) {
         t->run_usec = now_mono_usec() - t0;
 }
 
+/* Under the lock: t starts running on some thread. */
+static void running_begins(TaskRunner *r, Task *t) {
+        t->state = TASK_STATE_RUNNING;
+        r->n_running++;
+}
+
+/* Under the lock: t, which was running, has returned. */
+static void running_ended(TaskRunner *r, Task *t) {
+        r->n_running--;
+        t->pid = 0;
+        if (t->killed)
+                task_outcome_kill(&t->outcome, "killed while running");
+        done_append(r, t);
+}
+
 static void *runner_thread(void *arg) {
         RunnerThread *th = arg;
         TaskRunner *r = th->runner;
@@ -93,8 +108,7 @@ static void *runner_thread(void *arg) {
                         break;
 
                 t = queue_pop(r);
-                t->state = TASK_STATE_RUNNING;
-                r->n_running++;
+                running_begins(r, t);
                 th->current = t;
                 pthread_mutex_unlock(&r->lock);
 
@@ -106,11 +120,7 @@ static void *runner_thread(void *arg) {
 
                 pthread_mutex_lock(&r->lock);
                 th->current = NULL;
-                r->n_running--;
-                t->pid = 0;
-                if (t->killed)
-                        task_outcome_kill(&t->outcome, "killed while running");
-                done_append(r, t);
+                running_ended(r, t);
                 notify = done_notify(r) || notify;
         }
         r->n_alive--;
@@ -258,8 +268,7 @@ bool task_runner_run_here(TaskRunner *r, Task *t) {
                 pthread_mutex_unlock(&r->lock);
                 return false;
         }
-        t->state = TASK_STATE_RUNNING;
-        r->n_running++;
+        running_begins(r, t);
         r->here = t;
         pthread_mutex_unlock(&r->lock);
 
@@ -267,10 +276,7 @@ bool task_runner_run_here(TaskRunner *r, Task *t) {
 
         pthread_mutex_lock(&r->lock);
         r->here = NULL;
-        r->n_running--;
-        if (t->killed)
-                task_outcome_kill(&t->outcome, "killed while running");
-        done_append(r, t);
+        running_ended(r, t);
         pthread_mutex_unlock(&r->lock);
         return true;
 }
