@@ -702,8 +702,11 @@ static bool polled_after_swallow(Driver *d) {
 /* A fake driver with a state_dir and one registered executor; after a few
  * of its polls the driver "restarts" (its server goes and comes back), and
  * before it listens again answer_how() says how it will answer. */
-static void restart_durable_driver(void (*answer_how)(Driver *d)) {
+/* Returns when the old server went away: where the executor's clocks for
+ * its resends and its redial start. */
+static uint64_t restart_durable_driver(void (*answer_how)(Driver *d)) {
         RpcServerConfig cfg = { .n_contexts = 8, .max_request_bytes = 64u * 1024u * 1024u };
+        uint64_t dropped;
 
         driver_start(&drv, 1, 200, 0);
         drv.durable = true;
@@ -712,10 +715,12 @@ static void restart_durable_driver(void (*answer_how)(Driver *d)) {
         for (uint64_t t0 = now_us(); now_us() - t0 < 300 * 1000;)
                 ck_assert_int_ge(sd_event_run(drv.event, 20 * 1000), 0);
         drv.parked = NULL;
+        dropped = now_us();
         drv.server = rpc_server_free(drv.server);
         drv.polls_after_swallow = 0;
         answer_how(&drv);
         ck_assert_int_eq(rpc_server_new_envelope(drv.event, drv.url, &cfg, driver_handler, &drv, &drv.server), 0);
+        return dropped;
 }
 
 static void swallow_one(Driver *d) {
@@ -730,8 +735,7 @@ static void swallow_one(Driver *d) {
 START_TEST(test_lost_request_after_reconnect_sent_again) {
         uint64_t t0;
 
-        restart_durable_driver(swallow_one);
-        t0 = now_us();
+        t0 = restart_durable_driver(swallow_one);
         ck_assert_msg(run_until(&drv, polled_after_swallow, 8 * SEC_US), "no poll came after the lost one");
         ck_assert(!executor_exited(&drv));
         fprintf(stderr, "the lost request was sent again %.0f ms after the restart\n", (double) (now_us() - t0) / 1000.0);
@@ -757,8 +761,7 @@ static void swallow_first_connection(Driver *d) {
 START_TEST(test_silent_connection_after_reconnect_dialed_again) {
         uint64_t t0, took;
 
-        restart_durable_driver(swallow_first_connection);
-        t0 = now_us();
+        t0 = restart_durable_driver(swallow_first_connection);
         ck_assert_msg(run_until(&drv, polled_on_another_connection, 12 * SEC_US),
                       "no poll came on another connection (%u swallowed)", drv.swallowed);
         took = now_us() - t0;
