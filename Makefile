@@ -36,7 +36,7 @@ PKG_CPPFLAGS := $(shell pkg-config --cflags $(PKGS))
 CPPFLAGS += -D_GNU_SOURCE -DSPARK_VERSION='"$(VERSION)"' -I$(B)/gen -Icommon -Idaemons/shared -Iinclude \
             $(PKG_CPPFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -MMD -MP
-LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lnng -lmbedx509 -lmbedcrypto -lpthread -ldl -lm
+LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lpthread -ldl -lm
 # libcheck is needed by the unit tests only, so `make all` (the packages'
 # build) does not ask for it: expanded, once, by the first test link.
 CHECK_LIBS = $(eval CHECK_LIBS := $$(shell pkg-config --libs check))$(CHECK_LIBS)

@@ -102,7 +102,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
                         break;
         }
         FUZZ_ASSERT(r == 0);
-        FUZZ_ASSERT(rpc_server_listen_stream(server, &port) == 0);
+        FUZZ_ASSERT(rpc_server_listen_stream(server, NULL, &port, NULL) == 0);
         return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "loop-queue.h"
 #include "peer-proof.h"
 #include "rpc-server.h"
+#include "tls-session.h"
 
 typedef struct StreamConn StreamConn;
 
@@ -110,6 +111,8 @@ struct RpcServer {
         /* The task channel (rpc-server-stream.c); loop-owned. */
         sd_event *event;
         int stream_fd;               /* the listening socket, -1: none */
+        TlsContext *stream_tls;      /* of a tls+tcp:// server; else NULL */
+        unsigned n_stream_handshakes;
         sd_event_source *stream_accept;
         StreamConn *stream_conns;    /* open ones */
         unsigned n_stream_conns;

@@ -117,14 +117,17 @@ int rpc_server_set_roles(RpcServer *s, RpcRoleCheck check, RpcRefusedHandler ref
                          size_t error_size);
 
 /* The task channel (rpc-server-stream.c, docs/DESIGN.md §4): also listen
- * for plain TCP connections on the host of the server's tcp:// URL, on a
- * port the kernel picks (*ret_port), and take requests framed as
- * stream-frame.h says on them, read and answered by the loop itself (no
- * nng thread on the way).  Each connection is a pipe of its own for the
- * pipe handler, with an id above 2^31.  A request that needs a role is
- * refused there (executors prove themselves with their secret).
- * -EOPNOTSUPP for other URLs (tls+tcp://, ipc://): there, nng it is. */
-int rpc_server_listen_stream(RpcServer *s, uint16_t *ret_port);
+ * for TCP connections on the host of the server's URL, on a port the
+ * kernel picks (*ret_port), and take requests framed as stream-frame.h
+ * says on them, read and answered by the loop itself (no nng thread on the
+ * way).  For a tls+tcp:// URL the connections are TLS with tls's
+ * certificate and key, asking the peer for no certificate
+ * (tls-session.h); for tcp:// they are plain.  Each connection is a pipe
+ * of its own for the pipe handler, with an id above 2^31.  A request that
+ * needs a role is refused there (executors prove themselves with their
+ * secret).  -EOPNOTSUPP for ipc:// URLs: there, nng it is.  Errors of the
+ * certificate or key: *ret_failed names the file (tls-session.h). */
+int rpc_server_listen_stream(RpcServer *s, const TlsSettings *tls, uint16_t *ret_port, const char **ret_failed);
 
 void rpc_server_set_pipe_handler(RpcServer *s, RpcPipeHandler handler, void *userdata);
 void rpc_server_get_stats(const RpcServer *s, RpcServerStats *ret);

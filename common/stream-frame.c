@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "stream-frame.h"
+#include "tls-session.h"
 
 /* A read asks for at least this much room: one system call takes many
  * small frames. */
@@ -57,10 +58,9 @@ void stream_reader_done(StreamReader *r) {
         *r = (StreamReader) { .max_body = r->max_body };
 }
 
-int stream_reader_fill(StreamReader *r, int fd) {
+/* Room for the next read. */
+static int reader_make_room(StreamReader *r) {
         size_t want = READ_CHUNK, have = r->end - r->start;
-        ssize_t n;
-        int k;
 
         /* the rest of a large frame in one read, when its length is known */
         if (have >= STREAM_FRAME_HEADER) {
@@ -69,7 +69,14 @@ int stream_reader_fill(StreamReader *r, int fd) {
                 if (body <= r->max_body && (size_t) body + STREAM_FRAME_HEADER > have + want)
                         want = (size_t) body + STREAM_FRAME_HEADER - have;
         }
-        k = buffer_reserve(&r->buf, &r->start, &r->end, &r->allocated, want);
+        return buffer_reserve(&r->buf, &r->start, &r->end, &r->allocated, want);
+}
+
+int stream_reader_fill(StreamReader *r, int fd) {
+        ssize_t n;
+        int k;
+
+        k = reader_make_room(r);
         if (k < 0)
                 return k;
         n = recv(fd, r->buf + r->end, r->allocated - r->end, MSG_DONTWAIT);
@@ -77,6 +84,26 @@ int stream_reader_fill(StreamReader *r, int fd) {
                 return errno == EWOULDBLOCK ? -EAGAIN : -errno;
         r->end += (size_t) n;
         return n > 0 ? 1 : 0;
+}
+
+int stream_reader_fill_tls(StreamReader *r, TlsSession *t) {
+        bool got = false;
+
+        do {
+                ssize_t n;
+                int k = reader_make_room(r);
+
+                if (k < 0)
+                        return k;
+                n = tls_session_read(t, r->buf + r->end, r->allocated - r->end);
+                if (n == -EAGAIN)
+                        break;
+                if (n <= 0)
+                        return got ? 1 : (int) n; /* the end or the error comes again next time */
+                r->end += (size_t) n;
+                got = true;
+        } while (tls_session_pending(t));
+        return got ? 1 : -EAGAIN;
 }
 
 int stream_reader_next(StreamReader *r, uint32_t *tag, const uint8_t **body, size_t *len) {
@@ -127,6 +154,20 @@ int stream_writer_flush(StreamWriter *w, int fd) {
                                 continue;
                         return errno == EWOULDBLOCK ? 0 : -errno;
                 }
+                w->start += (size_t) n;
+        }
+        w->start = w->end = 0;
+        return 1;
+}
+
+int stream_writer_flush_tls(StreamWriter *w, TlsSession *t) {
+        while (w->end > w->start) {
+                ssize_t n = tls_session_write(t, w->buf + w->start, w->end - w->start);
+
+                if (n == -EAGAIN)
+                        return 0;
+                if (n < 0)
+                        return (int) n;
                 w->start += (size_t) n;
         }
         w->start = w->end = 0;

@@ -7,12 +7,16 @@
  * The asking side picks the tag; the answer carries it back.  A reader
  * buffers what arrives and hands out whole frames; a writer buffers what a
  * non-blocking socket did not take yet.  Both work on a file descriptor
- * but keep no other state, so a test can drive them through a socketpair. */
+ * but keep no other state, so a test can drive them through a socketpair.
+ * Over TLS (tls-session.h) the same frames go through a session on the
+ * socket instead. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tls-session.h"
 
 #define STREAM_FRAME_HEADER 8u
 
@@ -33,6 +37,9 @@ void stream_reader_done(StreamReader *r);
  * -EAGAIN when there were none, 0 at the end of the stream, or another
  * negative errno. */
 int stream_reader_fill(StreamReader *r, int fd);
+/* The same through a TLS session: reads until the session holds nothing
+ * more that has arrived (which the socket would not announce again). */
+int stream_reader_fill_tls(StreamReader *r, TlsSession *t);
 /* The next whole frame: returns 1 with its tag and body (valid until the
  * next fill), 0 when the rest has not come yet, -EMSGSIZE when its length
  * exceeds max_body (the stream cannot be trusted after that). */
@@ -44,6 +51,9 @@ int stream_writer_append(StreamWriter *w, uint32_t tag, const void *body, size_t
 /* Writes what is queued (non-blocking): 1 when all of it went, 0 when the
  * socket took part of it (wait for it to be writable), < 0 on error. */
 int stream_writer_flush(StreamWriter *w, int fd);
+/* The same through a TLS session (0: it waits for the socket, which way
+ * tls_session_wants_write() says). */
+int stream_writer_flush_tls(StreamWriter *w, TlsSession *t);
 static inline bool stream_writer_pending(const StreamWriter *w) {
         return w->end > w->start;
 }

@@ -3,7 +3,10 @@
  * their tags, and each connection is a pipe that comes and goes; hostile
  * peers (garbage, a frame over the limit, too many requests unanswered, a
  * request that needs a role) get an error or lose their connection, and
- * nothing else changes. */
+ * nothing else changes.  Beside a tls+tcp:// endpoint the channel is TLS
+ * (the test certificates of tests/data/tls; runs from the source root):
+ * a client that verifies the server gets its answers, and one that speaks
+ * plain frames is closed without ever being a pipe. */
 #include <check.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -14,6 +17,7 @@
 #include "nng-util.h"
 #include "rpc-server.h"
 #include "stream-frame.h"
+#include "tls-session.h"
 #include "test-fixtures.h"
 
 #define SEC USEC_PER_SEC
@@ -73,9 +77,9 @@ static RpcServer *serve(sd_event *e, Served *v, uint16_t *port) {
         snprintf(url, sizeof(url), "tcp://127.0.0.1:%u", test_free_port());
         ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, handler, v, &s), 0);
         rpc_server_set_pipe_handler(s, on_pipe, v);
-        ck_assert_int_eq(rpc_server_listen_stream(s, port), 0);
+        ck_assert_int_eq(rpc_server_listen_stream(s, NULL, port, NULL), 0);
         ck_assert_uint_gt(*port, 0);
-        ck_assert_int_eq(rpc_server_listen_stream(s, port), -EBUSY);
+        ck_assert_int_eq(rpc_server_listen_stream(s, NULL, port, NULL), -EBUSY);
         return s;
 }
 
@@ -354,7 +358,113 @@ START_TEST(test_free_with_requests_parked) {
 }
 END_TEST
 
-START_TEST(test_only_for_plain_tcp) {
+#define DATA "tests/data/tls/"
+
+/* The handshake of a TLS client on fd, the server's loop running. */
+static void tls_handshake(sd_event *e, TlsSession *t) {
+        usec_t deadline = now_mono_usec() + 5 * SEC;
+        int k;
+
+        while ((k = tls_session_handshake(t)) == -EAGAIN) {
+                ck_assert_msg(now_mono_usec() < deadline, "no handshake");
+                ck_assert_int_ge(sd_event_run(e, TEST_LOOP_SLICE_USEC), 0);
+        }
+        ck_assert_int_eq(k, 0);
+}
+
+START_TEST(test_tls_channel) {
+        const TlsSettings tls = { DATA "ca.pem", DATA "host.pem", DATA "host.key" };
+        const RpcServerConfig cfg = { .tls = &tls, .tls_no_client_cert = true };
+        const TlsSettings bad_key = { DATA "ca.pem", DATA "host.pem", DATA "other.key" };
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        TlsContext *client_ctx = NULL;
+        TlsSession *t = NULL;
+        StreamWriter w = {};
+        StreamReader r;
+        const uint8_t *body;
+        const char *failed = NULL;
+        Served v = {};
+        RpcServer *s = NULL;
+        Envelope *env;
+        uint16_t port;
+        uint32_t tag;
+        size_t len;
+        char url[64];
+        int fd, k;
+
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        snprintf(url, sizeof(url), "tls+tcp://127.0.0.1:%u", test_free_port());
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, &cfg, handler, &v, &s), 0);
+        rpc_server_set_pipe_handler(s, on_pipe, &v);
+        /* a key that is not the certificate's is named, and nothing listens */
+        ck_assert_int_eq(rpc_server_listen_stream(s, &bad_key, &port, &failed), -EKEYREJECTED);
+        ck_assert_str_eq(failed, "private key");
+        ck_assert_int_eq(rpc_server_listen_stream(s, NULL, &port, NULL), -ENOKEY);
+        ck_assert_int_eq(rpc_server_listen_stream(s, &tls, &port, NULL), 0);
+
+        /* plain frames: the handshake fails, the connection is closed, and
+         * it never was a pipe nor brought a request */
+        fd = dial(port);
+        send_register_app(fd, 1, "plain");
+        ck_assert(closed_by_server(e, fd));
+        close(fd);
+        ck_assert_uint_eq(v.n_added, 0);
+        ck_assert_uint_eq(v.n_handled, 0);
+
+        /* a TLS client that verifies the server: a pipe once the
+         * handshake is done, and its requests answered with their tags */
+        ck_assert_int_eq(tls_context_new_client(DATA "ca.pem", &client_ctx), 0);
+        fd = dial(port);
+        ck_assert_int_eq(tls_session_new(client_ctx, fd, "127.0.0.1", &t), 0);
+        tls_handshake(e, t);
+        stream_reader_init(&r, SPARK_MAX_MESSAGE_BYTES);
+        for (uint32_t i = 0; i < 3; i++) {
+                Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
+                Envelope req = ENVELOPE_INIT;
+                void *buf;
+
+                ra.name = (char *) (i == 0 ? "park-tls" : "tls");
+                ENVELOPE_SET(&req, REGISTER_APPLICATION, register_application, &ra);
+                ck_assert_int_eq(envelope_encode(&req, &buf, &len), 0);
+                ck_assert_int_eq(stream_writer_append(&w, 10 + i, buf, len), 0);
+                free(buf);
+        }
+        ck_assert_int_eq(stream_writer_flush_tls(&w, t), 1);
+        for (unsigned got = 0; got < 2;) {
+                usec_t deadline = now_mono_usec() + 5 * SEC;
+
+                k = stream_reader_fill_tls(&r, t);
+                ck_assert_msg(k != 0, "the server closed the connection");
+                while ((k = stream_reader_next(&r, &tag, &body, &len)) > 0) {
+                        ck_assert_int_eq(envelope_decode(body, len, SPARK_MAX_MESSAGE_BYTES, &env), 0);
+                        ck_assert_str_eq(answer_app_id(env), "tls");
+                        ck_assert_uint_eq(tag, 11 + got);
+                        envelope_free(env);
+                        got++;
+                }
+                ck_assert_msg(now_mono_usec() < deadline, "no answer");
+                ck_assert_int_ge(sd_event_run(e, TEST_LOOP_SLICE_USEC), 0);
+        }
+        ck_assert_uint_eq(v.n_added, 1);
+        ck_assert_uint_eq(v.request_pipe, v.pipes_added);
+        ck_assert_uint_eq(v.n_parked, 1);
+
+        /* the client goes: the pipe with it, the parked request answered
+         * into the void */
+        t = tls_session_free(t);
+        close(fd);
+        test_run_for(e, 100 * USEC_PER_MSEC);
+        ck_assert_uint_eq(v.n_removed, 1);
+        ck_assert_int_eq(rpc_request_reply_ack(v.parked[0]), 0);
+
+        stream_reader_done(&r);
+        stream_writer_done(&w);
+        tls_context_free(client_ctx);
+        rpc_server_free(s);
+}
+END_TEST
+
+START_TEST(test_not_for_ipc) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         char tmpdir[64], url[128];
         Served v = {};
@@ -365,7 +475,7 @@ START_TEST(test_only_for_plain_tcp) {
         test_tmpdir_new(tmpdir, sizeof(tmpdir), "test-rpc-stream");
         snprintf(url, sizeof(url), "ipc://%s/rpc.sock", tmpdir);
         ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, handler, &v, &s), 0);
-        ck_assert_int_eq(rpc_server_listen_stream(s, &port), -EOPNOTSUPP);
+        ck_assert_int_eq(rpc_server_listen_stream(s, NULL, &port, NULL), -EOPNOTSUPP);
         rpc_server_free(s);
         test_tmpdir_remove(tmpdir);
 }
@@ -377,7 +487,8 @@ int main(void) {
                 test_hostile_peers,
                 test_request_that_needs_a_role_refused,
                 test_free_with_requests_parked,
-                test_only_for_plain_tcp,
+                test_tls_channel,
+                test_not_for_ipc,
                 NULL,
         };
         const CheckOptions options = { .timeout = 30 };

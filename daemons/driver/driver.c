@@ -169,22 +169,27 @@ static int on_register_timer(sd_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
-/* Executors of a tcp:// endpoint poll on the task channel (docs/DESIGN.md
- * §4), unless driver.task_channel says no. */
+/* Executors of a tcp:// or tls+tcp:// endpoint poll on the task channel
+ * (docs/DESIGN.md §4), unless driver.task_channel says no. */
 static int driver_listen_task_channel(Driver *d) {
         RpcServer *s = d->executor_server ?: d->server;
+        const char *failed = NULL;
         int r;
 
         if (!d->config.driver.task_channel)
                 return 0;
-        r = rpc_server_listen_stream(s, &d->task_channel_port);
+        r = rpc_server_listen_stream(s, &d->tls, &d->task_channel_port, &failed);
         if (r == -EOPNOTSUPP)
-                return 0; /* tls+tcp:// or ipc://: nng it is */
+                return 0; /* ipc://: nng it is */
+        if (r < 0 && failed)
+                return log_error_errno(r, "Failed to listen for executors' task channel beside %s: %s %s: %m",
+                                       rpc_server_url(s), failed,
+                                       streq(failed, "certificate") ? d->tls.cert_file : d->tls.key_file);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen for executors' task channel beside %s: %m",
                                        rpc_server_url(s));
-        log_info("Executors poll on the task channel, port %u beside %s.", (unsigned) d->task_channel_port,
-                 rpc_server_url(s));
+        log_info("Executors poll on the task channel, port %u beside %s%s.", (unsigned) d->task_channel_port,
+                 rpc_server_url(s), tls_url(rpc_server_url(s)) ? " (TLS)" : "");
         return 0;
 }
 

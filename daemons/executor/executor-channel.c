@@ -1,6 +1,8 @@
 /* The executor's end of the task channel (docs/DESIGN.md §4): after the
- * registration, a plain TCP connection to the port the driver named, on
- * the host of its tcp:// endpoint.  Polls go there as frames tagged with
+ * registration, a TCP connection to the port the driver named, on the host
+ * of its endpoint — plain for tcp://, TLS for tls+tcp:// (the driver's
+ * certificate verified against the CA credential and the host dialled, as
+ * nng's dialer does; the executor shows none).  Polls go there as frames tagged with
  * their slot, and the loop reads the answers itself; until the connection
  * is up, and after it failed, polls go over nng as before.  A connection
  * that fails takes the polls out on it along (as a dropped nng connection
@@ -18,7 +20,7 @@
 #include "nng-util.h"
 
 bool executor_channel_up(const Executor *e) {
-        return e->channel_fd >= 0 && e->channel_connected;
+        return e->channel_fd >= 0 && e->channel_state == CHANNEL_UP;
 }
 
 void executor_channel_close(Executor *e, int error) {
@@ -29,9 +31,10 @@ void executor_channel_close(Executor *e, int error) {
                            "Lost the task channel to driver %s: %s; polling over nng.", e->args.driver_url,
                            strerror(-error));
         e->channel_io = sd_event_source_disable_unref(e->channel_io);
+        e->channel_tls = tls_session_free(e->channel_tls);
         close(e->channel_fd);
         e->channel_fd = -1;
-        e->channel_connected = false;
+        e->channel_state = CHANNEL_CONNECTING;
         stream_reader_done(&e->channel_reader);
         stream_writer_done(&e->channel_writer);
         /* the polls out on it end as on a dropped connection */
@@ -44,12 +47,18 @@ void executor_channel_close(Executor *e, int error) {
 }
 
 static int channel_update_events(Executor *e) {
-        return sd_event_source_set_io_events(
-                e->channel_io, EPOLLIN | (stream_writer_pending(&e->channel_writer) ? EPOLLOUT : 0));
+        uint32_t events;
+
+        if (e->channel_state == CHANNEL_HANDSHAKE)
+                events = tls_session_wants_write(e->channel_tls) ? EPOLLOUT : EPOLLIN;
+        else
+                events = EPOLLIN | (stream_writer_pending(&e->channel_writer) ? EPOLLOUT : 0);
+        return sd_event_source_set_io_events(e->channel_io, events);
 }
 
 static int channel_flush(Executor *e) {
-        int r = stream_writer_flush(&e->channel_writer, e->channel_fd);
+        int r = e->channel_tls ? stream_writer_flush_tls(&e->channel_writer, e->channel_tls)
+                               : stream_writer_flush(&e->channel_writer, e->channel_fd);
 
         if (r < 0)
                 return r;
@@ -77,29 +86,88 @@ static int channel_take_answers(Executor *e) {
         }
 }
 
+static void channel_read(Executor *e) {
+        int r = e->channel_tls ? stream_reader_fill_tls(&e->channel_reader, e->channel_tls)
+                               : stream_reader_fill(&e->channel_reader, e->channel_fd);
+
+        if (r == 0)
+                r = -ECONNRESET;
+        if (r == -EAGAIN)
+                return;
+        if (r > 0)
+                r = channel_take_answers(e);
+        if (r < 0)
+                executor_channel_close(e, r);
+}
+
+static void channel_up(Executor *e) {
+        int r;
+
+        e->channel_state = CHANNEL_UP;
+        log_struct(LOG_DEBUG, EXECUTOR_LOG_FIELDS(e), "Task channel to driver %s up%s.", e->args.driver_url,
+                   e->channel_tls ? " (TLS)" : "");
+        r = channel_update_events(e);
+        if (r < 0)
+                executor_channel_close(e, r);
+}
+
+/* The channel is no use: polls stay on nng. */
+static void channel_give_up(Executor *e, const char *what, const char *why) {
+        log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e), "%s the task channel of driver %s: %s; polling over nng.",
+                   what, e->args.driver_url, why);
+        executor_channel_close(e, 0);
+}
+
+static void channel_handshake(Executor *e) {
+        int r = tls_session_handshake(e->channel_tls);
+        char why[256];
+
+        if (r == -EAGAIN) {
+                r = channel_update_events(e);
+                if (r < 0)
+                        executor_channel_close(e, r);
+                return;
+        }
+        if (r < 0) {
+                tls_session_strerror(e->channel_tls, why, sizeof(why));
+                channel_give_up(e, r == -EKEYREJECTED ? "Cannot verify" : "No TLS handshake with", why);
+                return;
+        }
+        channel_up(e);
+}
+
+/* The connection is made: TLS begins, or the channel is up. */
+static void channel_connected(Executor *e) {
+        if (!e->channel_tls) {
+                channel_up(e);
+                return;
+        }
+        e->channel_state = CHANNEL_HANDSHAKE;
+        channel_handshake(e);
+}
+
 static int on_channel_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         Executor *e = userdata;
         int r = 0;
         (void) source;
 
-        if (!e->channel_connected) {
+        switch (e->channel_state) {
+        case CHANNEL_CONNECTING: {
                 socklen_t len = sizeof(r);
 
                 if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &r, &len) < 0)
                         r = errno;
-                if (r != 0) {
-                        log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
-                                   "Cannot reach the task channel of driver %s: %s; polling over nng.",
-                                   e->args.driver_url, strerror(r));
-                        executor_channel_close(e, 0);
-                        return 0;
-                }
-                e->channel_connected = true;
-                log_struct(LOG_DEBUG, EXECUTOR_LOG_FIELDS(e), "Task channel to driver %s up.", e->args.driver_url);
-                r = channel_update_events(e);
-                if (r < 0)
-                        executor_channel_close(e, r);
+                if (r != 0)
+                        channel_give_up(e, "Cannot reach", strerror(r));
+                else
+                        channel_connected(e);
                 return 0;
+        }
+        case CHANNEL_HANDSHAKE:
+                channel_handshake(e);
+                return 0;
+        default:
+                break;
         }
         if (revents & EPOLLOUT) {
                 r = channel_flush(e);
@@ -108,17 +176,8 @@ static int on_channel_io(sd_event_source *source, int fd, uint32_t revents, void
                         return 0;
                 }
         }
-        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                r = stream_reader_fill(&e->channel_reader, fd);
-                if (r == 0)
-                        r = -ECONNRESET;
-                if (r == -EAGAIN)
-                        return 0;
-                if (r > 0)
-                        r = channel_take_answers(e);
-                if (r < 0)
-                        executor_channel_close(e, r);
-        }
+        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))
+                channel_read(e);
         return 0;
 }
 
@@ -127,43 +186,56 @@ int executor_channel_open(Executor *e, uint16_t port) {
         struct addrinfo *ai = NULL;
         char port_string[8];
         nng_url *u = NULL;
-        int fd, one = 1, r;
+        int fd, one = 1, connected, r;
 
         executor_channel_close(e, 0);
-        if (port == 0 || strncmp(e->args.driver_url, "tcp://", 6) != 0)
+        if (port == 0 || (strncmp(e->args.driver_url, "tcp://", 6) != 0 && !tls_url(e->args.driver_url)))
                 return 0;
+        if (tls_url(e->args.driver_url) && !e->channel_tls_context) {
+                if (isempty(e->ca_file))
+                        return -ENOKEY;
+                r = tls_context_new_client(e->ca_file, &e->channel_tls_context);
+                if (r < 0)
+                        return r;
+        }
         r = nng_errno(nng_url_parse(&u, e->args.driver_url));
         if (r < 0)
                 return r;
         snprintf(port_string, sizeof(port_string), "%u", (unsigned) port);
         r = getaddrinfo(u->u_hostname, port_string, &hints, &ai);
-        nng_url_free(u);
-        if (r != 0)
+        if (r != 0) {
+                nng_url_free(u);
                 return r == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
+        }
 
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0) {
                 r = -errno;
                 freeaddrinfo(ai);
+                nng_url_free(u);
                 return r;
         }
         (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        r = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
+        connected = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
         freeaddrinfo(ai);
-        if (r < 0 && r != -EINPROGRESS) {
-                close(fd);
-                return r;
-        }
+        r = connected == 0 || connected == -EINPROGRESS ? 0 : connected;
+        /* the driver's certificate must carry the host dialled */
+        if (r == 0 && e->channel_tls_context)
+                r = tls_session_new(e->channel_tls_context, fd, u->u_hostname, &e->channel_tls);
+        nng_url_free(u);
         /* connecting (EINPROGRESS) until it is writable */
-        e->channel_connected = r == 0;
-        r = sd_event_add_io(e->event, &e->channel_io, fd, e->channel_connected ? EPOLLIN : EPOLLOUT, on_channel_io, e);
+        if (r == 0)
+                r = sd_event_add_io(e->event, &e->channel_io, fd, EPOLLOUT, on_channel_io, e);
         if (r < 0) {
+                e->channel_tls = tls_session_free(e->channel_tls);
                 close(fd);
-                e->channel_connected = false;
                 return r;
         }
         e->channel_fd = fd;
+        e->channel_state = CHANNEL_CONNECTING;
         stream_reader_init(&e->channel_reader, EXECUTOR_MAX_MESSAGE_BYTES);
+        if (connected == 0)
+                channel_connected(e);
         return 0;
 }
 

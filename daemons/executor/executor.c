@@ -366,6 +366,7 @@ Executor *executor_free(Executor *e) {
         free(e->result_ptrs);
         executor_args_done(&e->args);
         explicit_bzero(e->secret, sizeof(e->secret));
+        tls_context_free(e->channel_tls_context);
         free(e->ca_file);
         free(e);
         return NULL;

@@ -30,6 +30,7 @@
 #include "loop-standby.h"
 #include "loop-queue.h"
 #include "stream-frame.h"
+#include "tls-session.h"
 #include "task-runner.h"
 #include "time-util.h"
 
@@ -113,6 +114,15 @@ typedef enum PollSlotPhase {
         _POLL_SLOT_PHASE_INVALID = -EINVAL,
 } PollSlotPhase;
 
+/* The task channel's way up (while channel_fd >= 0). */
+typedef enum ChannelState {
+        CHANNEL_CONNECTING,
+        CHANNEL_HANDSHAKE, /* TLS */
+        CHANNEL_UP,
+        _CHANNEL_STATE_MAX,
+        _CHANNEL_STATE_INVALID = -EINVAL,
+} ChannelState;
+
 /* One request context to the driver.  The loop owns it while idle; from the
  * send until its item is queued, only the aio callback touches phase, error
  * and reply. */
@@ -158,7 +168,9 @@ struct Executor {
 
         /* The task channel (executor-channel.c); -1: none. */
         int channel_fd;
-        bool channel_connected;
+        ChannelState channel_state;
+        TlsContext *channel_tls_context; /* tls+tcp://: made once, from the CA */
+        TlsSession *channel_tls;         /* ... the session on channel_fd */
         sd_event_source *channel_io;
         StreamReader channel_reader;
         StreamWriter channel_writer;
@@ -254,7 +266,9 @@ void executor_run_here(Executor *e);
 
 /* executor-channel.c: the task channel (docs/DESIGN.md §4). */
 /* Connects (without blocking) to port on the host of the driver's tcp://
- * URL, closing any channel before; nothing for port 0 or another URL. */
+ * or tls+tcp:// URL (then over TLS, verifying the driver's certificate
+ * against the CA credential), closing any channel before; nothing for port
+ * 0 or another URL. */
 int executor_channel_open(Executor *e, uint16_t port);
 bool executor_channel_up(const Executor *e);
 /* Sends env as s's request on the channel (which must be up). */

@@ -5,6 +5,7 @@
  * problems, kills of queued and running tasks, shutdown, SIGTERM, a driver
  * that goes silent (fate sharing), and the throughput of empty tasks. */
 #include <check.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -16,6 +17,7 @@
 #include "codec.h"
 #include "daemon.h"
 #include "executor.h"
+#include "fileio.h"
 #include "rpc-server.h"
 #include "sha256.h"
 #include "test-fixtures.h"
@@ -95,8 +97,12 @@ typedef struct Driver {
         sd_event_source *park_timer;
 
         /* The task channel (tcp:// only): its port, and the polls that came
-         * on it (pipe ids above 2^31) and over nng. */
+         * on it (pipe ids above 2^31) and over nng.  With tls_ca, on
+         * tls+tcp:// with the test certificates of tests/data/tls, the
+         * executor given tls_ca as its CA credential. */
         bool task_channel;
+        const char *tls_ca;
+        const TlsSettings *channel_tls; /* the channel's own certificate, if not the endpoint's */
         uint16_t channel_port;
         unsigned polls_on_channel, polls_on_nng;
 
@@ -387,12 +393,20 @@ static int driver_handler(RpcServer *s, RpcRequest *req, const Envelope *env, vo
 
 /* The fake driver's server; with task_channel on tcp:// and its task
  * channel (a new port each time). */
+static const TlsSettings driver_tls = { "tests/data/tls/ca.pem", "tests/data/tls/host.pem",
+                                        "tests/data/tls/host.key" };
+
 static void driver_listen(Driver *d) {
-        RpcServerConfig cfg = { .n_contexts = 8, .max_request_bytes = 64u * 1024u * 1024u };
+        RpcServerConfig cfg = { .n_contexts = 8,
+                                .max_request_bytes = 64u * 1024u * 1024u,
+                                .tls = &driver_tls,
+                                .tls_no_client_cert = true };
 
         ck_assert_int_eq(rpc_server_new_envelope(d->event, d->url, &cfg, driver_handler, d, &d->server), 0);
         if (d->task_channel)
-                ck_assert_int_eq(rpc_server_listen_stream(d->server, &d->channel_port), 0);
+                ck_assert_int_eq(rpc_server_listen_stream(d->server, d->channel_tls ?: &driver_tls,
+                                                          &d->channel_port, NULL),
+                                 0);
 }
 
 static void driver_start(Driver *d, int cores, int heartbeat_ms, int prefetch) {
@@ -402,7 +416,8 @@ static void driver_start(Driver *d, int cores, int heartbeat_ms, int prefetch) {
         d->max_result_bytes = 1024 * 1024;
         d->batch_max = SIZE_MAX;
         if (d->task_channel)
-                snprintf(d->url, sizeof(d->url), "tcp://127.0.0.1:%u", test_free_port());
+                snprintf(d->url, sizeof(d->url), "%s://127.0.0.1:%u", d->tls_ca ? "tls+tcp" : "tcp",
+                         test_free_port());
         else
                 snprintf(d->url, sizeof(d->url), "ipc://%s/driver.sock", tmpdir);
         ck_assert_int_ge(sd_event_new(&d->event), 0);
@@ -472,7 +487,29 @@ static pid_t start_executor(Driver *d, int cores) {
                                  (char *) "--executor-id", (char *) "1", (char *) "--cores", cores_s,
                                  (char *) "--worker-id", (char *) WORKER, (char *) "--work-dir", workdir, NULL };
 
+                char creds[PATH_MAX], path[PATH_MAX + 32], *pem = NULL;
+                size_t pem_size;
+                int fd;
+
+                /* over TLS the executor's credentials, as the worker gives
+                 * them: a secret (the fake driver checks none) and the CA */
+                if (d->tls_ca) {
+                        snprintf(creds, sizeof(creds), "%s/credentials", tmpdir);
+                        (void) mkdir(creds, 0700);
+                        snprintf(path, sizeof(path), "%s/" EXECUTOR_SECRET_CREDENTIAL, creds);
+                        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                        ck_assert_int_eq(write_full(fd, "0123456789abcdef0123456789abcdef", EXECUTOR_SECRET_SIZE), 0);
+                        close(fd);
+                        ck_assert_int_eq(read_full_file(d->tls_ca, 0, 1 << 20, &pem, &pem_size), 0);
+                        snprintf(path, sizeof(path), "%s/" EXECUTOR_CA_CREDENTIAL, creds);
+                        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                        ck_assert_int_eq(write_full(fd, pem, pem_size), 0);
+                        close(fd);
+                        free(pem);
+                        ck_assert_int_eq(setenv("CREDENTIALS_DIRECTORY", creds, 1), 0);
+                }
                 ck_assert_int_eq(posix_spawn(&pid, binary, NULL, NULL, argv, environ), 0);
+                (void) unsetenv("CREDENTIALS_DIRECTORY");
         }
         d->executor_pid = pid;
         return pid;
@@ -1020,6 +1057,61 @@ START_TEST(test_task_channel) {
 }
 END_TEST
 
+/* Beside a tls+tcp:// endpoint the channel is TLS: the executor verifies
+ * the driver with its CA credential and polls there.  A channel whose
+ * certificate does not verify (self-signed here, while the nng endpoint's
+ * does) is never polled on: the executor polls over nng instead. */
+static void run_tls_job(size_t n_tasks) {
+        char good[SHA256_HEX_SIZE];
+        FakeJob *jf;
+
+        drv.task_channel = true;
+        drv.tls_ca = "tests/data/tls/ca.pem";
+        driver_start(&drv, 2, 200, 8);
+        load_good_library(&drv, good);
+        jf = driver_add_job(&drv, "job-fn", n_tasks);
+        for (size_t i = 0; i < jf->n; i++)
+                set_function(&jf->tasks[i], good, "echo", "x");
+        driver_queue_job(&drv, jf);
+
+        start_executor(&drv, 2);
+        ck_assert_msg(run_until(&drv, all_results_in, 60 * SEC_US), "results missing: %zu of %zu",
+                      drv.results_total, drv.n_queue);
+        for (size_t i = 0; i < jf->n; i++)
+                ck_assert_uint_eq(jf->tasks[i].results, 1);
+        fprintf(stderr, "task channel over TLS: %u polls on it, %u over nng\n", drv.polls_on_channel,
+                drv.polls_on_nng);
+}
+
+static void stop_executor(void) {
+        drv.shutdown = true;
+        driver_kick(&drv);
+        ck_assert(run_until(&drv, executor_exited, 5 * SEC_US));
+        ck_assert_int_eq(exit_status, 0);
+}
+
+START_TEST(test_task_channel_tls) {
+        run_tls_job(500);
+        /* over nng only while the handshake was under way (a few ms) */
+        ck_assert_uint_gt(drv.polls_on_channel, 10);
+        ck_assert_uint_le(drv.polls_on_nng, 10);
+        ck_assert_uint_gt(drv.polls_on_channel, 2 * drv.polls_on_nng);
+        stop_executor();
+}
+END_TEST
+
+START_TEST(test_task_channel_tls_unverified) {
+        static const TlsSettings self_signed = { "tests/data/tls/ca.pem", "tests/data/tls/self.pem",
+                                                 "tests/data/tls/self.key" };
+
+        drv.channel_tls = &self_signed;
+        run_tls_job(100);
+        ck_assert_uint_eq(drv.polls_on_channel, 0);
+        ck_assert_uint_gt(drv.polls_on_nng, 10);
+        stop_executor();
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_tasks_kills_and_shutdown,
@@ -1033,6 +1125,8 @@ int main(void) {
                 test_throughput_empty_tasks,
                 test_result_hold,
                 test_task_channel,
+                test_task_channel_tls,
+                test_task_channel_tls_unverified,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 180 };

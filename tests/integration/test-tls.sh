@@ -159,6 +159,15 @@ rc=0
 sparkctl submit --function "$lib:square" --inputs "$tmp/numbers" >"$tmp/out" 2>"$tmp/err" || rc=$?
 check_eq "a function job over TLS succeeds" 0 "$rc"
 check "... with every result, in order" cmp -s "$tmp/squares" "$tmp/out"
+channel_port=$(sed -n 's/.*Executors poll on the task channel, port \([0-9]*\) beside .* (TLS)\..*/\1/p' \
+        "$(daemon_log driver)" | head -n 1)
+check "the driver's task channel is TLS" test -n "$channel_port"
+# a connection that fails its handshake is closed at once: those that stay
+# are executors that verified the driver's certificate
+channels_up() { [ "$(ss -Htn state established "( sport = :$channel_port )" | wc -l)" -ge "$1" ]; }
+check "... and the 4 executors poll on it" wait_until 10 channels_up 4
+no_channel_trouble() { ! unit_journal 'spark-executor-*' | grep -q 'the task channel of driver'; }
+check "... none failing to verify the driver" no_channel_trouble
 rc=0
 sparkctl submit --command 'echo tls-{}' --count 3 --arg ok >"$tmp/out2" 2>&1 || rc=$?
 check_eq "a command job over TLS succeeds" 0 "$rc"
