@@ -7,6 +7,7 @@
 #include <nng/supplemental/tls/tls.h>
 
 #include "fileio.h"
+#include "nng-tls-engine.h"
 #include "nng-tls.h"
 #include "nng-util.h"
 
@@ -80,6 +81,8 @@ static int config_new_auth(nng_tls_mode mode, nng_tls_auth_mode auth, const TlsS
         int r;
 
         *ret_failed = _TLS_FILE_INVALID;
+        /* ours if it can be had, else nng's own (dearer handshakes) */
+        (void) nng_tls_use_engine();
         r = nng_errno(nng_tls_config_alloc(&c, mode));
         if (r < 0)
                 return r;

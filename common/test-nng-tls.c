@@ -4,7 +4,8 @@
  * another CA is refused, and so is a server not signed by our CA or not for
  * the host dialled; the listener's refusals reach a TlsWatch; missing or
  * broken settings are refused before anything is sent; pub/sub works over
- * TLS too.  Runs from the source root. */
+ * TLS too; the handshakes are our engine's (nng-tls-engine.h).  Runs from
+ * the source root. */
 #include <check.h>
 
 #include "check-run.h"
@@ -13,6 +14,7 @@
 #include "event-sub.h"
 #include "macro.h"
 #include "nng-tls.h"
+#include <nng/supplemental/tls/tls.h>
 #include "nng-util.h"
 #include "rpc-client.h"
 #include "rpc-server.h"
@@ -110,6 +112,8 @@ START_TEST(test_mutual_tls) {
         /* A member of the cluster, by address and by name. */
         ck_assert_int_eq(call(e, url, &good), 0);
         ck_assert_int_eq(call(e, dial_url, &good), 0);
+        /* through our engine (nng-tls-engine.h), not nng's own */
+        ck_assert_str_eq(nng_tls_engine_name(), "spark-mbedtls");
         ck_assert_int_eq(tls_watch_poll(w), 0);
 
         /* Refused by the server: no certificate, a self-signed one, one

@@ -15,6 +15,7 @@
 #include <mbedtls/x509_crt.h>
 
 #include "macro.h"
+#include "nng-tls-engine.h"
 #include "nng-tls.h"
 #include "tls-session.h"
 
@@ -88,6 +89,8 @@ static int context_new(bool server, TlsContext **ret) {
                 return -EIO;
         }
         mbedtls_ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, &c->drbg);
+        /* not mbedtls's default, P-521 first (nng-tls-engine.h) */
+        mbedtls_ssl_conf_curves(&c->conf, tls_key_exchange_curves);
         /* TLS 1.2, the newest this mbedtls speaks; nothing older */
         mbedtls_ssl_conf_min_version(&c->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
         *ret = c;
