@@ -71,8 +71,7 @@ TLS=${BENCH_TLS:-0}
 case $TLS in 0|'') TLS=0 ;; 1) ;; *) echo "bench: BENCH_TLS must be 0 or 1, not '$TLS'" >&2; exit 1 ;; esac
 # master-load speaks plain tcp with no certificate, and the peer has no TLS
 # set up here: over TLS those phases would measure nothing of ours
-# (drain and the durable rows need an admin certificate; the TLS run's client has none)
-[ "$TLS" = 1 ] && SKIP="$SKIP scale dask drain durable jobs-api "
+[ "$TLS" = 1 ] && SKIP="$SKIP scale dask "
 HB_TIMEOUT_MS=2000         # driver.executor_heartbeat_timeout_ms
 WORKER_TIMEOUT_MS=2000     # master.worker_timeout_ms
 TASKS_LIB=$B/tests/helpers/tasks/spark-test-tasks.so
@@ -166,7 +165,8 @@ tcp_url() { echo "tcp://127.0.0.1:$1"; }
 # With BENCH_TLS=1: a CA and a certificate per role from tools/spark-tls
 # (docs/security.md): the master, each worker, one for every driver, and
 # the client's, which bench-client, sparkctl and the nng baseline's req
-# side present.  CLIENT_ENV runs a client with it.
+# side present: an admin's, since the drain and the durable driver's rows
+# need one.  CLIENT_ENV runs a client with it.
 TLS_DIR=$tmp/tls
 CLIENT_ENV=() BASELINE_ENV=()
 # tls_keys NAME: the config lines of a daemon's certificate
@@ -178,7 +178,7 @@ make_certificates() {
         local c
         say "TLS: a CA and role certificates (tools/spark-tls) in $TLS_DIR"
         tools/spark-tls ca "$TLS_DIR" >"$tmp/spark-tls.log" 2>&1 || return 1
-        for c in "master master" "worker worker1" "worker worker2" "driver driver" "client bench"; do
+        for c in "master master" "worker worker1" "worker worker2" "driver driver" "admin bench"; do
                 # shellcheck disable=SC2086
                 set -- $c
                 tools/spark-tls "$1" "$TLS_DIR" "$2" 127.0.0.1 >>"$tmp/spark-tls.log" 2>&1 || return 1
@@ -482,7 +482,7 @@ measure_durable() {
                         R[dur_p50_${kind}_runs]+="$(kv "$out" latency_us_p50) "
                         # a driver with a state_dir keeps its application when
                         # stopped: kill-app ends it, executors and all
-                        [ $kind = memory ] || "$B/sparkctl" --master "$(url $P_MASTER)" kill-app \
+                        [ $kind = memory ] || "${CLIENT_ENV[@]}" "$B/sparkctl" --master "$(url $P_MASTER)" kill-app \
                                 "$(sed -n 's/.*Application \(app-[0-9-]*\) .*registered with the master.*/\1/p' "$tmp/$DRIVER.log" | head -n 1)" \
                                 >/dev/null 2>>"$tmp/client.log" || true
                         stop_driver
@@ -753,17 +753,17 @@ measure_drain() {
                 wid=$(awk '/ Worker worker-[^ ]+: [0-9]+ cores/ { for (i = 1; i <= NF; i++) if ($i == "Worker") { id = $(i + 1); sub(/:$/, "", id); print id; exit } }' \
                         "$tmp/$w.log")
                 [ -n "$wid" ] || { say "  cannot tell $w's id"; return 1; }
-                "$B/sparkctl" --driver "$DRIVER_URL" submit --name "drain-$trial" --function "$TASKS_LIB:sleep_ms" \
+                "${CLIENT_ENV[@]}" "$B/sparkctl" --driver "$DRIVER_URL" submit --name "drain-$trial" --function "$TASKS_LIB:sleep_ms" \
                         --count 2000 --arg "$DRAIN_TASK_MS" >/dev/null 2>>"$tmp/drain-job.log" &
                 SUBMIT_PID=$!
                 sleep 1.2 # both executors are in the middle of a task
                 t0=$("$BT/bench-tool" now)
-                "$B/sparkctl" --master "$master_url" drain "$wid" >>"$tmp/drain.log" 2>&1 ||
+                "${CLIENT_ENV[@]}" "$B/sparkctl" --master "$master_url" drain "$wid" >>"$tmp/drain.log" 2>&1 ||
                         { say "  sparkctl drain failed"; stop_long_job; return 1; }
                 wait_log "$tmp/master.log" "Worker $wid drained" "$t0" 30 ||
                         { say "  worker $wid never drained"; stop_long_job; return 1; }
                 DRAIN_MS+=("$(ms_between "$t0" "$FOUND" 1)")
-                "$B/sparkctl" --master "$master_url" undrain "$wid" >>"$tmp/drain.log" 2>&1 ||
+                "${CLIENT_ENV[@]}" "$B/sparkctl" --master "$master_url" undrain "$wid" >>"$tmp/drain.log" 2>&1 ||
                         { say "  sparkctl undrain failed"; stop_long_job; return 1; }
                 stop_long_job
                 # the app gets its executor back on worker 1 before the next trial

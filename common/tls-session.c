@@ -8,7 +8,6 @@
 
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
-#include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
@@ -316,6 +315,35 @@ bool tls_session_pending(const TlsSession *s) {
                mbedtls_ssl_check_pending(&s->ssl);
 }
 
+/* Our own words for what a peer most often does wrong.  Not
+ * mbedtls_strerror(): its table would make spark-executor, which links
+ * mbedtls statically, carry a copy Debian's lintian flags as an embedded
+ * library. */
+static const char *describe_code(int code, char *buf, size_t size) {
+        switch (code) {
+        case MBEDTLS_ERR_SSL_CONN_EOF:
+        case MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY:
+                return "the peer closed the connection";
+        case MBEDTLS_ERR_SSL_BAD_HS_CLIENT_HELLO:
+                return "not a TLS client hello (does the peer speak TLS?)";
+        case MBEDTLS_ERR_SSL_BAD_HS_SERVER_HELLO:
+                return "not a TLS server hello (does the server speak TLS?)";
+        case MBEDTLS_ERR_SSL_INVALID_RECORD:
+                return "not a TLS record (does the peer speak TLS?)";
+        case MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE:
+                return "the peer refused the handshake (a fatal alert)";
+        case MBEDTLS_ERR_SSL_NO_USABLE_CIPHERSUITE:
+                return "no cipher suite in common";
+        case MBEDTLS_ERR_SSL_INVALID_MAC:
+                return "a record failed its integrity check";
+        case MBEDTLS_ERR_SSL_ALLOC_FAILED:
+                return "out of memory";
+        default:
+                snprintf(buf, size, "TLS error -0x%04X", (unsigned) -code);
+                return buf;
+        }
+}
+
 void tls_session_strerror(const TlsSession *s, char *buf, size_t size) {
         uint32_t flags;
         char *nl;
@@ -334,5 +362,8 @@ void tls_session_strerror(const TlsSession *s, char *buf, size_t size) {
                 snprintf(buf, size, "%s", strerror(s->sys_errno));
                 return;
         }
-        mbedtls_strerror(s->last_error, buf, size);
+        const char *what = describe_code(s->last_error, buf, size);
+
+        if (what != buf)
+                snprintf(buf, size, "%s", what);
 }
