@@ -437,6 +437,10 @@ void master_recovery_start(Master *m) {
         void *v;
 
         master_recovery_end(m);
+        /* no application: no executor of the old leader's can run beside a
+         * new one (a new cluster's first leader places at once) */
+        if (!cluster_apps(m->cluster))
+                return;
         if (hashmap_new(&m->recovery_back) < 0)
                 return; /* no memory: place at once, as before */
         if (sd_event_add_time(m->event, &m->recovery_timer, CLOCK_MONOTONIC, until, USEC_PER_MSEC, on_recovery_timer,

@@ -42,6 +42,8 @@ check "the worker followed the standby to m1" grep -q "Registered with master .*
 app=$("$FAKE_DRIVER" --master "$M1" register --max-cores 2 --env SPARK_FAKE_MODE=sleep) || die "no app"
 check "2 executors running" wait_for app_executors_are "$app" running 2
 check "2 units" wait_for app_units_are "$app" 2
+check "m1, elected on an empty state, placed them without a recovery wait" \
+        bash -c "! grep -q 'Recovery after the election' '$(daemon_log m1)'"
 pids_before=$(for u in $(app_units "$app"); do unit_prop "$u" MainPID; done | sort | tr '\n' ' ')
 
 # Leader SIGKILL: its session expires after the negotiated timeout.
