@@ -70,8 +70,9 @@ SKIP=" ${BENCH_SKIP:-} "
 TLS=${BENCH_TLS:-0}
 case $TLS in 0|'') TLS=0 ;; 1) ;; *) echo "bench: BENCH_TLS must be 0 or 1, not '$TLS'" >&2; exit 1 ;; esac
 # master-load speaks plain tcp with no certificate, and the peer has no TLS
-# set up here: over TLS those phases would measure nothing of ours
-[ "$TLS" = 1 ] && SKIP="$SKIP scale dask "
+# set up here: over TLS those phases would measure nothing of ours; the
+# jobs-api poller speaks plain HTTP, and a TLS driver serves HTTPS
+[ "$TLS" = 1 ] && SKIP="$SKIP scale scale-fair dask jobs-api "
 HB_TIMEOUT_MS=2000         # driver.executor_heartbeat_timeout_ms
 WORKER_TIMEOUT_MS=2000     # master.worker_timeout_ms
 TASKS_LIB=$B/tests/helpers/tasks/spark-test-tasks.so
