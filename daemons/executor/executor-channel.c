@@ -2,9 +2,10 @@
  * registration, a TCP connection to the port the driver named, on the host
  * of its endpoint — plain for tcp://, TLS for tls+tcp:// (the driver's
  * certificate verified against the CA credential and the host dialled, as
- * nng's dialer does; the executor shows none).  Polls go there as frames tagged with
- * their slot, and the loop reads the answers itself; until the connection
- * is up, and after it failed, polls go over nng as before.  A connection
+ * nng's dialer does; the executor shows none).  Polls go there as frames
+ * tagged with their slot, and the loop reads the answers itself; until the
+ * connection is up (TLS: its handshake done), and after it failed, polls
+ * go over nng as before.  A connection
  * that fails takes the polls out on it along (as a dropped nng connection
  * would): executor_slot_finish() decides what that means. */
 #include <netdb.h>
