@@ -49,7 +49,24 @@ const mbedtls_ecp_group_id tls_key_exchange_curves[] = {
  * as Debian builds it), and nng calls in from many threads. */
 static mbedtls_entropy_context entropy;
 static mbedtls_ctr_drbg_context drbg;
+static bool drbg_seeded;
 static int setup_error;
+
+static void seed_once(void) {
+        static const char personal[] = "spark-deploy TLS";
+
+        mbedtls_entropy_init(&entropy);
+        mbedtls_ctr_drbg_init(&drbg);
+        drbg_seeded = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, (const unsigned char *) personal,
+                                            sizeof(personal) - 1) == 0;
+}
+
+mbedtls_ctr_drbg_context *tls_random_generator(void) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+        pthread_once(&once, seed_once);
+        return drbg_seeded ? &drbg : NULL;
+}
 
 static int nng_error(int mbedtls_code) {
         switch (mbedtls_code) {
@@ -289,12 +306,7 @@ static const nng_tls_engine engine = {
 };
 
 static void setup_once(void) {
-        static const char personal[] = "spark-deploy nng";
-
-        mbedtls_entropy_init(&entropy);
-        mbedtls_ctr_drbg_init(&drbg);
-        if (mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, (const unsigned char *) personal,
-                                  sizeof(personal) - 1) != 0) {
+        if (!tls_random_generator()) {
                 setup_error = -EIO;
                 return;
         }

@@ -17,11 +17,16 @@
  * errors for nng to report. */
 #pragma once
 
+#include <mbedtls/ctr_drbg.h>
 #include <mbedtls/ecp.h>
 
 /* The curves of the key exchange, best first: X25519, P-256, P-384.  The
  * task channel's sessions (tls-session.c) offer the same. */
 extern const mbedtls_ecp_group_id tls_key_exchange_curves[];
+
+/* The process's random generator for TLS, seeded once (thread-safe; NULL
+ * if it could not be seeded): this engine's and the task channel's. */
+mbedtls_ctr_drbg_context *tls_random_generator(void);
 
 /* Registers the engine for the configurations made from now on (a
  * configuration keeps the engine it was made with).  Idempotent and

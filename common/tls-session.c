@@ -6,8 +6,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <mbedtls/ctr_drbg.h>
-#include <mbedtls/entropy.h>
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
@@ -24,8 +22,6 @@
 
 struct TlsContext {
         mbedtls_ssl_config conf;
-        mbedtls_entropy_context entropy;
-        mbedtls_ctr_drbg_context drbg;
         mbedtls_x509_crt crt; /* a server's own chain, or a client's CA */
         mbedtls_pk_context key;
         bool server;
@@ -69,25 +65,25 @@ static int parse_key(mbedtls_pk_context *key, const char *path) {
 }
 
 static int context_new(bool server, TlsContext **ret) {
-        TlsContext *c = calloc(1, sizeof(*c));
-        static const char personal[] = "spark-deploy task channel";
+        mbedtls_ctr_drbg_context *rng = tls_random_generator();
+        TlsContext *c;
 
+        if (!rng)
+                return -EIO;
+        c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
         c->server = server;
         mbedtls_ssl_config_init(&c->conf);
-        mbedtls_entropy_init(&c->entropy);
-        mbedtls_ctr_drbg_init(&c->drbg);
         mbedtls_x509_crt_init(&c->crt);
         mbedtls_pk_init(&c->key);
-        if (mbedtls_ctr_drbg_seed(&c->drbg, mbedtls_entropy_func, &c->entropy, (const unsigned char *) personal,
-                                  sizeof(personal) - 1) != 0 ||
-            mbedtls_ssl_config_defaults(&c->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
+        if (mbedtls_ssl_config_defaults(&c->conf, server ? MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
                                         MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT) != 0) {
                 tls_context_free(c);
                 return -EIO;
         }
-        mbedtls_ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, &c->drbg);
+        /* the process's generator (nng-tls-engine.h): seeded once */
+        mbedtls_ssl_conf_rng(&c->conf, mbedtls_ctr_drbg_random, rng);
         /* not mbedtls's default, P-521 first (nng-tls-engine.h) */
         mbedtls_ssl_conf_curves(&c->conf, tls_key_exchange_curves);
         /* TLS 1.2, the newest this mbedtls speaks; nothing older */
@@ -158,8 +154,6 @@ TlsContext *tls_context_free(TlsContext *c) {
         mbedtls_ssl_config_free(&c->conf);
         mbedtls_x509_crt_free(&c->crt);
         mbedtls_pk_free(&c->key);
-        mbedtls_ctr_drbg_free(&c->drbg);
-        mbedtls_entropy_free(&c->entropy);
         free(c);
         return NULL;
 }

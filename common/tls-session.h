@@ -14,9 +14,9 @@
  * and read once a handshake is done (the peer's first record may have come
  * with its last handshake message).
  *
- * Threading: a TlsContext and its sessions belong to one thread at a time
- * (they share one random generator, unlocked).  A context outlives its
- * sessions. */
+ * Threading: a session belongs to one thread at a time; contexts and the
+ * process's random generator they draw from (nng-tls-engine.h, locked by
+ * mbedtls) may be shared.  A context outlives its sessions. */
 #pragma once
 
 #include <stdbool.h>
