@@ -306,10 +306,19 @@ static const nng_tls_engine engine = {
 };
 
 static void setup_once(void) {
+        nng_tls_config *probe = NULL;
+
         if (!tls_random_generator()) {
                 setup_error = -EIO;
                 return;
         }
+        /* nng registers its built-in engine when it initialises, on the
+         * first call that needs it: an engine registered before that is
+         * silently replaced.  A daemon checks its TLS files before it
+         * opens any socket, so nng is made to initialise first (making a
+         * configuration does; this one is nng's own, and goes at once). */
+        if (nng_tls_config_alloc(&probe, NNG_TLS_MODE_CLIENT) == 0)
+                nng_tls_config_free(probe);
         setup_error = nng_tls_engine_register(&engine) == 0 ? 0 : -ENOTSUP;
 }
 

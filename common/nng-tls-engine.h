@@ -11,8 +11,9 @@
  * strength is lost.
  *
  * nng lets a program supply its engine (nng/supplemental/tls/engine.h);
- * nng_tls_use_engine() registers this one, once per process, and
- * nng-tls.c calls it before it makes any TLS configuration.  The engine
+ * nng_tls_use_engine() registers this one, once per process and after nng
+ * has initialised (which registers nng's own), and nng-tls.c calls it
+ * before it makes any TLS configuration.  The engine
  * keeps nng's behaviour otherwise: TLS 1.2, the same checks, the same
  * errors for nng to report. */
 #pragma once

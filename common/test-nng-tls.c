@@ -7,6 +7,8 @@
  * TLS too; the handshakes are our engine's (nng-tls-engine.h).  Runs from
  * the source root. */
 #include <check.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check-run.h"
 #include "codec.h"
@@ -14,6 +16,7 @@
 #include "event-sub.h"
 #include "macro.h"
 #include "nng-tls.h"
+#include <nng/protocol/reqrep0/rep.h>
 #include <nng/supplemental/tls/tls.h>
 #include "nng-util.h"
 #include "rpc-client.h"
@@ -294,12 +297,37 @@ START_TEST(test_pub_sub) {
 }
 END_TEST
 
+/* A daemon checks its TLS files before it opens any socket: the first TLS
+ * configuration of the process is made before nng has initialised, which
+ * registers nng's own engine.  Ours must still be the one in use after.
+ * In a child of its own: nng initialises once per process. */
+START_TEST(test_engine_first_thing) {
+        char error[512];
+        int status;
+        pid_t pid;
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                nng_socket s;
+                bool ok = nng_tls_check_settings(&good, true, error, sizeof(error)) == 0 &&
+                          nng_rep0_open(&s) == 0 && nng_util_listen(s, url, &good, NULL) == 0 &&
+                          streq(nng_tls_engine_name(), "spark-mbedtls");
+                _exit(ok ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_mutual_tls,
                 test_missing_settings,
                 test_check_settings,
                 test_pub_sub,
+                test_engine_first_thing,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .timeout = 60 };

@@ -111,9 +111,20 @@ start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
 start_daemon worker1 "$SPARK_BUILD/spark-worker" --config "$tmp/worker1.conf"
 start_daemon worker2 "$SPARK_BUILD/spark-worker" --config "$tmp/worker2.conf"
 check "two workers register over TLS" wait_for workers_are 2
+# The daemons' handshakes are our TLS engine's (common/nng-tls-engine.h),
+# even though each checks its TLS files before nng has started: offered
+# P-521 first, a listener still takes X25519, where nng's own engine would
+# take P-521.
+key_exchange() {
+        openssl s_client -connect "${1#tls+tcp://}" -groups P-521:P-256:X25519 -CAfile "$tls/ca.pem" \
+                -cert "$tls/client.pem" -key "$tls/client.key" </dev/null 2>&1 |
+                sed -n 's/^Server Temp Key: \([^,]*\),.*/\1/p'
+}
+check_eq "the master's handshakes are on X25519, though P-521 is offered first" X25519 "$(key_exchange "$master_url")"
 start_daemon driver "$SPARK_BUILD/spark-driver" --config "$tmp/cluster.conf"
 check "the executors register with the driver over TLS" wait_until 30 executor_registered 4
 check "... dialling executor_listen" log_has driver "executors dial $(sed 's/[.+]/\\&/g' <<<"$exec_url")"
+check_eq "... whose handshakes are on X25519 too" X25519 "$(key_exchange "$exec_url")"
 
 # --- executors hold no key of a cluster member -------------------------------
 app=$(sed -n 's/.*Application \(app-[0-9]*-[0-9]*\) .*registered.*/\1/p' "$(daemon_log driver)" | head -n 1)
