@@ -1,5 +1,7 @@
 /* The executors the master has started for this application, as its events
- * and snapshots say, each with the worker it was started on.  An executor
+ * and snapshots say, each with the worker it was started on and that
+ * worker's event endpoint (subscribed to once the executor registers:
+ * driver-master.c).  An executor
  * may register only under an id the master gave it and from that worker
  * (docs/DESIGN.md §9: an unknown id gets an error and changes nothing), so a cluster
  * member cannot pose as an executor and take an application's tasks.
@@ -16,8 +18,15 @@
 typedef struct Announced {
         char key[16];                    /* the executor id, in decimal */
         char worker_id[WORKER_ID_MAX];
+        char *worker_events; /* NULL: none announced */
         bool draining;
 } Announced;
+
+static void announced_free(Announced *a) {
+        if (a)
+                free(a->worker_events);
+        free(a);
+}
 
 static void id_key(int id, char key[static 16]) {
         snprintf(key, 16, "%d", id);
@@ -56,7 +65,7 @@ void driver_forget_announced(Driver *d, int id) {
         char key[16];
 
         id_key(id, key);
-        free(hashmap_remove(d->announced, key));
+        announced_free(hashmap_remove(d->announced, key));
 }
 
 void driver_forget_all_announced(Driver *d) {
@@ -64,7 +73,7 @@ void driver_forget_all_announced(Driver *d) {
         void *v;
 
         while (hashmap_iterate(d->announced, &i, &v, NULL))
-                free(v);
+                announced_free(v);
         hashmap_clear(d->announced);
 }
 
@@ -94,4 +103,34 @@ bool driver_announced_draining(const Driver *d, int id) {
         id_key(id, key);
         a = hashmap_get(d->announced, key);
         return a && a->draining;
+}
+
+int driver_announce_worker_events(Driver *d, int id, const char *events_url) {
+        char key[16];
+        Announced *a;
+        char *copy;
+
+        if (isempty(events_url) || strlen(events_url) > DRIVER_MAX_EVENTS_URL)
+                return -EINVAL;
+        id_key(id, key);
+        a = hashmap_get(d->announced, key);
+        if (!a)
+                return -ENOENT;
+        if (a->worker_events && streq(a->worker_events, events_url))
+                return 0;
+        copy = strdup(events_url);
+        if (!copy)
+                return -ENOMEM;
+        free(a->worker_events);
+        a->worker_events = copy;
+        return 0;
+}
+
+const char *driver_announced_worker_events(const Driver *d, int id) {
+        char key[16];
+        const Announced *a;
+
+        id_key(id, key);
+        a = hashmap_get(d->announced, key);
+        return a ? a->worker_events : NULL;
 }

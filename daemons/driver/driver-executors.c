@@ -426,6 +426,7 @@ int driver_register_executor(Driver *d, RpcRequest *req, const Spark__RegisterEx
                               .message_id = SPARK_MESSAGE_EXECUTOR_REGISTERED),
                    "Executor %d registered from %s: %d cores, pid %" PRIi64 ", unit %s", ex->id, ex->host,
                    ex->cores, ex->pid, isempty(re->unit) ? "-" : re->unit);
+        d->effects->executor_registered(d, ex->id);
 reply:
         reply.heartbeat_ms = d->poll_interval_ms;
         reply.prefetch = DRIVER_MAX_PREFETCH;

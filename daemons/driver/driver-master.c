@@ -170,6 +170,23 @@ void driver_register_app(Driver *d) {
 
 /* ----------------------------------------------------------------- resync */
 
+/* A worker's unit-stop events speak of executors that registered: one that
+ * has not has nothing to lose yet.  So the subscription waits for the first
+ * of its executors to register (driver-executors.c): over TLS it costs a
+ * handshake on either side, which would otherwise compete for the CPU with
+ * the very executors being started (docs/DESIGN.md §4, worker events). */
+static void watch_worker_of(Driver *d, const Spark__ExecutorInfo *info) {
+        const DriverExecutor *ex;
+
+        if (isempty(info->worker_events))
+                return;
+        ex = driver_executor(d, info->executor_id);
+        if (ex && !ex->lost)
+                driver_subscribe_worker(d, info->worker_events);
+        else
+                (void) driver_announce_worker_events(d, info->executor_id, info->worker_events);
+}
+
 static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *userdata) {
         Driver *d = userdata;
         const Spark__ClusterState *cs;
@@ -227,8 +244,7 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
                         continue;
                 (void) driver_announce_executor(d, info->executor_id, info->worker_id);
                 driver_executor_set_draining(d, info->executor_id, info->draining);
-                if (!isempty(info->worker_events))
-                        driver_subscribe_worker(d, info->worker_events);
+                watch_worker_of(d, info);
         }
 }
 
@@ -296,8 +312,7 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
                         break;
                 (void) driver_announce_executor(d, info->executor_id, info->worker_id);
                 driver_executor_set_draining(d, info->executor_id, info->draining);
-                if (!isempty(info->worker_events))
-                        driver_subscribe_worker(d, info->worker_events);
+                watch_worker_of(d, info);
                 break;
         case SPARK__ENVELOPE__BODY_EXECUTOR_UPDATED:
                 info = env->executor_updated->executor;

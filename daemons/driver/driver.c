@@ -26,12 +26,20 @@ static void work_ready(Driver *d) {
         driver_elastic_kick(d);
 }
 
+static void executor_registered(Driver *d, int executor_id) {
+        const char *events_url = driver_announced_worker_events(d, executor_id);
+
+        if (events_url)
+                driver_subscribe_worker(d, events_url);
+}
+
 /* The lower parts' requests of the upper ones (DriverEffects in driver.h). */
 static const DriverEffects driver_effects = {
         .work_ready = work_ready,
         .kill = driver_queue_kill,
         .kills_queued = driver_send_kills,
         .resync = driver_request_snapshot,
+        .executor_registered = executor_registered,
 };
 
 int driver_new(const char *config_path, Driver **ret) {

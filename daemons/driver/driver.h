@@ -26,6 +26,7 @@
 /* Executors the driver keeps as announced by the master (driver-announced.c):
  * the master places at most max_cores of an app's executors at a time. */
 #define DRIVER_MAX_ANNOUNCED 100000
+#define DRIVER_MAX_EVENTS_URL 1024
 #define DRIVER_MAX_REQUEST_BYTES (256u * 1024u * 1024u)
 /* An executor may hold this many tasks beyond its cores at most; how many it
  * gets depends on how fast it finishes them (driver-executors.c). */
@@ -180,6 +181,8 @@ struct DriverEffects {
         void (*kills_queued)(Driver *d);
         /* The master's view of our executors is needed: ask for a snapshot. */
         void (*resync)(Driver *d);
+        /* An executor registered: hear its worker's unit-stop events. */
+        void (*executor_registered)(Driver *d, int executor_id);
 };
 
 int driver_new(const char *config_path, Driver **ret);
@@ -226,5 +229,10 @@ const char *driver_announced_worker(const Driver *d, int id);
 /* The draining flag of an announced executor, for when it registers. */
 void driver_announce_draining(Driver *d, int id, bool draining);
 bool driver_announced_draining(const Driver *d, int id);
+/* The event endpoint of the worker an announced executor runs on (at most
+ * DRIVER_MAX_EVENTS_URL bytes), for when it registers; -ENOENT if id is not
+ * announced. */
+int driver_announce_worker_events(Driver *d, int id, const char *events_url);
+const char *driver_announced_worker_events(const Driver *d, int id);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Driver *, driver_free);

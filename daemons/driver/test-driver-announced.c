@@ -93,11 +93,44 @@ START_TEST(test_bounded) {
 }
 END_TEST
 
+/* The worker's event endpoint waits with its executor for the
+ * registration; it goes with the executor, and a hostile one is refused. */
+START_TEST(test_worker_events) {
+        Driver *d = new_driver();
+        char long_url[DRIVER_MAX_EVENTS_URL + 2];
+
+        memset(long_url, 'u', sizeof(long_url) - 1);
+        long_url[sizeof(long_url) - 1] = 0;
+        ck_assert_int_eq(driver_announce_worker_events(d, 1, "tls+tcp://host-1:7079"), -ENOENT);
+        ck_assert_int_eq(driver_announce_executor(d, 1, W1), 0);
+        ck_assert_ptr_null(driver_announced_worker_events(d, 1));
+        ck_assert_int_eq(driver_announce_worker_events(d, 1, "tls+tcp://host-1:7079"), 0);
+        ck_assert_str_eq(driver_announced_worker_events(d, 1), "tls+tcp://host-1:7079");
+        /* a worker re-adopting it announces its own */
+        ck_assert_int_eq(driver_announce_executor(d, 1, W2), 0);
+        ck_assert_int_eq(driver_announce_worker_events(d, 1, "tls+tcp://host-2:7079"), 0);
+        ck_assert_str_eq(driver_announced_worker_events(d, 1), "tls+tcp://host-2:7079");
+        ck_assert_int_eq(driver_announce_worker_events(d, 1, ""), -EINVAL);
+        ck_assert_int_eq(driver_announce_worker_events(d, 1, NULL), -EINVAL);
+        ck_assert_int_eq(driver_announce_worker_events(d, 1, long_url), -EINVAL);
+        ck_assert_str_eq(driver_announced_worker_events(d, 1), "tls+tcp://host-2:7079");
+        ck_assert_ptr_null(driver_announced_worker_events(d, 2));
+        driver_forget_announced(d, 1);
+        ck_assert_ptr_null(driver_announced_worker_events(d, 1));
+        ck_assert_int_eq(driver_announce_executor(d, 3, W1), 0);
+        ck_assert_int_eq(driver_announce_worker_events(d, 3, "tls+tcp://host-1:7079"), 0);
+        driver_forget_all_announced(d);
+        ck_assert_ptr_null(driver_announced_worker_events(d, 3));
+        free_driver(d);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_announce_and_forget,
                 test_hostile_announcements,
                 test_bounded,
+                test_worker_events,
                 NULL,
         };
 
