@@ -18,6 +18,7 @@
 #include <nng/supplemental/tls/engine.h>
 
 #include "nng-tls-engine.h"
+#include "tls-resume.h"
 
 typedef struct OwnCert {
         mbedtls_x509_crt crt;
@@ -31,11 +32,15 @@ struct nng_tls_engine_config {
         mbedtls_x509_crl crl;
         char *server_name;
         OwnCert *own; /* a server may have several (one per key type) */
+        bool server;
+        nng_tls_auth_mode auth;
 };
 
 struct nng_tls_engine_conn {
         mbedtls_ssl_context ssl;
         void *tls; /* nng's connection, for nng_tls_engine_send/recv */
+        const nng_tls_engine_config *cfg; /* outlives its connections */
+        bool remembered;
 };
 
 const mbedtls_ecp_group_id tls_key_exchange_curves[] = {
@@ -124,6 +129,8 @@ static int conn_init(nng_tls_engine_conn *c, void *tls, nng_tls_engine_config *c
         int k;
 
         c->tls = tls;
+        c->cfg = cfg;
+        c->remembered = false;
         mbedtls_ssl_init(&c->ssl);
         mbedtls_ssl_set_bio(&c->ssl, tls, bio_send, bio_recv, NULL);
         k = mbedtls_ssl_setup(&c->ssl, &cfg->conf);
@@ -141,7 +148,15 @@ static void conn_close(nng_tls_engine_conn *c) {
 }
 
 static int conn_handshake(nng_tls_engine_conn *c) {
-        return nng_error(mbedtls_ssl_handshake(&c->ssl));
+        int k = mbedtls_ssl_handshake(&c->ssl);
+
+        /* for a task channel to resume (tls-resume.h); verified, or the
+         * handshake would have failed (a client requires it) */
+        if (k == 0 && !c->cfg->server && !c->remembered) {
+                c->remembered = true;
+                tls_resume_remember(&c->ssl, c->cfg->server_name);
+        }
+        return nng_error(k);
 }
 
 static int conn_recv(nng_tls_engine_conn *c, uint8_t *buf, size_t *size) {
@@ -185,6 +200,9 @@ static int config_init(nng_tls_engine_config *cfg, nng_tls_mode mode) {
         bool server = mode == NNG_TLS_MODE_SERVER;
         int k;
 
+        cfg->server = server;
+        cfg->auth = server ? NNG_TLS_AUTH_MODE_NONE : NNG_TLS_AUTH_MODE_REQUIRED;
+
         mbedtls_ssl_config_init(&cfg->conf);
         mbedtls_x509_crt_init(&cfg->ca);
         mbedtls_x509_crl_init(&cfg->crl);
@@ -210,20 +228,34 @@ static int config_server(nng_tls_engine_config *cfg, const char *name) {
         return 0;
 }
 
+/* A listener that asks for no client certificate (the driver's executor
+ * endpoint) keeps its sessions for the task channel to resume
+ * (tls-resume.h); one of cluster members, whose connections live long and
+ * carry certificates, keeps none. */
+static void config_update_resumption(nng_tls_engine_config *cfg) {
+        if (cfg->server && cfg->auth == NNG_TLS_AUTH_MODE_NONE && cfg->own && !cfg->own->next)
+                tls_resume_serve(&cfg->conf, &cfg->own->crt);
+        else
+                mbedtls_ssl_conf_session_cache(&cfg->conf, NULL, NULL, NULL);
+}
+
 static int config_auth(nng_tls_engine_config *cfg, nng_tls_auth_mode mode) {
         switch (mode) {
         case NNG_TLS_AUTH_MODE_NONE:
                 mbedtls_ssl_conf_authmode(&cfg->conf, MBEDTLS_SSL_VERIFY_NONE);
-                return 0;
+                break;
         case NNG_TLS_AUTH_MODE_OPTIONAL:
                 mbedtls_ssl_conf_authmode(&cfg->conf, MBEDTLS_SSL_VERIFY_OPTIONAL);
-                return 0;
+                break;
         case NNG_TLS_AUTH_MODE_REQUIRED:
                 mbedtls_ssl_conf_authmode(&cfg->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
-                return 0;
+                break;
         default:
                 return NNG_EINVAL;
         }
+        cfg->auth = mode;
+        config_update_resumption(cfg);
+        return 0;
 }
 
 /* PEM strings: mbedtls counts their NUL in the length. */
@@ -260,6 +292,7 @@ static int config_own_cert(nng_tls_engine_config *cfg, const char *cert, const c
         }
         o->next = cfg->own;
         cfg->own = o;
+        config_update_resumption(cfg);
         return 0;
 }
 

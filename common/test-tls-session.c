@@ -5,7 +5,7 @@
  * one through full socket buffers too; a server from another CA or for
  * another name is refused with the reason; bad files are named; a peer
  * that speaks no TLS or goes away ends the session with an error, not a
- * hang.  Runs from the source root. */
+ * hang; a later session resumes an earlier one only where it may.  Runs from the source root. */
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -232,6 +232,50 @@ START_TEST(test_bad_files_named) {
 }
 END_TEST
 
+/* A client's second session with a server of the same certificate
+ * resumes its first (tls-resume.h), and carries frames; a server with
+ * another certificate does not resume it: its handshake is full, and
+ * fails to verify; a client for another name offers nothing. */
+START_TEST(test_resumption) {
+        StreamWriter w = {};
+        StreamReader r;
+        char why[256];
+        Pair p;
+        int s;
+
+        pair_open(&p, DATA "ca.pem", DATA "host.pem", DATA "host.key", "localhost");
+        ck_assert_int_eq(handshake(&p, &s), 0);
+        ck_assert(!tls_session_resumed(p.client));
+        pair_close(&p);
+
+        /* new contexts and sockets: what is shared is the process's */
+        pair_open(&p, DATA "ca.pem", DATA "host.pem", DATA "host.key", "localhost");
+        ck_assert(!tls_session_resumed(p.client)); /* not before the handshake */
+        ck_assert_int_eq(handshake(&p, &s), 0);
+        ck_assert_int_eq(s, 0);
+        ck_assert(tls_session_resumed(p.client));
+        stream_reader_init(&r, 1 << 20);
+        ck_assert_int_eq(stream_writer_append(&w, 0, "resumed", 7), 0);
+        ck_assert_uint_eq(pump(p.client, &w, p.server, &r, 1, NULL, NULL), 1);
+        stream_reader_done(&r);
+        stream_writer_done(&w);
+        pair_close(&p);
+
+        /* the session is offered, but this server cannot take it up */
+        pair_open(&p, DATA "ca.pem", DATA "self.pem", DATA "self.key", "localhost");
+        ck_assert_int_eq(handshake(&p, NULL), -EKEYREJECTED);
+        tls_session_strerror(p.client, why, sizeof(why));
+        ck_assert_msg(strstr(why, "not correctly signed by the trusted CA"), "%s", why);
+        pair_close(&p);
+
+        /* another name: a full handshake, verified */
+        pair_open(&p, DATA "ca.pem", DATA "host.pem", DATA "host.key", "127.0.0.1");
+        ck_assert_int_eq(handshake(&p, NULL), 0);
+        ck_assert(!tls_session_resumed(p.client));
+        pair_close(&p);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_frames_both_ways,
@@ -239,6 +283,7 @@ int main(void) {
                 test_server_not_trusted,
                 test_peer_without_tls_or_gone,
                 test_bad_files_named,
+                test_resumption,
                 NULL,
         };
         const CheckOptions options = { .timeout = 60 };

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "nng-tls-engine.h"
 #include "nng-tls.h"
+#include "tls-resume.h"
 #include "tls-session.h"
 
 /* One recv() takes this much: a whole record (16 KiB of plaintext plus its
@@ -33,6 +34,9 @@ struct TlsSession {
         int last_error;      /* mbedtls's code of the last failure */
         int sys_errno;       /* ... and the socket's errno behind it */
         bool wants_write;
+        /* a client's offer of an earlier session (tls-resume.h): its id */
+        unsigned char offered_id[32];
+        size_t offered_id_len;
         size_t write_retry;  /* the length of the record whose sending waits */
         size_t in_start, in_end;
         unsigned char in[READ_AHEAD_BYTES];
@@ -119,6 +123,8 @@ int tls_context_new_server(const char *cert_file, const char *key_file, TlsConte
                 k = -ENOMEM;
                 goto fail;
         }
+        /* executors resume the session of their nng connection */
+        tls_resume_serve(&c->conf, &c->crt);
         *ret = c;
         return 0;
 fail:
@@ -213,6 +219,7 @@ int tls_session_new(TlsContext *c, int fd, const char *server_name, TlsSession *
         s->fd = fd;
         s->last_error = s->sys_errno = 0;
         s->wants_write = false;
+        s->offered_id_len = 0;
         s->write_retry = s->in_start = s->in_end = 0;
         mbedtls_ssl_init(&s->ssl);
         if (mbedtls_ssl_setup(&s->ssl, &c->conf) != 0 ||
@@ -220,6 +227,11 @@ int tls_session_new(TlsContext *c, int fd, const char *server_name, TlsSession *
                 mbedtls_ssl_free(&s->ssl);
                 free(s);
                 return -ENOMEM;
+        }
+        if (!c->server && tls_resume_offer(&s->ssl, server_name) &&
+            s->ssl.session_negotiate->id_len <= sizeof(s->offered_id)) {
+                s->offered_id_len = s->ssl.session_negotiate->id_len;
+                memcpy(s->offered_id, s->ssl.session_negotiate->id, s->offered_id_len);
         }
         mbedtls_ssl_set_bio(&s->ssl, s, bio_send, bio_recv, NULL);
         *ret = s;
@@ -266,7 +278,12 @@ static int session_error(TlsSession *s, int code) {
 int tls_session_handshake(TlsSession *s) {
         int k = mbedtls_ssl_handshake(&s->ssl);
 
-        return k == 0 ? 0 : session_error(s, k);
+        if (k != 0)
+                return session_error(s, k);
+        /* a channel that reconnects resumes this one (tls-resume.h) */
+        if (s->ssl.conf->endpoint == MBEDTLS_SSL_IS_CLIENT && !tls_session_resumed(s))
+                tls_resume_remember(&s->ssl, s->ssl.hostname);
+        return 0;
 }
 
 ssize_t tls_session_read(TlsSession *s, void *buf, size_t n) {
@@ -360,4 +377,14 @@ void tls_session_strerror(const TlsSession *s, char *buf, size_t size) {
 
         if (what != buf)
                 snprintf(buf, size, "%s", what);
+}
+
+bool tls_session_resumed(const TlsSession *s) {
+        const mbedtls_ssl_session *now;
+
+        if (!s || s->offered_id_len == 0 || s->ssl.state != MBEDTLS_SSL_HANDSHAKE_OVER)
+                return false;
+        /* a full handshake gets a new id from the server */
+        now = mbedtls_ssl_get_session_pointer(&s->ssl);
+        return now && now->id_len == s->offered_id_len && memcmp(now->id, s->offered_id, s->offered_id_len) == 0;
 }

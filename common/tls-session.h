@@ -14,6 +14,11 @@
  * and read once a handshake is done (the peer's first record may have come
  * with its last handshake message).
  *
+ * A client offers the session that an earlier connection of the process
+ * made with the same host (tls-resume.h), and a server resumes the
+ * sessions of its certificate's: an executor's channel takes up the
+ * session of its nng connection to the driver without a full handshake.
+ *
  * Threading: a session belongs to one thread at a time; contexts and the
  * process's random generator they draw from (nng-tls-engine.h, locked by
  * mbedtls) may be shared.  A context outlives its sessions. */
@@ -60,6 +65,9 @@ ssize_t tls_session_write(TlsSession *s, const void *buf, size_t n);
 bool tls_session_wants_write(const TlsSession *s);
 /* Whether received bytes wait in the session, unread. */
 bool tls_session_pending(const TlsSession *s);
+/* A client's handshake is done and resumed an earlier session of the
+ * process (tls-resume.h) rather than made a new one. */
+bool tls_session_resumed(const TlsSession *s);
 /* What went wrong last, in words (the certificate's faults when it did
  * not verify). */
 void tls_session_strerror(const TlsSession *s, char *buf, size_t size);

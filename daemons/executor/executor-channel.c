@@ -106,7 +106,9 @@ static void channel_up(Executor *e) {
 
         e->channel_state = CHANNEL_UP;
         log_struct(LOG_DEBUG, EXECUTOR_LOG_FIELDS(e), "Task channel to driver %s up%s.", e->args.driver_url,
-                   e->channel_tls ? " (TLS)" : "");
+                   !e->channel_tls                         ? ""
+                   : tls_session_resumed(e->channel_tls) ? " (TLS, the session of the nng connection resumed)"
+                                                           : " (TLS)");
         r = channel_update_events(e);
         if (r < 0)
                 executor_channel_close(e, r);

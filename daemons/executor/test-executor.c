@@ -22,6 +22,7 @@
 #include "sha256.h"
 #include "test-fixtures.h"
 #include "test-helpers.h"
+#include "tls-resume.h"
 
 #define APP "app-20261129172233-0001"
 #define WORKER "worker-20261129172233-testhost-7081"
@@ -1092,6 +1093,9 @@ static void stop_executor(void) {
 
 START_TEST(test_task_channel_tls) {
         run_tls_job(500);
+        /* the channel took up the session of the executor's nng
+         * connection (tls-resume.h): no second full handshake */
+        ck_assert_uint_ge(tls_resume_served(), 1);
         /* over nng only while the handshake was under way (a few ms) */
         ck_assert_uint_gt(drv.polls_on_channel, 10);
         ck_assert_uint_le(drv.polls_on_nng, 10);
@@ -1106,6 +1110,8 @@ START_TEST(test_task_channel_tls_unverified) {
 
         drv.channel_tls = &self_signed;
         run_tls_job(100);
+        /* offered, but a server of another certificate cannot take it up */
+        ck_assert_uint_eq(tls_resume_served(), 0);
         ck_assert_uint_eq(drv.polls_on_channel, 0);
         ck_assert_uint_gt(drv.polls_on_nng, 10);
         stop_executor();
