@@ -32,6 +32,13 @@ static void id_key(int id, char key[static 16]) {
         snprintf(key, 16, "%d", id);
 }
 
+static Announced *announced_find(const Driver *d, int id) {
+        char key[16];
+
+        id_key(id, key);
+        return hashmap_get(d->announced, key);
+}
+
 int driver_announce_executor(Driver *d, int id, const char *worker_id) {
         char key[16];
         Announced *a;
@@ -78,42 +85,31 @@ void driver_forget_all_announced(Driver *d) {
 }
 
 const char *driver_announced_worker(const Driver *d, int id) {
-        char key[16];
-        const Announced *a;
+        const Announced *a = announced_find(d, id);
 
-        id_key(id, key);
-        a = hashmap_get(d->announced, key);
         return a ? a->worker_id : NULL;
 }
 
 void driver_announce_draining(Driver *d, int id, bool draining) {
-        char key[16];
-        Announced *a;
+        Announced *a = announced_find(d, id);
 
-        id_key(id, key);
-        a = hashmap_get(d->announced, key);
         if (a)
                 a->draining = draining;
 }
 
 bool driver_announced_draining(const Driver *d, int id) {
-        char key[16];
-        const Announced *a;
+        const Announced *a = announced_find(d, id);
 
-        id_key(id, key);
-        a = hashmap_get(d->announced, key);
         return a && a->draining;
 }
 
 int driver_announce_worker_events(Driver *d, int id, const char *events_url) {
-        char key[16];
         Announced *a;
         char *copy;
 
         if (isempty(events_url) || strlen(events_url) > DRIVER_MAX_EVENTS_URL)
                 return -EINVAL;
-        id_key(id, key);
-        a = hashmap_get(d->announced, key);
+        a = announced_find(d, id);
         if (!a)
                 return -ENOENT;
         if (a->worker_events && streq(a->worker_events, events_url))
@@ -127,10 +123,7 @@ int driver_announce_worker_events(Driver *d, int id, const char *events_url) {
 }
 
 const char *driver_announced_worker_events(const Driver *d, int id) {
-        char key[16];
-        const Announced *a;
+        const Announced *a = announced_find(d, id);
 
-        id_key(id, key);
-        a = hashmap_get(d->announced, key);
         return a ? a->worker_events : NULL;
 }
