@@ -32,14 +32,11 @@ struct nng_tls_engine_config {
         mbedtls_x509_crl crl;
         char *server_name;
         OwnCert *own; /* a server may have several (one per key type) */
-        bool server;
-        nng_tls_auth_mode auth;
 };
 
 struct nng_tls_engine_conn {
         mbedtls_ssl_context ssl;
         void *tls; /* nng's connection, for nng_tls_engine_send/recv */
-        const nng_tls_engine_config *cfg; /* outlives its connections */
         bool remembered;
 };
 
@@ -129,7 +126,6 @@ static int conn_init(nng_tls_engine_conn *c, void *tls, nng_tls_engine_config *c
         int k;
 
         c->tls = tls;
-        c->cfg = cfg;
         c->remembered = false;
         mbedtls_ssl_init(&c->ssl);
         mbedtls_ssl_set_bio(&c->ssl, tls, bio_send, bio_recv, NULL);
@@ -152,9 +148,9 @@ static int conn_handshake(nng_tls_engine_conn *c) {
 
         /* for a task channel to resume (tls-resume.h); verified, or the
          * handshake would have failed (a client requires it) */
-        if (k == 0 && !c->cfg->server && !c->remembered) {
+        if (k == 0 && c->ssl.conf->endpoint == MBEDTLS_SSL_IS_CLIENT && !c->remembered) {
                 c->remembered = true;
-                tls_resume_remember(&c->ssl, c->cfg->server_name);
+                tls_resume_remember(&c->ssl, c->ssl.hostname);
         }
         return nng_error(k);
 }
@@ -200,9 +196,6 @@ static int config_init(nng_tls_engine_config *cfg, nng_tls_mode mode) {
         bool server = mode == NNG_TLS_MODE_SERVER;
         int k;
 
-        cfg->server = server;
-        cfg->auth = server ? NNG_TLS_AUTH_MODE_NONE : NNG_TLS_AUTH_MODE_REQUIRED;
-
         mbedtls_ssl_config_init(&cfg->conf);
         mbedtls_x509_crt_init(&cfg->ca);
         mbedtls_x509_crl_init(&cfg->crl);
@@ -233,7 +226,8 @@ static int config_server(nng_tls_engine_config *cfg, const char *name) {
  * (tls-resume.h); one of cluster members, whose connections live long and
  * carry certificates, keeps none. */
 static void config_update_resumption(nng_tls_engine_config *cfg) {
-        if (cfg->server && cfg->auth == NNG_TLS_AUTH_MODE_NONE && cfg->own && !cfg->own->next)
+        if (cfg->conf.endpoint == MBEDTLS_SSL_IS_SERVER && cfg->conf.authmode == MBEDTLS_SSL_VERIFY_NONE && cfg->own &&
+            !cfg->own->next)
                 tls_resume_serve(&cfg->conf, &cfg->own->crt);
         else
                 mbedtls_ssl_conf_session_cache(&cfg->conf, NULL, NULL, NULL);
@@ -253,7 +247,6 @@ static int config_auth(nng_tls_engine_config *cfg, nng_tls_auth_mode mode) {
         default:
                 return NNG_EINVAL;
         }
-        cfg->auth = mode;
         config_update_resumption(cfg);
         return 0;
 }

@@ -5,7 +5,8 @@
  * one through full socket buffers too; a server from another CA or for
  * another name is refused with the reason; bad files are named; a peer
  * that speaks no TLS or goes away ends the session with an error, not a
- * hang; a later session resumes an earlier one only where it may.  Runs from the source root. */
+ * hang; a later session resumes an earlier one only where it may.  Runs
+ * from the source root. */
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
