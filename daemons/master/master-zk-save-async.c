@@ -120,6 +120,7 @@ static int send_multi(ZkSave *s, int n) {
 
         s->n_ops = n;
         s->done = false;
+        zk_save_plan_sending(&s->plan, now_mono_usec());
         zrc = zoo_amulti(master_ha_handle(s->m->ha), n, s->ops, s->results, on_multi_completed, s);
         return zrc == ZOK ? 0 : zk_errno(zrc);
 }
@@ -204,8 +205,7 @@ static void on_step_queued(void *userdata, bool discard) {
                 }
                 if (s->step == ZK_SAVE_META) {
                         zk_save_committed(m, &s->plan);
-                        /* its round trips too: a save costs the ensemble that */
-                        m->state_save_cost = now_mono_usec() - s->plan.start;
+                        m->state_save_cost = zk_save_plan_cost(&s->plan, now_mono_usec());
                 }
                 break;
         case ZK_SAVE_PACK: /* not sent: the child's pipe says when it is done */

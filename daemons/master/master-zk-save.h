@@ -39,6 +39,7 @@ typedef struct ZkSavePlan {
         char sha256[SHA256_HEX_SIZE];
         bool mapped;        /* buf is a mapping of len bytes, not an allocation */
         usec_t start;
+        usec_t first_sent;  /* when its first multi-op went: packed by then */
 } ZkSavePlan;
 
 /* A save of the state as it is now (the leader's only; -EROFS on a
@@ -56,6 +57,20 @@ int zk_save_chunk_ops(Master *m, ZkSavePlan *p, zoo_op_t *ops, char (*paths)[ZK_
 /* The check of our election znode and the write of meta, pointing at the
  * plan's generation (a set with meta's version). */
 void zk_save_meta_ops(Master *m, ZkSavePlan *p, zoo_op_t ops[static 2]);
+/* A multi-op of the save is sent now. */
+void zk_save_plan_sending(ZkSavePlan *p, usec_t now);
+/* What the save cost, for the delay before the next one (master-state.c):
+ * 100 times that, at least 50 ms.  A state of one batch of chunks (up to
+ * 512 KiB) costs the ensemble two small writes, and their round trips
+ * (about 10 ms each on a 3-node ensemble) are latency, which costs neither
+ * this master's loop nor the ensemble any work: such a save costs its
+ * packing alone.  Counted whole, they put every save of a small state a
+ * second or more after its change, and a leader killed in that second
+ * left its successor a state without the workers that had just registered
+ * (the successor then holds placement for all of worker_timeout_ms:
+ * docs/ha.md, "Recovery after a failover").  A larger state's save costs
+ * its whole time, the ensemble's writes included. */
+usec_t zk_save_plan_cost(const ZkSavePlan *p, usec_t now);
 /* Meta points at the plan's generation now. */
 void zk_save_committed(Master *m, ZkSavePlan *p);
 /* A step of the save failed with r: the master is deposed if its election

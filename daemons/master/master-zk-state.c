@@ -125,6 +125,12 @@ static int run_batch(Master *m, zoo_op_t *ops, int n) {
         return zk_batch_errno(zoo_multi(master_ha_handle(m->ha), n, ops, results), results, n);
 }
 
+/* A batch of a save, noted for its cost (zk_save_plan_cost()). */
+static int run_save_batch(Master *m, ZkSavePlan *p, zoo_op_t *ops, int n) {
+        zk_save_plan_sending(p, now_mono_usec());
+        return run_batch(m, ops, n);
+}
+
 int zk_batch_errno(int zrc, const zoo_op_result_t *results, int n) {
         if (zrc == ZOK)
                 return 0;
@@ -305,6 +311,17 @@ void zk_save_meta_ops(Master *m, ZkSavePlan *p, zoo_op_t ops[static 2]) {
                 zoo_set_op_init(&ops[1], p->meta_path, p->meta, (int) strlen(p->meta), m->zk_state_version, NULL);
 }
 
+void zk_save_plan_sending(ZkSavePlan *p, usec_t now) {
+        if (p->first_sent == 0)
+                p->first_sent = now;
+}
+
+usec_t zk_save_plan_cost(const ZkSavePlan *p, usec_t now) {
+        usec_t end = p->chunks <= ZK_BATCH_BYTES / ZK_CHUNK_BYTES && p->first_sent != 0 ? p->first_sent : now;
+
+        return end > p->start ? end - p->start : 0;
+}
+
 void zk_save_committed(Master *m, ZkSavePlan *p) {
         m->zk_state_version++;
         m->zk_state_meta_gen = p->gen;
@@ -335,16 +352,16 @@ int master_zk_state_save(Master *m) {
         if (r < 0)
                 return r;
         while ((n = zk_save_chunk_ops(m, &p, ops, paths)) > 0) {
-                r = run_batch(m, ops, n);
+                r = run_save_batch(m, &p, ops, n);
                 if (r < 0)
                         goto fail;
         }
         zk_save_meta_ops(m, &p, ops);
-        r = run_batch(m, ops, 2);
+        r = run_save_batch(m, &p, ops, 2);
         if (r < 0)
                 goto fail;
         zk_save_committed(m, &p);
-        m->state_save_cost = now_mono_usec() - p.start;
+        m->state_save_cost = zk_save_plan_cost(&p, now_mono_usec());
         /* an entry built but not created yet is in the snapshot too */
         free(m->zk_journal_entry);
         m->zk_journal_entry = NULL;

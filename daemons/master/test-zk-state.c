@@ -12,6 +12,7 @@
 #include "check-run.h"
 #include "log.h"
 #include "master.h"
+#include "master-zk-save.h"
 #include "test-master-conf.h"
 
 #define CHUNK_MAX (256 * 1024)
@@ -514,6 +515,33 @@ START_TEST(test_loop_save_ends_a_timer_save) {
 }
 END_TEST
 
+/* A save's cost, which sets the delay before the next one: a state of
+ * one batch of chunks costs its packing, the ensemble's round trips left
+ * out; a larger one its whole time. */
+START_TEST(test_save_cost) {
+        const usec_t ms = USEC_PER_MSEC, t0 = 1000 * USEC_PER_SEC;
+        ZkSavePlan small = { .start = t0, .chunks = 2 }, large = { .start = t0, .chunks = 3 };
+
+        /* packed in 2 ms, then a batch of chunks and meta, 10 ms each */
+        zk_save_plan_sending(&small, t0 + 2 * ms);
+        zk_save_plan_sending(&small, t0 + 12 * ms);
+        ck_assert_uint_eq(zk_save_plan_cost(&small, t0 + 22 * ms), 2 * ms);
+        ck_assert_uint_eq(master_state_save_delay(zk_save_plan_cost(&small, t0 + 22 * ms)), 200 * ms);
+        /* counted whole, its next save would have waited 2.2 s */
+        ck_assert_uint_eq(master_state_save_delay(22 * ms), 2200 * ms);
+
+        /* two batches of chunks: the ensemble's writes count */
+        zk_save_plan_sending(&large, t0 + 5 * ms);
+        zk_save_plan_sending(&large, t0 + 65 * ms);
+        zk_save_plan_sending(&large, t0 + 125 * ms);
+        ck_assert_uint_eq(zk_save_plan_cost(&large, t0 + 135 * ms), 135 * ms);
+
+        /* nothing sent yet, or a clock read before the start */
+        ck_assert_uint_eq(zk_save_plan_cost(&(ZkSavePlan) { .start = t0, .chunks = 1 }, t0 + 5 * ms), 5 * ms);
+        ck_assert_uint_eq(zk_save_plan_cost(&large, t0 - 1), 0);
+}
+END_TEST
+
 START_TEST(test_refuses_garbage_journal_entry) {
         Spark__StateJournalEntry entry = SPARK__STATE_JOURNAL_ENTRY__INIT;
         uint8_t packed[64];
@@ -567,6 +595,7 @@ int main(void) {
                 test_refuses_garbage_journal_entry,
                 test_timer_save_does_not_hold_the_loop,
                 test_loop_save_ends_a_timer_save,
+                test_save_cost,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 180 };

@@ -53,6 +53,12 @@ check "m2 leads after m1 is killed" wait_for ha_leads "$M2"
 t1=$(date +%s%N)
 echo "# failover: m1 SIGKILL -> m2 leads in $(((t1 - t0) / 1000000)) ms"
 check "m2 restored the app from ZooKeeper" grep -q 'Restored 1 applications' "$(daemon_log m2)"
+# m1 saved the worker, registered a moment before the app, in its snapshot:
+# m2 waits for that worker only, not for all of worker_timeout_ms
+# (docs/ha.md, "Recovery after a failover")
+check "and the worker, registered a moment before it" grep -q 'Restored 1 applications, 1 workers' "$(daemon_log m2)"
+check "m2's recovery ended when the worker was back" \
+        wait_for grep -q 'Recovery after the election done: 1 of 1 workers registered again$' "$(daemon_log m2)"
 check "the worker follows m2" wait_for grep -q "Registered with master .* at $M2" "$(daemon_log w1)"
 # m1's process is gone, and with it the worker's connection: the worker
 # tries m2 at its first call without an answer, not after two.
