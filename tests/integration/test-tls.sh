@@ -28,6 +28,10 @@ check "... which openssl verifies against the CA" openssl verify -CAfile "$tls/c
 check_match "... whose subject names its role" "O ?= ?spark-deploy, OU ?= ?worker, CN ?= ?worker" \
         "$(openssl x509 -in "$tls/worker.pem" -noout -subject)"
 check_eq "the key is private" 600 "$(stat -c %a "$tls/worker.key")"
+# the CA's signature is checked in every handshake: RSA's is cheap to check
+# (docs/security.md, "Costs"), a daemon's own key stays P-256
+check_match "the CA's key is RSA 3072" "Private-Key: \(3072 bit" "$(openssl pkey -in "$tls/ca.key" -noout -text)"
+check_match "a daemon's key is P-256" "NIST CURVE: P-256" "$(openssl pkey -in "$tls/worker.key" -noout -text)"
 check_eq "--days sets the validity" "$(date -u -d '+3 days' +%Y-%m-%d)" \
         "$(spark_tls --days 3 admin "$tls" admin >/dev/null &&
                 date -u -d "$(openssl x509 -in "$tls/admin.pem" -noout -enddate | cut -d= -f2)" +%Y-%m-%d)"
