@@ -23,9 +23,20 @@
  *                                  PERIOD_MS until SIGTERM or SIGINT, then
  *                                  prints the responses' times (poll_us_p50,
  *                                  _p99, _max), their count, the failures
- *                                  and the last one's size */
+ *                                  and the last one's size
+ *   bench-tool waitlog FILE ERE AFTER TIMEOUT_S
+ *                                  waits for a line of FILE (as tslog
+ *                                  writes it) stamped AFTER or later that
+ *                                  matches ERE, and prints its stamp; exit
+ *                                  1 if none came within TIMEOUT_S.  It
+ *                                  reads what was appended every 5 ms, with
+ *                                  no process started per look: a wait in
+ *                                  the shell ran awk and sleep 100 times a
+ *                                  second, a fifth of a core taken from
+ *                                  the start-ups being measured */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <signal.h>
 
 #include "bench-util.h"
@@ -165,6 +176,71 @@ static int fsync_cost(const char *dir, long count) {
         return 0;
 }
 
+#define WAITLOG_LINE_MAX (1024 * 1024)
+#define WAITLOG_PERIOD_NSEC (5 * 1000 * 1000L)
+
+/* Whether line (NUL-terminated, no newline) is stamped after or later
+ * and matches re; its stamp in *stamp. */
+static bool waitlog_line(const char *line, const regex_t *re, uint64_t after, uint64_t *stamp) {
+        char *end;
+        unsigned long long t = strtoull(line, &end, 10);
+
+        if (end == line || t < after)
+                return false;
+        if (regexec(re, line, 0, NULL, 0) != 0)
+                return false;
+        *stamp = t;
+        return true;
+}
+
+static int waitlog(const char *path, const char *ere, const char *after_s, const char *timeout_s) {
+        const struct timespec period = { .tv_nsec = WAITLOG_PERIOD_NSEC };
+        _cleanup_free_ char *buf = malloc(WAITLOG_LINE_MAX + 1);
+        uint64_t after = strtoull(after_s, NULL, 10), deadline, stamp;
+        size_t len = 0;
+        regex_t re;
+        int fd = -1, rc = 1;
+
+        if (!buf || atol(timeout_s) <= 0 || regcomp(&re, ere, REG_EXTENDED | REG_NOSUB) != 0)
+                return 2;
+        deadline = bench_now_usec() + (uint64_t) atol(timeout_s) * 1000000u;
+        for (;;) {
+                ssize_t n;
+
+                if (fd < 0)
+                        fd = open(path, O_RDONLY | O_CLOEXEC);
+                while (fd >= 0 && (n = read(fd, buf + len, WAITLOG_LINE_MAX - len)) > 0) {
+                        char *line = buf, *nl;
+
+                        len += (size_t) n;
+                        buf[len] = '\0';
+                        while ((nl = memchr(line, '\n', len - (size_t) (line - buf)))) {
+                                *nl = '\0';
+                                if (waitlog_line(line, &re, after, &stamp)) {
+                                        printf("%" PRIu64 "\n", stamp);
+                                        rc = 0;
+                                        goto done;
+                                }
+                                line = nl + 1;
+                        }
+                        /* the unfinished last line stays; one longer than
+                         * the buffer is dropped */
+                        len -= (size_t) (line - buf);
+                        memmove(buf, line, len);
+                        if (len == WAITLOG_LINE_MAX)
+                                len = 0;
+                }
+                if (bench_now_usec() >= deadline)
+                        break;
+                nanosleep(&period, NULL);
+        }
+done:
+        if (fd >= 0)
+                close(fd);
+        regfree(&re);
+        return rc;
+}
+
 int main(int argc, char **argv) {
         if (argc == 2 && streq(argv[1], "now")) {
                 printf("%" PRIu64 "\n", bench_now_usec());
@@ -197,7 +273,9 @@ int main(int argc, char **argv) {
                 return fsync_cost(argv[2], atol(argv[3]));
         if (argc == 5 && streq(argv[1], "poll"))
                 return poll_http(argv[2], argv[3], atol(argv[4]));
+        if (argc == 6 && streq(argv[1], "waitlog"))
+                return waitlog(argv[2], argv[3], argv[4], argv[5]);
         fprintf(stderr, "usage: bench-tool now | kill SIGNAL PID | tslog | rss PID | ctxsw PID [PREFIX] | "
-                        "fsync DIR COUNT | poll HOST:PORT PATH PERIOD_MS\n");
+                        "fsync DIR COUNT | poll HOST:PORT PATH PERIOD_MS | waitlog FILE ERE AFTER TIMEOUT_S\n");
         return 2;
 }
