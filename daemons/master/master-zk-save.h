@@ -59,17 +59,21 @@ int zk_save_chunk_ops(Master *m, ZkSavePlan *p, zoo_op_t *ops, char (*paths)[ZK_
 void zk_save_meta_ops(Master *m, ZkSavePlan *p, zoo_op_t ops[static 2]);
 /* A multi-op of the save is sent now. */
 void zk_save_plan_sending(ZkSavePlan *p, usec_t now);
-/* What the save cost, for the delay before the next one (master-state.c):
- * 100 times that, at least 50 ms.  A state of one batch of chunks (up to
- * 512 KiB) costs the ensemble two small writes, and their round trips
- * (about 10 ms each on a 3-node ensemble) are latency, which costs neither
- * this master's loop nor the ensemble any work: such a save costs its
- * packing alone.  Counted whole, they put every save of a small state a
- * second or more after its change, and a leader killed in that second
- * left its successor a state without the workers that had just registered
- * (the successor then holds placement for all of worker_timeout_ms:
- * docs/ha.md, "Recovery after a failover").  A larger state's save costs
- * its whole time, the ensemble's writes included. */
+/* The bytes the ensemble writes in the time a save's cost stands for:
+ * the delay before the next save is 100 times the cost (master-state.c),
+ * so the timer's saves write at most 256 KiB a second to the ensemble on
+ * average (up to the delay's cap of 10 s, which a state of 2.5 MiB
+ * reaches). */
+#define ZK_SAVE_COST_BYTES_PER_SEC (25u * 1024u * 1024u)
+/* What the save cost, for the delay before the next one: its packing (up
+ * to its first multi-op), and its bytes at ZK_SAVE_COST_BYTES_PER_SEC.
+ * Not its round trips, about 10 ms each on a 3-node ensemble whatever they
+ * carry: latency costs neither this master's loop nor the ensemble any
+ * work, and counting it put every save of a small state a second or more
+ * after its change.  A leader killed in that second left its successor a
+ * state without the workers that had just registered, and the successor
+ * held placement for all of worker_timeout_ms (docs/ha.md, "Recovery
+ * after a failover"). */
 usec_t zk_save_plan_cost(const ZkSavePlan *p, usec_t now);
 /* Meta points at the plan's generation now. */
 void zk_save_committed(Master *m, ZkSavePlan *p);

@@ -317,9 +317,10 @@ void zk_save_plan_sending(ZkSavePlan *p, usec_t now) {
 }
 
 usec_t zk_save_plan_cost(const ZkSavePlan *p, usec_t now) {
-        usec_t end = p->chunks <= ZK_BATCH_BYTES / ZK_CHUNK_BYTES && p->first_sent != 0 ? p->first_sent : now;
+        usec_t packed = p->first_sent != 0 ? p->first_sent : now;
 
-        return end > p->start ? end - p->start : 0;
+        return (packed > p->start ? packed - p->start : 0) +
+               (usec_t) p->len * USEC_PER_SEC / ZK_SAVE_COST_BYTES_PER_SEC;
 }
 
 void zk_save_committed(Master *m, ZkSavePlan *p) {

@@ -515,30 +515,30 @@ START_TEST(test_loop_save_ends_a_timer_save) {
 }
 END_TEST
 
-/* A save's cost, which sets the delay before the next one: a state of
- * one batch of chunks costs its packing, the ensemble's round trips left
- * out; a larger one its whole time. */
+/* A save's cost, which sets the delay before the next one: its packing
+ * and its bytes, not the ensemble's round trips. */
 START_TEST(test_save_cost) {
         const usec_t ms = USEC_PER_MSEC, t0 = 1000 * USEC_PER_SEC;
-        ZkSavePlan small = { .start = t0, .chunks = 2 }, large = { .start = t0, .chunks = 3 };
+        ZkSavePlan small = { .start = t0, .len = 2048 }, large = { .start = t0, .len = 5u << 20 };
 
-        /* packed in 2 ms, then a batch of chunks and meta, 10 ms each */
+        /* a small cluster's state: packed in 2 ms, then a batch of chunks
+         * and meta, 10 ms each */
         zk_save_plan_sending(&small, t0 + 2 * ms);
         zk_save_plan_sending(&small, t0 + 12 * ms);
-        ck_assert_uint_eq(zk_save_plan_cost(&small, t0 + 22 * ms), 2 * ms);
-        ck_assert_uint_eq(master_state_save_delay(zk_save_plan_cost(&small, t0 + 22 * ms)), 200 * ms);
+        ck_assert_uint_eq(zk_save_plan_cost(&small, t0 + 22 * ms), 2 * ms + 78);
+        ck_assert_uint_eq(master_state_save_delay(zk_save_plan_cost(&small, t0 + 22 * ms)), 207800);
         /* counted whole, its next save would have waited 2.2 s */
         ck_assert_uint_eq(master_state_save_delay(22 * ms), 2200 * ms);
 
-        /* two batches of chunks: the ensemble's writes count */
-        zk_save_plan_sending(&large, t0 + 5 * ms);
-        zk_save_plan_sending(&large, t0 + 65 * ms);
-        zk_save_plan_sending(&large, t0 + 125 * ms);
-        ck_assert_uint_eq(zk_save_plan_cost(&large, t0 + 135 * ms), 135 * ms);
+        /* 5 MiB: 200 ms of the ensemble's writing; the delay's cap */
+        zk_save_plan_sending(&large, t0 + 40 * ms);
+        ck_assert_uint_eq(zk_save_plan_cost(&large, t0 + 900 * ms), 240 * ms);
+        ck_assert_uint_eq(master_state_save_delay(zk_save_plan_cost(&large, t0 + 900 * ms)), 10 * USEC_PER_SEC);
 
-        /* nothing sent yet, or a clock read before the start */
-        ck_assert_uint_eq(zk_save_plan_cost(&(ZkSavePlan) { .start = t0, .chunks = 1 }, t0 + 5 * ms), 5 * ms);
-        ck_assert_uint_eq(zk_save_plan_cost(&large, t0 - 1), 0);
+        /* nothing sent yet (packing on the loop), or a clock read before
+         * the start */
+        ck_assert_uint_eq(zk_save_plan_cost(&(ZkSavePlan) { .start = t0 }, t0 + 5 * ms), 5 * ms);
+        ck_assert_uint_eq(zk_save_plan_cost(&(ZkSavePlan) { .start = t0 }, t0 - 1), 0);
 }
 END_TEST
 
