@@ -32,8 +32,9 @@
  *                                  reads what was appended every 5 ms, with
  *                                  no process started per look: a wait in
  *                                  the shell ran awk and sleep 100 times a
- *                                  second, a fifth of a core taken from
- *                                  the start-ups being measured */
+ *                                  second, about a fifth of the 2 cores
+ *                                  taken from the start-ups being
+ *                                  measured */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <regex.h>

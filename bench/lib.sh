@@ -84,8 +84,9 @@ log_time() {
 
 # wait_log FILE ERE AFTER TIMEOUT_S: waits for such a line; its stamp is left
 # in FOUND.  bench-tool waitlog reads the file as it grows, without the
-# processes a loop of log_time and sleep started 100 times a second (a fifth
-# of a core, taken from the start-ups being measured); through run_fg, as a
+# processes a loop of log_time and sleep started 100 times a second (about
+# a fifth of the 2 cores of the test machines, taken from the start-ups being
+# measured); through run_fg, as a
 # long wait inside $(...) would hold off the run's TERM trap until it ends.
 FOUND=
 wait_log() {
