@@ -460,17 +460,21 @@ measure_latency_nng() {
 
 # ================================================ a driver with a state_dir
 # Empty-task throughput (2 executors) and one-task submit→result latency of
-# a driver that journals its jobs and results (driver.state_dir, one
-# fdatasync per loop turn of results), beside the same driver without one:
-# in memory, then durable, then both again, the better of each kind's two
-# rounds (a busy spell of the shared machine then falls on both).
+# a driver that journals its jobs and results (driver.state_dir, written
+# before a client sees them, synced by a thread of its own: the default
+# journal_sync), beside the same driver without one and with journal_sync
+# "before-reply" (the loop syncs before each answer): in memory, durable,
+# synced, then all three again, the better of each kind's two rounds (a
+# busy spell of the shared machine then falls on all).
 DURABLE_TASKS=${BENCH_DURABLE_TASKS:-200000}
 measure_durable() {
         local round kind out
         for round in 1 2; do
-                for kind in memory durable; do
+                for kind in memory durable synced; do
                         DRIVER_EXTRA=''
                         [ $kind = durable ] && DRIVER_EXTRA="state_dir = \"$tmp/durable-state-$round\";"
+                        [ $kind = synced ] &&
+                                DRIVER_EXTRA="state_dir = \"$tmp/synced-state-$round\"; journal_sync = \"before-reply\";"
                         start_driver 2 || { DRIVER_EXTRA=''; return 1; }
                         DRIVER_EXTRA=''
                         out=$tmp/durable-tput-$kind-$round.out
@@ -489,17 +493,18 @@ measure_durable() {
                         stop_driver
                 done
         done
-        for kind in memory durable; do
+        for kind in memory durable synced; do
                 # shellcheck disable=SC2086  # the runs, one per word
                 R[dur_tput_$kind]=$(printf '%s\n' ${R[dur_tput_${kind}_runs]} | sort -g | tail -n 1)
                 # shellcheck disable=SC2086
                 R[dur_p50_$kind]=$(printf '%s\n' ${R[dur_p50_${kind}_runs]} | sort -g | head -n 1)
         done
-        # the floor under the latency: a one-task job waits for one sync (the
+        # what "before-reply" adds: a one-task job waits for one sync (the
         # job and its result together, before the submission is answered)
         run_fg "$BT/bench-tool" fsync "$tmp" 200 >"$tmp/fsync.out" || true
         R[fsync_p50]=$(kv "$tmp/fsync.out" fdatasync_us_p50)
         say "  durable driver: ${R[dur_tput_durable]} tasks/s, p50 ${R[dur_p50_durable]} µs;" \
+                "synced before each reply: ${R[dur_tput_synced]} tasks/s, p50 ${R[dur_p50_synced]} µs;" \
                 "in memory: ${R[dur_tput_memory]} tasks/s, p50 ${R[dur_p50_memory]} µs"
 }
 

@@ -71,6 +71,7 @@ static const char *check_host(const char *s);
 static const char *check_http_listen(const char *s);
 static const char *check_bus(const char *s);
 static const char *check_recovery_mode(const char *s);
+static const char *check_journal_sync(const char *s);
 static const char *check_scheduling(const char *s);
 static const char *check_zookeeper_hosts(const char *s);
 static const char *check_znode_path(const char *s);
@@ -209,6 +210,10 @@ static const ConfigKey schema[] = {
                 "most MiB of results one job may return"),
         KEY_STRING(DRIVER, driver, state_dir, "", check_optional_path, RESTART,
                    "where the driver journals its jobs and results, to survive a restart; empty: in memory only"),
+        KEY_STRING(DRIVER, driver, journal_sync, "background", check_journal_sync, RESTART,
+                   "when the journal reaches the disk: \"background\", a sync per turn while the driver goes on "
+                   "(a crash of the driver loses nothing, one of the host the last moment); \"before-reply\", "
+                   "before each answer that shows what it holds"),
         KEY_INT(DRIVER, driver, result_memory_mb, 128, 1, 1048576, RELOAD,
                 "most MiB of results held in memory; with a state_dir, more go to disk"),
         KEY_ENV(DRIVER, driver, executor_env, RELOAD,
@@ -463,6 +468,7 @@ const char *config_endpoint_list_check(const char *s) {
 
 DEFINE_CHECK_EITHER(check_recovery_mode, "filesystem", "zookeeper")
 DEFINE_CHECK_EITHER(check_scheduling, "fifo", "fair")
+DEFINE_CHECK_EITHER(check_journal_sync, "background", "before-reply")
 
 /* The connect string zookeeper_init() takes: HOST:PORT[,HOST:PORT...],
  * optionally followed by a chroot path, which we do not use: zookeeper_dir

@@ -89,6 +89,7 @@ typedef struct SparkDriverConfig {
         int64_t executor_heartbeat_timeout_ms;
         int64_t max_result_mb;
         char *state_dir;          /* "": no journal, jobs live in memory only */
+        char *journal_sync;       /* "background" or "before-reply" (driver-journal.c) */
         int64_t result_memory_mb; /* results held in memory; beyond, on disk (with state_dir) */
         char **executor_env; /* NULL-terminated "NAME=value" strings, file order; NULL: none */
         int64_t weight;       /* in the master's fair share */

@@ -182,6 +182,7 @@ static const struct {
         { "driver.executor_heartbeat_timeout_ms", "10000" },
         { "driver.max_result_mb", "1024" },
         { "driver.state_dir", "\"\"" },
+        { "driver.journal_sync", "\"background\"" },
         { "driver.result_memory_mb", "128" },
         { "driver.executor_env", "{ }" },
         { "driver.weight", "1" },

@@ -13,15 +13,26 @@
  *                                 written by a compaction, so that ids of
  *                                 removed jobs are not given again
  *
- * The application is synced at once; a job before anyone hears of it, by
- * the flush before its submission is answered (with the job's first
- * results, when the submission waits for them) or before a listing shows
- * it.  Its tasks start before: a crash first loses a job whose submission
- * was never answered, and the client submits it again.
- * Results are appended to a buffer and written with one fdatasync() at the
- * end of the event loop's turn (a deferred source of the lowest priority),
- * or sooner when a client is about to see them: a result a client has seen
- * is on disk, so a restart never delivers another one in its place.
+ * The application is written and synced at once; a job is written before
+ * anyone hears of it, by the flush before its submission is answered (with
+ * the job's first results, when the submission waits for them) or before a
+ * listing shows it.  Its tasks start before: a crash first loses a job
+ * whose submission was never answered, and the client submits it again.
+ * Results are appended to a buffer and written out at the end of the event
+ * loop's turn (a deferred source of the lowest priority), or sooner when a
+ * client is about to see them: a result a client has seen is in the file,
+ * so a restart of the driver, however it ended, never delivers another one
+ * in its place.  When the file reaches the disk is driver.journal_sync's:
+ *   "background"    each write out asks file-syncer.h's thread for an
+ *                   fdatasync() and the loop goes on; asks that come while
+ *                   one runs share the next (group commit).  A crash of the
+ *                   host can take the writes of the last sync or two.
+ *   "before-reply"  the fdatasync() runs on the loop before the answer:
+ *                   a host crash loses nothing a client has seen, and each
+ *                   answer waits for the disk (docs/DESIGN.md §9).
+ * A background sync that fails has the journal rewritten into a new file
+ * (a compaction, synced before it replaces the old one), since a failed
+ * fdatasync() may leave pages that never reach the disk.
  *
  * Compaction: the entries of a job the driver has removed (the oldest
  * ended ones beyond those it keeps), an application entry replaced by a
@@ -40,6 +51,7 @@
 
 #include "driver-jobs.h"
 #include "driver-journal.h"
+#include "file-syncer.h"
 #include "fileio.h"
 #include "log.h"
 #include "record-frame.h"
@@ -57,7 +69,10 @@ struct DriverJournal {
         int dir_fd;
         uint8_t *buf;
         size_t len, allocated;
-        bool unsynced;               /* written or buffered, not yet synced */
+        bool unsynced;               /* written or buffered, no sync asked for yet */
+        bool sync_on_loop;           /* journal_sync "before-reply" */
+        bool rewrite;                /* a background sync failed: compact, whatever the dead bytes */
+        FileSyncer *syncer;          /* journal_sync "background"; NULL until the first sync */
         sd_event_source *commit;     /* the end of this turn */
         uint64_t n_entries, n_syncs, n_compactions;
         uint64_t size;               /* bytes of entries, written or buffered */
@@ -94,7 +109,13 @@ void driver_journal_set_compact_min(Driver *d, uint64_t bytes) {
 }
 
 static bool compaction_due(const DriverJournal *j) {
-        return !j->removed && j->dead >= j->compact_min && j->dead * 2 >= j->size;
+        return !j->removed && (j->rewrite || (j->dead >= j->compact_min && j->dead * 2 >= j->size));
+}
+
+bool driver_journal_sync_pending(const Driver *d) {
+        const DriverJournal *j = d->journal;
+
+        return j && j->syncer && file_syncer_completed(j->syncer) < file_syncer_requested(j->syncer);
 }
 
 void driver_journal_forget(Driver *d, uint64_t bytes) {
@@ -121,15 +142,53 @@ static int journal_write_out(DriverJournal *j) {
         return 0;
 }
 
-int driver_journal_flush(Driver *d) {
+static void on_synced(FileSyncer *s, uint64_t ticket, int error, void *userdata) {
+        Driver *d = userdata;
+        DriverJournal *j = d->journal;
+
+        (void) s, (void) ticket;
+        if (!j || error >= 0)
+                return;
+        log_struct_errno(LOG_ERR, error, LOG_FIELDS(.app_id = d->app_id),
+                         "Failed to sync %s/%s: %m; rewriting it into a new file", d->config.driver.state_dir,
+                         DRIVER_JOURNAL_FILE);
+        j->rewrite = true;
+        if (j->commit)
+                (void) sd_event_source_set_enabled(j->commit, SD_EVENT_ONESHOT);
+}
+
+void driver_journal_sync_failed(Driver *d, int error) {
+        on_synced(NULL, 0, error, d);
+}
+
+/* Everything written before this call, on disk: on the loop, or asked of
+ * the syncer thread. */
+static int journal_sync(Driver *d, bool on_loop) {
+        DriverJournal *j = d->journal;
+        uint64_t ticket;
+
+        if (!on_loop && (j->syncer || file_syncer_new(d->event, on_synced, d, &j->syncer) >= 0) &&
+            file_syncer_request(j->syncer, j->fd, &ticket) >= 0)
+                return 0;
+        /* asked to, or no thread to be had: the loop waits */
+        return fdatasync(j->fd) < 0 ? -errno : 0;
+}
+
+/* Waits for the sync the thread is running (the file it syncs is about to
+ * be replaced or closed); it reports through on_synced(). */
+static void journal_sync_wait(Driver *d) {
+        d->journal->syncer = file_syncer_free(d->journal->syncer);
+}
+
+static int journal_flush(Driver *d, bool sync_on_loop) {
         DriverJournal *j = d->journal;
         int r;
 
         if (!j || !j->unsynced)
                 return 0;
         r = journal_write_out(j);
-        if (r >= 0 && fdatasync(j->fd) < 0)
-                r = -errno;
+        if (r >= 0)
+                r = journal_sync(d, sync_on_loop);
         if (r < 0)
                 return log_error_errno(r, "Failed to write %s/%s: %m", d->config.driver.state_dir,
                                        DRIVER_JOURNAL_FILE);
@@ -141,6 +200,10 @@ int driver_journal_flush(Driver *d) {
         if (j->commit && !compaction_due(j))
                 (void) sd_event_source_set_enabled(j->commit, SD_EVENT_OFF);
         return 0;
+}
+
+int driver_journal_flush(Driver *d) {
+        return journal_flush(d, d->journal && d->journal->sync_on_loop);
 }
 
 static int on_commit(sd_event_source *s, void *userdata) {
@@ -204,7 +267,9 @@ int driver_journal_app(Driver *d) {
         /* the newest one counts: an older one is dead */
         driver_journal_forget(d, d->journal->app_bytes);
         d->journal->app_bytes = (uint64_t) r;
-        return driver_journal_flush(d);
+        /* once per application: its id and key are on disk before any job
+         * is journaled under them */
+        return journal_flush(d, true);
 }
 
 static int library_store(Driver *d, const char *hash, const ProtobufCBinaryData *lib) {
@@ -567,6 +632,7 @@ int driver_journal_compact_steps(Driver *d, bool stop_before_rename) {
         r = driver_journal_flush(d);
         if (r < 0)
                 return r;
+        journal_sync_wait(d);
         if (fstat(j->fd, &st) < 0)
                 return log_error_errno(-errno, "Failed to compact %s/%s: %m", d->config.driver.state_dir,
                                        DRIVER_JOURNAL_FILE);
@@ -641,6 +707,7 @@ int driver_journal_compact_steps(Driver *d, bool stop_before_rename) {
         if (fsync(j->dir_fd) < 0)
                 log_warning_errno(-errno, "Failed to sync driver.state_dir %s after compacting its journal: %m",
                                   d->config.driver.state_dir);
+        j->rewrite = false;
         close(j->fd);
         j->fd = o.fd;  /* where the appends go on: its end */
         o.fd = -1;
@@ -764,6 +831,7 @@ int driver_journal_open(Driver *d) {
                 return log_oom();
         j->fd = j->dir_fd = -1;
         j->compact_min = JOURNAL_COMPACT_MIN;
+        j->sync_on_loop = streq_ptr(d->config.driver.journal_sync, "before-reply");
         d->journal = j;
         if (asprintf(&path, "%s/%s", d->config.driver.state_dir, DRIVER_JOURNAL_FILE) < 0)
                 return log_oom();
@@ -806,6 +874,8 @@ void driver_journal_close(Driver *d) {
         if (!j)
                 return;
         (void) driver_journal_flush(d);
+        /* a stopped driver's journal is on disk */
+        journal_sync_wait(d);
         sd_event_source_disable_unref(j->commit);
         if (j->fd >= 0)
                 close(j->fd);

@@ -18,8 +18,8 @@ int driver_journal_open(Driver *d);
 void driver_journal_close(Driver *d);
 bool driver_journal_enabled(const Driver *d);
 
-/* Appends and syncs at once: the application (after its first
- * registration). */
+/* Appends, writes and syncs on the loop, whatever driver.journal_sync
+ * says: the application (after its first registration). */
 int driver_journal_app(Driver *d);
 /* Appends a job (its shared object, library, is stored by hash beside the
  * journal, synced, unless it is there already) and returns the bytes of its
@@ -44,16 +44,24 @@ void driver_journal_forget(Driver *d, uint64_t bytes);
  * would (tests). */
 int driver_journal_compact(Driver *d);
 int driver_journal_compact_steps(Driver *d, bool stop_before_rename);
-/* Writes and syncs what is appended: before a client sees a result. */
+/* Writes what is appended, before a client sees a result, and has it
+ * synced as driver.journal_sync says: by the syncer thread while the loop
+ * goes on ("background"), or at once ("before-reply"). */
 int driver_journal_flush(Driver *d);
 /* The application ended for good: nothing to come back to. */
 void driver_journal_remove(Driver *d);
 
-/* For tests and /metrics: entries appended and fdatasync() calls made. */
+/* For tests and /metrics: entries appended and syncs asked for (on the
+ * loop or of the thread); whether one asked of the thread is still to be
+ * reported. */
 uint64_t driver_journal_n_entries(const Driver *d);
 uint64_t driver_journal_n_syncs(const Driver *d);
+bool driver_journal_sync_pending(const Driver *d);
 uint64_t driver_journal_n_compactions(const Driver *d);
 /* Bytes of entries in the journal, and of them dead ones. */
 void driver_journal_sizes(const Driver *d, uint64_t *ret_size, uint64_t *ret_dead);
 /* Tests: the dead bytes a compaction waits for (8 MiB). */
 void driver_journal_set_compact_min(Driver *d, uint64_t bytes);
+/* Tests: what a failed background sync does, as if the syncer thread had
+ * reported error (a real disk is not made to fail on demand). */
+void driver_journal_sync_failed(Driver *d, int error);

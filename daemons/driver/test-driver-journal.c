@@ -4,8 +4,10 @@
  * results of one loop turn are synced once, a job's entry with them; a
  * torn last entry is dropped; a damaged entry stops the replay and the
  * file is kept aside; removed jobs' entries are compacted away, and a
- * compaction cut short before its rename leaves the old journal whole. */
+ * compaction cut short before its rename leaves the old journal whole;
+ * driver.journal_sync decides who waits for the disk. */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,6 +426,84 @@ START_TEST(test_compaction_crash_before_rename) {
 }
 END_TEST
 
+/* journal_sync "background" (the default): a flush writes at once, so that
+ * a crash of the driver keeps what a client is about to see, and leaves
+ * the fdatasync() to the syncer thread, whose report comes through the
+ * loop. */
+START_TEST(test_background_sync) {
+        Driver *d = start();
+        Spark__TaskResult r;
+        uint64_t syncs;
+        off_t before;
+
+        snprintf(d->app_id, sizeof(d->app_id), APP);
+        ck_assert_int_eq(driver_journal_app(d), 0);
+        ck_assert(!driver_journal_sync_pending(d));  /* the application's: on the loop */
+        syncs = driver_journal_n_syncs(d);
+        before = file_size(journal);
+        result(&r, 0, "0\n");
+        driver_journal_result(d, &r);
+        ck_assert_int_eq(file_size(journal), before);  /* buffered */
+        ck_assert_int_eq(driver_journal_flush(d), 0);
+        ck_assert_int_gt(file_size(journal), before);
+        ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
+        ck_assert(driver_journal_sync_pending(d));
+        for (int i = 0; i < 500 && driver_journal_sync_pending(d); i++)
+                ck_assert_int_ge(sd_event_run(d->event, 10 * 1000), 0);
+        ck_assert(!driver_journal_sync_pending(d));
+        driver_free(d);
+}
+END_TEST
+
+/* journal_sync "before-reply": the flush syncs on the loop. */
+START_TEST(test_before_reply_sync) {
+        char extra[400];
+        Driver *d;
+        Spark__TaskResult r;
+        uint64_t syncs;
+        off_t before;
+
+        snprintf(extra, sizeof(extra), "state_dir = \"%s\"; journal_sync = \"before-reply\";", state);
+        test_driver_conf(config, dir, "journal", extra);
+        d = start();
+        snprintf(d->app_id, sizeof(d->app_id), APP);
+        ck_assert_int_eq(driver_journal_app(d), 0);
+        syncs = driver_journal_n_syncs(d);
+        before = file_size(journal);
+        result(&r, 0, "0\n");
+        driver_journal_result(d, &r);
+        ck_assert_int_eq(driver_journal_flush(d), 0);
+        ck_assert_int_gt(file_size(journal), before);
+        ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
+        ck_assert(!driver_journal_sync_pending(d));  /* done before the flush returned */
+        driver_free(d);
+}
+END_TEST
+
+/* A background sync that fails: the end of the turn writes the journal
+ * anew (a compaction, synced before its rename), whatever its dead bytes,
+ * and nothing in it is lost. */
+START_TEST(test_background_sync_failure) {
+        Driver *d = three_jobs();
+        uint64_t compactions = driver_journal_n_compactions(d);
+
+        driver_journal_sync_failed(d, -EIO);
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        ck_assert_uint_eq(driver_journal_n_compactions(d), compactions + 1);
+        /* once only */
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        ck_assert_uint_eq(driver_journal_n_compactions(d), compactions + 1);
+        driver_free(d);
+
+        d = start();
+        ck_assert_uint_eq(n_jobs(d), 3);
+        ck_assert_uint_eq(driver_jobs_output_bytes(d), 48);
+        driver_free(d);
+}
+END_TEST
+
 START_TEST(test_no_compaction_below_threshold) {
         Driver *d = three_jobs();
 
@@ -449,6 +529,9 @@ int main(void) {
                 test_compaction,
                 test_compaction_crash_before_rename,
                 test_no_compaction_below_threshold,
+                test_background_sync,
+                test_before_reply_sync,
+                test_background_sync_failure,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .teardown = teardown };
