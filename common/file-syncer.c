@@ -10,6 +10,7 @@
 
 #include "file-syncer.h"
 #include "log.h"
+#include "time-util.h"
 
 struct FileSyncer {
         sd_event_source *source; /* the eventfd */
@@ -28,6 +29,8 @@ struct FileSyncer {
         uint64_t synced;     /* the newest ticket a finished sync covered */
         int error;           /* of that sync */
         bool stopping;
+        uint64_t min_interval_usec; /* between the starts of two syncs */
+        uint64_t last_start_usec;
 
         uint64_t reported;   /* loop only: the newest ticket done() was given */
 };
@@ -44,6 +47,17 @@ static void *syncer_thread(void *userdata) {
                         pthread_cond_wait(&s->wake, &s->lock);
                 if (s->synced == s->requested)
                         break;  /* stopping, nothing left */
+                if (s->min_interval_usec > 0 && !s->stopping) {
+                        uint64_t now = now_mono_usec(), next = s->last_start_usec + s->min_interval_usec;
+
+                        if (now < next) {
+                                /* what is asked meanwhile joins this sync */
+                                pthread_mutex_unlock(&s->lock);
+                                (void) usleep((useconds_t) (next - now));
+                                pthread_mutex_lock(&s->lock);
+                        }
+                        s->last_start_usec = now_mono_usec();
+                }
                 ticket = s->requested;
                 fd = s->fd;
                 pthread_mutex_unlock(&s->lock);
@@ -126,6 +140,12 @@ int file_syncer_request(FileSyncer *s, int fd, uint64_t *ret_ticket) {
         pthread_cond_signal(&s->wake);
         pthread_mutex_unlock(&s->lock);
         return 0;
+}
+
+void file_syncer_set_min_interval(FileSyncer *s, uint64_t usec) {
+        pthread_mutex_lock(&s->lock);
+        s->min_interval_usec = usec;
+        pthread_mutex_unlock(&s->lock);
 }
 
 uint64_t file_syncer_requested(const FileSyncer *s) {

@@ -28,6 +28,11 @@ int file_syncer_new(sd_event *e, FileSyncDone done, void *userdata, FileSyncer *
  * *ret_ticket is what done() will report.  fd must stay open until then. */
 int file_syncer_request(FileSyncer *s, int fd, uint64_t *ret_ticket);
 
+/* At least usec between the starts of two syncs (0, the default: none):
+ * what is asked meanwhile waits for the next, so that a steady trickle of
+ * asks costs one sync per interval rather than one each. */
+void file_syncer_set_min_interval(FileSyncer *s, uint64_t usec);
+
 /* The last ticket handed out, and the last one reported done. */
 uint64_t file_syncer_requested(const FileSyncer *s);
 uint64_t file_syncer_completed(const FileSyncer *s);

@@ -1,6 +1,7 @@
 /* file-syncer.c: syncs run on their own thread and are reported on the
  * loop, in order, each covering every ticket before it; a failed sync is
- * reported as one; freeing waits for what was asked. */
+ * reported as one; freeing waits for what was asked; a minimum interval
+ * between syncs gathers the asks that come within it. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -121,11 +122,48 @@ START_TEST(test_free_waits_and_reports) {
 }
 END_TEST
 
+/* With a minimum interval, a sync asked right after another waits for the
+ * interval to pass, and what is asked meanwhile joins that one sync. */
+START_TEST(test_min_interval) {
+        sd_event *e = NULL;
+        FileSyncer *s = NULL;
+        Seen seen = {};
+        uint64_t t1, t2, t3, t4;
+        unsigned calls;
+        usec_t after_first;
+        int fd = temp_file();
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(file_syncer_new(e, on_done, &seen, &s), 0);
+        file_syncer_set_min_interval(s, 200 * USEC_PER_MSEC);
+        ck_assert_int_eq(write(fd, "c", 1), 1);
+        ck_assert_int_eq(file_syncer_request(s, fd, &t1), 0);
+        run_until(e, &seen, t1);
+        after_first = now_mono_usec();
+        calls = seen.calls;
+
+        ck_assert_int_eq(file_syncer_request(s, fd, &t2), 0);
+        ck_assert_int_eq(file_syncer_request(s, fd, &t3), 0);
+        ck_assert_int_eq(file_syncer_request(s, fd, &t4), 0);
+        run_until(e, &seen, t4);
+        ck_assert_uint_ge(now_mono_usec() - after_first, 150 * USEC_PER_MSEC);
+        ck_assert_uint_eq(seen.calls, calls + 1);
+        ck_assert_uint_eq(seen.last, t4);
+        ck_assert_int_eq(seen.error, 0);
+        (void) t2, (void) t3;
+
+        file_syncer_free(s);
+        sd_event_unref(e);
+        close(fd);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_sync_reported_on_loop,
                 test_failed_sync_reported,
                 test_free_waits_and_reports,
+                test_min_interval,
                 NULL,
         };
         const CheckOptions options = { .timeout = 30 };
