@@ -211,8 +211,8 @@ static const ConfigKey schema[] = {
         KEY_STRING(DRIVER, driver, state_dir, "", check_optional_path, RESTART,
                    "where the driver journals its jobs and results, to survive a restart; empty: in memory only"),
         KEY_STRING(DRIVER, driver, journal_sync, "background", check_journal_sync, RESTART,
-                   "when the journal reaches the disk: \"background\", a sync per turn while the driver goes on "
-                   "(a crash of the driver loses nothing, one of the host the last moment); \"before-reply\", "
+                   "when the journal reaches the disk: \"background\", synced by a thread at most every 2 ms "
+                   "(a crash of the driver loses nothing, one of the host the last few ms); \"before-reply\", "
                    "before each answer that shows what it holds"),
         KEY_INT(DRIVER, driver, result_memory_mb, 128, 1, 1048576, RELOAD,
                 "most MiB of results held in memory; with a state_dir, more go to disk"),

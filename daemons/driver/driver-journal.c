@@ -58,14 +58,14 @@
 #include "record-frame.h"
 #include "sha256.h"
 
-/* A buffer of appended entries larger than this is written out at once
- * (still synced at the end of the turn): bounded memory. */
 /* journal_sync "background": at most one sync started per interval.  A
  * sync's own work (the file system writing back, the disk's interrupt)
  * took the CPU from the jobs it followed: one per one-task job made them
  * about 90 us slower over TLS here, one per 2 ms about 50 us.  A crash of
  * the host can take what was written in the last interval and sync. */
 #define JOURNAL_SYNC_INTERVAL_USEC (2 * USEC_PER_MSEC)
+/* A buffer of appended entries larger than this is written out at once
+ * (still synced at the end of the turn): bounded memory. */
 #define JOURNAL_BUFFER_MAX (4u * 1024u * 1024u)
 #define JOURNAL_LIBRARY_MAX (256u * 1024u * 1024u)
 #define JOURNAL_COMPACT_MIN (8u * 1024u * 1024u)
