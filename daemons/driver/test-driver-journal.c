@@ -49,6 +49,13 @@ static Driver *start(void) {
         return d;
 }
 
+/* Three turns of the driver's loop, none waiting: the end of the turn's
+ * commit and what it set off. */
+static void run_turns(Driver *d) {
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+}
+
 /* A command job of n tasks, as a client submits it. */
 static void command_job(Spark__SubmitJob *sj, ProtobufCBinaryData *inputs, size_t n) {
         static char lines[16][32];
@@ -98,8 +105,7 @@ static void first_run(void) {
                 driver_journal_result(d, &r[i]);
         ck_assert_uint_eq(driver_journal_n_syncs(d), syncs);  /* not one per result */
         /* the end of the turn: one sync for the batch */
-        for (int i = 0; i < 3; i++)
-                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        run_turns(d);
         ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
         /* nothing new: no sync */
         ck_assert_int_eq(driver_journal_flush(d), 0);
@@ -158,8 +164,7 @@ START_TEST(test_job_entry_synced_with_its_result) {
         ck_assert_int_eq(driver_restore_job(d, "job-0001", &sj), 0);
         /* an older job removed meanwhile: no reason to sync either */
         driver_journal_forget(d, 10);
-        for (int i = 0; i < 3; i++)
-                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        run_turns(d);
         ck_assert_uint_eq(driver_journal_n_syncs(d), syncs);
         ck_assert_int_eq(stat(journal, &st_after), 0);
         ck_assert_int_eq(st_after.st_size, st_before.st_size);  /* not even written */
@@ -169,8 +174,7 @@ START_TEST(test_job_entry_synced_with_its_result) {
         ck_assert_int_eq(driver_journal_flush(d), 0);  /* as before an answer */
         ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
         /* nothing left for the end of the turn */
-        for (int i = 0; i < 3; i++)
-                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        run_turns(d);
         ck_assert_uint_eq(driver_journal_n_syncs(d), syncs + 1);
         driver_free(d);
 
@@ -360,8 +364,7 @@ START_TEST(test_compaction) {
         driver_journal_sizes(d, &size, &dead);
         ck_assert_uint_gt(dead * 2, size);
         /* the end of the loop's turn compacts */
-        for (int i = 0; i < 3; i++)
-                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        run_turns(d);
         ck_assert_uint_eq(driver_journal_n_compactions(d), 1);
         driver_journal_sizes(d, &size, &dead);
         ck_assert_uint_eq(dead, 0);
@@ -488,12 +491,10 @@ START_TEST(test_background_sync_failure) {
         uint64_t compactions = driver_journal_n_compactions(d);
 
         driver_journal_sync_failed(d, -EIO);
-        for (int i = 0; i < 3; i++)
-                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        run_turns(d);
         ck_assert_uint_eq(driver_journal_n_compactions(d), compactions + 1);
         /* once only */
-        for (int i = 0; i < 3; i++)
-                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        run_turns(d);
         ck_assert_uint_eq(driver_journal_n_compactions(d), compactions + 1);
         driver_free(d);
 
@@ -510,8 +511,7 @@ START_TEST(test_no_compaction_below_threshold) {
         driver_journal_set_compact_min(d, 1024 * 1024);
         ck_assert_int_eq(driver_remove_job(d, "job-0001"), 0);
         ck_assert_int_eq(driver_remove_job(d, "job-0002"), 0);
-        for (int i = 0; i < 3; i++)
-                ck_assert_int_ge(sd_event_run(d->event, 0), 0);
+        run_turns(d);
         ck_assert_uint_eq(driver_journal_n_compactions(d), 0);
         driver_free(d);
 }
