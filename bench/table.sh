@@ -3,6 +3,15 @@
 # written to bench/results/<date>.md with the run's conditions and every raw
 # figure.  See bench/README.md for what each row measures.
 
+# list_of KEY: the words of R[KEY] (a round's figure each), e.g. "232, 260, 348"
+list_of() {
+        local v out=
+        for v in ${R[$1]:-}; do
+                out+="${out:+, }$(fmt "$v")"
+        done
+        echo "${out:-n/a}"
+}
+
 # The 3 jobs' rates of a throughput row, e.g. "878, 840, 1,633".
 runs_of() {
         local v out=
@@ -92,12 +101,13 @@ build_table() {
         done
 
         # --- latency
-        ratio_row "One task submit→result, p50" "$(fmt "${R[lat_p50]:-}") µs" \
-                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
-                "${R[lat_p50]:-}" "${R[nng_rtt_p50]:-}" le 2
-        ratio_row "One task submit→result, p99" "$(fmt "${R[lat_p99]:-}") µs" \
-                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[nng_rtt_p50]:-}") µs" \
-                "${R[lat_p99]:-}" "${R[nng_rtt_p50]:-}" le 5
+        local rounds="median of 3 rounds, each on its own driver and beside a raw round trip measured just before it"
+        ratio_row "One task submit→result, p50 ($rounds; p50s: $(list_of lat_p50_runs) µs)" "$(fmt "${R[lat_p50]:-}") µs" \
+                "raw nng 64 B round trip${over:+$over,} p50 (rounds: $(list_of lat_rtt_runs) µs): $(fmt "${R[lat_rtt_p50]:-}") µs" \
+                "${R[lat_p50]:-}" "${R[lat_rtt_p50]:-}" le 2
+        ratio_row "One task submit→result, p99 ($rounds; p99s: $(list_of lat_p99_runs) µs)" "$(fmt "${R[lat_p99]:-}") µs" \
+                "raw nng 64 B round trip${over:+$over,} p50: $(fmt "${R[lat_rtt_p50]:-}") µs" \
+                "${R[lat_p99]:-}" "${R[lat_rtt_p50]:-}" le 5
         local cs raw
         read -r -a cs <<<"${R[lat_ctxsw]:-}"
         read -r -a raw <<<"${R[nng_rtt_ctxsw]:-}"
