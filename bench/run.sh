@@ -433,9 +433,12 @@ latency_round() {
                 >"$tmp/latency-rtt-$round.out" || return 1
         run_fg "${CLIENT_ENV[@]}" timeout 120 "$BT/bench-client" latency "$DRIVER_URL" "$TASKS_LIB" empty "" "$LATENCY_JOBS" \
                 >"$tmp/latency-$round.out" 2>>"$tmp/client.log" || return 1
-        R[lat_rtt_runs]+="$(kv "$tmp/latency-rtt-$round.out" rtt_us_p50) "
-        R[lat_p50_runs]+="$(kv "$tmp/latency-$round.out" latency_us_p50) "
-        R[lat_p99_runs]+="$(kv "$tmp/latency-$round.out" latency_us_p99) "
+        local rtt p50 p99
+        rtt=$(kv "$tmp/latency-rtt-$round.out" rtt_us_p50)
+        p50=$(kv "$tmp/latency-$round.out" latency_us_p50)
+        p99=$(kv "$tmp/latency-$round.out" latency_us_p99)
+        R[lat_rtt_runs]+="$rtt " R[lat_p50_runs]+="$p50 " R[lat_p99_runs]+="$p99 "
+        R[lat_p50_ratio_runs]+="$(ratio "$p50" "$rtt") " R[lat_p99_ratio_runs]+="$(ratio "$p99" "$rtt") "
 }
 
 # The first round, on the driver of 2 executors that the throughput rows
@@ -466,7 +469,9 @@ measure_latency() {
 # driver to the next here (232 to 348 µs among four new drivers of one
 # tree within minutes), as the raw round trip moves from one minute to the
 # next (121 to 192 µs among the runs of one day).  The rows take the median of the three rounds' figures, each
-# round's raw round trip measured just before it.
+# round's raw round trip measured just before it; the ratios are the
+# median of the rounds' own ratios (a round's two figures come from the
+# same moment, the medians of each kind from different ones).
 measure_latency_rounds() {
         local round
         for round in 2 3; do
@@ -480,8 +485,12 @@ measure_latency_rounds() {
         R[lat_p99]=$(printf '%s\n' ${R[lat_p99_runs]} | median)
         # shellcheck disable=SC2086
         R[lat_rtt_p50]=$(printf '%s\n' ${R[lat_rtt_runs]} | median)
+        # shellcheck disable=SC2086
+        R[lat_p50_ratio]=$(printf '%s\n' ${R[lat_p50_ratio_runs]} | median)
+        # shellcheck disable=SC2086
+        R[lat_p99_ratio]=$(printf '%s\n' ${R[lat_p99_ratio_runs]} | median)
         say "  submit→result p50 ${R[lat_p50]} µs, p99 ${R[lat_p99]} µs, raw round trip p50 ${R[lat_rtt_p50]} µs" \
-                "(medians of 3 rounds; p50s ${R[lat_p50_runs]}; raw ${R[lat_rtt_runs]})"
+                "(medians of 3 rounds; p50s ${R[lat_p50_runs]}; raw ${R[lat_rtt_runs]}; ratios ${R[lat_p50_ratio_runs]})"
 }
 
 # The same, with every poll over nng (driver.task_channel = false): what
