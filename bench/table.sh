@@ -3,11 +3,13 @@
 # written to bench/results/<date>.md with the run's conditions and every raw
 # figure.  See bench/README.md for what each row measures.
 
-# list_of KEY: the words of R[KEY] (a round's figure each), e.g. "232, 260, 348"
+# list_of KEY: the words of R[KEY] (a round's figure each), e.g. "232, 260,
+# 348"; a fraction (a ratio) as it is
 list_of() {
         local v out=
         for v in ${R[$1]:-}; do
-                out+="${out:+, }$(fmt "$v")"
+                [[ $v == *.* ]] || v=$(fmt "$v")
+                out+="${out:+, }$v"
         done
         echo "${out:-n/a}"
 }
