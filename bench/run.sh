@@ -468,10 +468,11 @@ measure_latency() {
 # p50 is steady within its jobs but moves by a fifth or more from one
 # driver to the next here (232 to 348 µs among four new drivers of one
 # tree within minutes), as the raw round trip moves from one minute to the
-# next (121 to 192 µs among the runs of one day).  The rows take the median of the three rounds' figures, each
-# round's raw round trip measured just before it; the ratios are the
-# median of the rounds' own ratios (a round's two figures come from the
-# same moment, the medians of each kind from different ones).
+# next (121 to 192 µs among the runs of one day).  The rows take the
+# median of the three rounds' figures, each round's raw round trip
+# measured just before it; the ratios are the median of the rounds' own
+# ratios (a round's two figures come from the same moment, the medians of
+# each kind from different ones).
 measure_latency_rounds() {
         local round
         for round in 2 3; do
