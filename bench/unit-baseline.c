@@ -27,7 +27,8 @@
  * dir (the sandbox's PrivateTmp= hides /tmp), in SPARK_BENCH_STAMP, passed
  * as an app's executor_env is.  That is the baseline of an application's
  * first executor.  Prints unit_start_us_p50, unit_start_us_p99,
- * unit_start_us_mean ("key value" lines), and unit_active_us_p50/p99: the
+ * unit_start_us_mean ("key value" lines), unit_start_us_samples (every
+ * sample, in the order taken), and unit_active_us_p50/p99: the
  * call → the PropertiesChanged signal that says the unit is active (what
  * the worker waits for before it reports an executor RUNNING), with the
  * matches added and Subscribe called beforehand, as the worker does.  The
@@ -432,6 +433,12 @@ int main(int argc, char **argv) {
         close(fd);
         unlink(path);
         rmdir(fifo);
+        /* each one too, in the order taken: the bench pools the samples of
+         * runs made at different moments of its run */
+        printf("unit_start_us_samples");
+        for (int i = 0; i < count; i++)
+                printf(" %" PRIu64, samples[i]);
+        printf("\n");
         print_p50_p99("unit_start_us", samples, (size_t) count);
         printf("unit_start_us_mean %.0f\n", bench_mean_u64(samples, (size_t) count));
         print_p50_p99("unit_active_us", active, (size_t) count);
