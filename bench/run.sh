@@ -921,7 +921,8 @@ run_cluster_phases() {
         # starts before every 5 of ours: the 20 starts of the baselines
         # phase, all at one moment, gave p50s from 46 to 64 ms among one
         # day's runs, while ours, taken across the whole run, stayed within
-        # 58 to 61 ms (72 over TLS).  Its figure is the median of all 35.
+        # 55 to 61 ms (67 to 72 over TLS).  Its figure is the median of all
+        # 35.
         local i
         for i in $(seq 15); do
                 if [ $((i % 5)) = 1 ] && ! skip baselines; then
