@@ -14,8 +14,8 @@
 #   BENCH_SCRAPES      scrapes of the loaded master at rest, 100 ms apart, by
 #                      master-load before it ends (100)
 #   BENCH_LATE_WORKERS workers registered after the scale phase's apps, one
-#                      every 5 ms, in half-second windows with and without a
-#                      /metrics scrape every 100 ms (2000; 0: none)
+#                      every 5 ms, in 100 ms windows with and without a
+#                      /metrics scrape every 100 ms (4000; 0: none)
 #   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
 #                      master scale phase again with master.scheduling "fair";
 #                      fair: a second application's share by preemption): baselines
@@ -64,7 +64,7 @@ WORKER_CORES=${BENCH_WORKER_CORES:-10}
 APPS=${BENCH_APPS:-10}
 APP_EXECUTORS=${BENCH_APP_EXECUTORS:-9980}
 SMALL_APPS=${BENCH_SMALL_APPS:-200}
-LATE_WORKERS=${BENCH_LATE_WORKERS:-2000}
+LATE_WORKERS=${BENCH_LATE_WORKERS:-4000}
 KILL_TRIALS=${BENCH_KILL_TRIALS:-20}
 SKIP=" ${BENCH_SKIP:-} "
 TLS=${BENCH_TLS:-0}
