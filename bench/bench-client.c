@@ -1,7 +1,8 @@
 /* bench-client: a driver's client for the throughput and latency rows,
- * speaking the wire protocol on one long-lived nng req socket (sparkctl
- * opens a socket per call and paces its polls, which is right for a person
- * and wrong for a measurement).
+ * making its calls one after another on one session (rpc-client.h's
+ * RpcSyncSession, as sparkctl's are): over nng until an answer names the
+ * driver's task channel, there from then on over tcp://.  sparkctl paces
+ * its polls, which is right for a person and wrong for a measurement.
  *
  *   bench-client throughput URL LIB.so SYMBOL ARG COUNT
  *       One job of COUNT tasks (input ARG each).  Timed from SubmitJob to
@@ -20,100 +21,49 @@
  *
  * Over tls+tcp:// the CA, certificate and key come from $SPARK_TLS_CA_FILE,
  * $SPARK_TLS_CERT_FILE and $SPARK_TLS_KEY_FILE (as for sparkctl): the
- * client presents the certificate in the handshake and answers the
- * driver's challenge for its role (docs/security.md) with common/'s signer,
- * once per connection, as common/rpc-client.c does.  The proof is not in
- * the figures' way: it is made during the warm-up.
+ * session presents the certificate in the handshake and answers the
+ * driver's challenge for its role (docs/security.md) once per connection.
+ * The proof is not in the figures' way: it is made during the warm-up.
  *
  * Exits 1 when a call fails or a task does not succeed. */
 #include <inttypes.h>
 #include <time.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/req.h>
-
 #include "bench-util.h"
 #include "codec.h"
 #include "fileio.h"
 #include "macro.h"
-#include "nng-util.h"
-#include "peer-proof.h"
+#include "rpc-client.h"
 #include "sha256.h"
 #include "tls.h"
 
 #define CALL_TIMEOUT_MS 60000
-/* Challenges answered per call: one, another if the connection changed
- * in between (a nonce is good for its connection only). */
-#define PROOF_ROUNDS_MAX 3
+/* a throughput job's fetch of 100,000 outcomes is a few MiB */
+#define MAX_REPLY_BYTES (256u * 1024u * 1024u)
 
 typedef struct Client {
-        nng_socket sock;
+        RpcSyncSession *session;
         ProtobufCBinaryData library;
         char library_hash[SHA256_HEX_SIZE];
         bool driver_has_library; /* a submission with the object went through */
         const char *symbol;
         ProtobufCBinaryData arg;
         unsigned long job_counter;
-        PeerSigner *signer; /* over TLS: proves our role to the driver */
 } Client;
 
-static int round_trip(Client *c, Envelope *req, Envelope **ret) {
-        _cleanup_free_ void *buf = NULL;
-        void *in = NULL;
-        size_t len, in_len = 0;
-        int r;
-
-        r = envelope_encode(req, &buf, &len);
-        if (r < 0)
-                return r;
-        r = nng_send(c->sock, buf, len, 0);
-        if (r == 0)
-                r = nng_recv(c->sock, &in, &in_len, NNG_FLAG_ALLOC);
-        if (r != 0) {
-                fprintf(stderr, "bench-client: %s: %s\n", envelope_body_name(req), nng_strerror(r));
-                return -EIO;
-        }
-        r = envelope_decode(in, in_len, SIZE_MAX, ret);
-        nng_free(in, in_len);
-        return r;
-}
-
-static bool is_challenge(const Envelope *reply) {
-        return reply->body_case == SPARK__ENVELOPE__BODY_ERROR && reply->error &&
-               reply->error->code == PEER_PROOF_REQUIRED && reply->error->challenge.len == PEER_PROOF_NONCE_SIZE;
-}
-
-/* One round trip; *ret gets the reply (an Error reply is a failure: its
- * code, or -EBADMSG for an unexpected body).  A challenge is answered by
- * sending req again with a proof of our role. */
+/* One call on the session; *ret gets the reply (an Error reply is a
+ * failure: its code, or -EBADMSG for an unexpected body). */
 static int call(Client *c, Envelope *req, Spark__Envelope__BodyCase expect, Envelope **ret) {
         Envelope *reply = NULL;
         int r;
 
-        r = round_trip(c, req, &reply);
-        for (unsigned round = 0; r >= 0 && c->signer && is_challenge(reply) && round < PROOF_ROUNDS_MAX; round++) {
-                Spark__PeerProof proof = SPARK__PEER_PROOF__INIT;
-                uint8_t sig[PEER_PROOF_SIGNATURE_MAX];
-                Envelope *challenge = reply;
-
-                /* the proof points into the challenge: keep it until sent */
-                r = peer_signer_sign(c->signer, challenge->error->challenge.data, challenge->error->challenge.len,
-                                     &proof, sig);
-                if (r < 0) {
-                        fprintf(stderr, "bench-client: cannot sign the driver's challenge: %s\n", strerror(-r));
-                        envelope_free(challenge);
-                        return r;
-                }
-                req->peer_proof = &proof;
-                r = round_trip(c, req, &reply);
-                req->peer_proof = NULL;
-                envelope_free(challenge);
-        }
-        if (r < 0)
+        r = rpc_sync_session_call(c->session, req, CALL_TIMEOUT_MS, MAX_REPLY_BYTES, &reply);
+        if (!reply) {
+                fprintf(stderr, "bench-client: %s: %s\n", envelope_body_name(req), strerror(-r));
                 return r;
-        if (reply->body_case == SPARK__ENVELOPE__BODY_ERROR &&
-            (reply->error->code == -ENOENT || reply->error->code == -EINVAL) &&
-            req->body_case == SPARK__ENVELOPE__BODY_SUBMIT_JOB && req->submit_job->library_hash) {
+        }
+        if ((r == -ENOENT || r == -EINVAL) && req->body_case == SPARK__ENVELOPE__BODY_SUBMIT_JOB &&
+            req->submit_job->library_hash) {
                 envelope_free(reply);
                 return -ENOENT; /* the driver wants the object itself */
         }
@@ -304,7 +254,6 @@ static int read_file(const char *path, ProtobufCBinaryData *ret) {
 int main(int argc, char **argv) {
         TlsSettings tls = tls_settings_from_env();
         Client c = {};
-        char error[512];
         int count, r;
 
         if (argc != 7 || (!streq(argv[1], "throughput") && !streq(argv[1], "latency")) ||
@@ -320,26 +269,15 @@ int main(int argc, char **argv) {
         sha256_hex(c.library.data, c.library.len, c.library_hash);
         c.symbol = argv[4];
         c.arg = (ProtobufCBinaryData) { .len = strlen(argv[5]), .data = (uint8_t *) argv[5] };
-        if (tls_url(argv[2]) && !isempty(tls.cert_file)) {
-                r = peer_signer_new(tls.cert_file, tls.key_file, &c.signer, error, sizeof(error));
-                if (r < 0) {
-                        fprintf(stderr, "bench-client: %s\n", error);
-                        return 1;
-                }
-        }
-        r = nng_req0_open(&c.sock);
-        if (r == 0)
-                r = nng_socket_set_size(c.sock, NNG_OPT_RECVMAXSZ, 0);
-        if (r == 0)
-                r = nng_socket_set_ms(c.sock, NNG_OPT_RECVTIMEO, CALL_TIMEOUT_MS);
-        if (r == 0)
-                r = nng_socket_set_ms(c.sock, NNG_OPT_SENDTIMEO, CALL_TIMEOUT_MS);
-        r = r == 0 ? nng_util_dial(c.sock, argv[2], &tls, 0, NULL) : nng_errno(r);
+        r = rpc_sync_session_new(argv[2], &tls, &c.session);
         if (r < 0) {
-                fprintf(stderr, "bench-client: cannot reach the driver at %s: %s\n", argv[2], strerror(-r));
+                fprintf(stderr, "bench-client: %s: %s\n", argv[2], strerror(-r));
                 return 1;
         }
         r = streq(argv[1], "throughput") ? run_throughput(&c, count) : run_latency(&c, count);
+        if (r == 0)
+                fprintf(stderr, "bench-client: the calls went over %s\n",
+                        rpc_sync_session_on_channel(c.session) ? "the driver's task channel" : "nng");
         fflush(stdout);
         free(c.library.data);
         _exit(r); /* no nng_close(): see common/rpc-server.h on nng 1.5.2 */

@@ -118,7 +118,7 @@ build_table() {
         row "… context switches per one-task job, all threads (the driver answers two round trips, the executor asks one)" \
                 "driver ${cs[0]:-n/a} (nng's threads ${cs[1]:-n/a}); executors ${cs[2]:-n/a} (nng's ${cs[3]:-n/a})" \
                 "raw round trip: answering side ${raw[0]:-n/a}, asking side ${raw[1]:-n/a}" "—" "—" "info"
-        [ "$TLS" = 1 ] || row "… the same with every poll over nng (driver.task_channel = false), p50 / p99" \
+        [ "$TLS" = 1 ] || row "… the same with every poll and call over nng (driver.task_channel = false), p50 / p99" \
                 "$(fmt "${R[lat_p50]:-}") / $(fmt "${R[lat_p99]:-}") µs" \
                 "over nng: $(fmt "${R[lat_nng_p50]:-}") / $(fmt "${R[lat_nng_p99]:-}") µs" \
                 "$(ratio "${R[lat_p50]:-}" "${R[lat_nng_p50]:-}") / $(ratio "${R[lat_p99]:-}" "${R[lat_nng_p99]:-}")" "—" "info"

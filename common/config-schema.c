@@ -192,8 +192,8 @@ static const ConfigKey schema[] = {
         KEY_STRING(DRIVER, driver, advertise_host, "", check_host, RESTART,
                    "the host name executors use to reach the driver; empty: the host name"),
         KEY_BOOL(DRIVER, driver, task_channel, true, RESTART,
-                 "executors of a tcp:// endpoint poll over a plain TCP connection the driver's loop reads itself; "
-                 "false: over nng"),
+                 "executors of a tcp:// endpoint poll over a plain TCP connection the driver's loop reads itself, "
+                 "and clients call there beside tcp://; false: over nng"),
         KEY_INT(DRIVER, driver, max_cores, 0, 0, 1048576, RESTART,
                 "most cores the application uses in the cluster; 0: no cap"),
         KEY_INT(DRIVER, driver, cores_per_executor, 1, 1, CORES_MAX, RESTART,

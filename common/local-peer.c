@@ -131,10 +131,70 @@ int local_peer_tcp_uid(const nng_sockaddr *remote, const nng_sockaddr *local, ui
         return 0;
 }
 
+/* A TCP peer: the owner of its socket if it is on this host. */
+static int local_peer_of_tcp(const nng_sockaddr *remote, const nng_sockaddr *local, LocalPeerKind *kind, uid_t *uid) {
+        uid_t u;
+        int r;
+
+        r = local_peer_tcp_uid(remote, local, &u);
+        if (r == -ENOENT && !sockaddr_is_loopback(remote)) {
+                /* no socket of this host's: the peer is elsewhere */
+                *kind = LOCAL_PEER_REMOTE;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        *kind = LOCAL_PEER_UID;
+        *uid = u;
+        return 0;
+}
+
+static int sockaddr_to_nng(const struct sockaddr_storage *ss, nng_sockaddr *ret) {
+        *ret = (nng_sockaddr) {};
+        switch (ss->ss_family) {
+        case AF_INET: {
+                const struct sockaddr_in *in = (const struct sockaddr_in *) ss;
+
+                ret->s_in.sa_family = NNG_AF_INET;
+                ret->s_in.sa_port = in->sin_port;
+                ret->s_in.sa_addr = in->sin_addr.s_addr;
+                return 0;
+        }
+        case AF_INET6: {
+                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) ss;
+
+                ret->s_in6.sa_family = NNG_AF_INET6;
+                ret->s_in6.sa_port = in6->sin6_port;
+                memcpy(ret->s_in6.sa_addr, &in6->sin6_addr, sizeof(ret->s_in6.sa_addr));
+                ret->s_in6.sa_scope = in6->sin6_scope_id;
+                return 0;
+        }
+        default:
+                return -EAFNOSUPPORT;
+        }
+}
+
+int local_peer_of_socket(int fd, LocalPeerKind *kind, uid_t *uid) {
+        struct sockaddr_storage rss, lss;
+        socklen_t rlen = sizeof(rss), llen = sizeof(lss);
+        nng_sockaddr remote, local;
+        int r;
+
+        if (fd < 0 || !kind || !uid)
+                return -EINVAL;
+        if (getpeername(fd, (struct sockaddr *) &rss, &rlen) < 0 || getsockname(fd, (struct sockaddr *) &lss, &llen) < 0)
+                return -errno;
+        r = sockaddr_to_nng(&rss, &remote);
+        if (r >= 0)
+                r = sockaddr_to_nng(&lss, &local);
+        if (r < 0)
+                return r;
+        return local_peer_of_tcp(&remote, &local, kind, uid);
+}
+
 int local_peer_of_pipe(nng_pipe p, LocalPeerKind *kind, uid_t *uid) {
         nng_sockaddr remote, local;
         uint64_t peer_uid;
-        uid_t u;
         int r;
 
         if (!kind || !uid)
@@ -160,17 +220,7 @@ int local_peer_of_pipe(nng_pipe p, LocalPeerKind *kind, uid_t *uid) {
                 r = nng_errno(nng_pipe_get_addr(p, NNG_OPT_LOCADDR, &local));
                 if (r < 0)
                         return r;
-                r = local_peer_tcp_uid(&remote, &local, &u);
-                if (r == -ENOENT && !sockaddr_is_loopback(&remote)) {
-                        /* no socket of this host's: the peer is elsewhere */
-                        *kind = LOCAL_PEER_REMOTE;
-                        return 0;
-                }
-                if (r < 0)
-                        return r;
-                *kind = LOCAL_PEER_UID;
-                *uid = u;
-                return 0;
+                return local_peer_of_tcp(&remote, &local, kind, uid);
         default:
                 *kind = LOCAL_PEER_REMOTE;
                 return 0;

@@ -38,5 +38,9 @@ int local_peer_tcp_uid(const nng_sockaddr *remote, const nng_sockaddr *local, ui
  * < 0 when a local peer's uid cannot be found. */
 int local_peer_of_pipe(nng_pipe p, LocalPeerKind *kind, uid_t *uid);
 
+/* The same for a TCP socket of ours (the task channel's, whose peer
+ * connected to us).  -EAFNOSUPPORT: not TCP/IP. */
+int local_peer_of_socket(int fd, LocalPeerKind *kind, uid_t *uid);
+
 /* A uid from systemd's dynamic range: the user of a job's tasks. */
 bool local_peer_uid_is_dynamic(uid_t uid);

@@ -24,6 +24,7 @@
 #include "loop-queue.h"
 #include "nng-util.h"
 #include "peer-proof.h"
+#include "rpc-channel-call.h"
 #include "rpc-client.h"
 
 #define RPC_CLIENT_RECONNECT_MIN_MS 100
@@ -586,12 +587,21 @@ static int sync_round_trip(nng_socket sock, nng_msg *m, uint64_t deadline_ms, si
 
 /* ------------------------------------------------------ sync session */
 
+/* How long a session waits for its connection to the task channel before
+ * it calls over nng instead. */
+#define CHANNEL_CONNECT_MAX_MS 1000
+
 struct RpcSyncSession {
         char *url;
         const TlsSettings *tls; /* the caller's; outlives the session */
         size_t max_reply;       /* the open socket's NNG_OPT_RECVMAXSZ */
         SyncSocket s;
         PeerSigner *signer;     /* made at the first challenge, kept */
+        /* The server's task channel, once an answer named it (tcp:// only;
+         * rpc-channel-call.h); 0 after it failed us: nng until an answer
+         * names it again. */
+        uint16_t channel_port;
+        ChannelLink channel;
 };
 
 int rpc_sync_session_new(const char *url, const TlsSettings *tls, RpcSyncSession **ret) {
@@ -608,6 +618,7 @@ int rpc_sync_session_new(const char *url, const TlsSettings *tls, RpcSyncSession
                 return -ENOMEM;
         }
         s->tls = tls;
+        s->channel = (ChannelLink) CHANNEL_LINK_INIT;
         *ret = s;
         return 0;
 }
@@ -615,6 +626,7 @@ int rpc_sync_session_new(const char *url, const TlsSettings *tls, RpcSyncSession
 RpcSyncSession *rpc_sync_session_free(RpcSyncSession *s) {
         if (!s)
                 return NULL;
+        channel_link_close(&s->channel);
         sync_socket_close(&s->s);
         peer_signer_free(s->signer);
         free(s->url);
@@ -627,7 +639,48 @@ const char *rpc_sync_session_url(const RpcSyncSession *s) {
 }
 
 bool rpc_sync_session_connected(const RpcSyncSession *s) {
-        return s && s->s.open;
+        return s && (s->s.open || channel_link_is_open(&s->channel));
+}
+
+bool rpc_sync_session_on_channel(const RpcSyncSession *s) {
+        return s && channel_link_is_open(&s->channel);
+}
+
+/* The call over the task channel: 1 with the answer in *ret; 0 when the
+ * channel is not there (never named, or it failed: the call goes over nng
+ * instead, which is safe, requests being idempotent); < 0 when the deadline
+ * passed. */
+static int session_channel_call(RpcSyncSession *s, Envelope *req, uint64_t deadline, size_t max_reply,
+                                Envelope **ret) {
+        _cleanup_free_ void *buf = NULL;
+        size_t len;
+        int k;
+
+        if (s->channel_port == 0)
+                return 0;
+        if (!channel_link_is_open(&s->channel)) {
+                /* a firewall that drops what comes to the port costs a
+                 * moment, not the call */
+                k = channel_link_open(&s->channel, s->url, s->channel_port,
+                                      MIN(deadline, nng_util_now_ms() + CHANNEL_CONNECT_MAX_MS));
+                if (k < 0) {
+                        s->channel_port = 0;
+                        return nng_util_remaining_ms(deadline) > 0 ? 0 : -ETIMEDOUT;
+                }
+        }
+        k = envelope_encode(req, &buf, &len);
+        if (k < 0)
+                return k;
+        k = channel_link_call(&s->channel, buf, len, max_reply, deadline, ret);
+        if (k == -ETIMEDOUT || k == -EMSGSIZE)
+                return k;
+        if (k < 0) {
+                /* closed by the server (a restart, or it refused what we
+                 * sent there): nng, which it always takes */
+                s->channel_port = 0;
+                return 0;
+        }
+        return 1;
 }
 
 /* A socket for replies of up to max_reply bytes, dialled before the
@@ -700,6 +753,15 @@ int rpc_sync_session_call(RpcSyncSession *s, Envelope *req, int timeout_ms, size
                 max_reply = SPARK_MAX_MESSAGE_BYTES;
         deadline = nng_util_now_ms() + (uint64_t) timeout_ms;
 
+        k = session_channel_call(s, req, deadline, max_reply, &env);
+        if (k < 0)
+                return k;
+        if (k > 0) {
+                k = reply_error(env);
+                *ret_reply = TAKE_PTR(env);
+                return k;
+        }
+
         k = nng_util_msg_from_envelope(req, &m);
         if (k < 0)
                 return k;
@@ -722,6 +784,11 @@ int rpc_sync_session_call(RpcSyncSession *s, Envelope *req, int timeout_ms, size
                 sync_socket_close(&s->s);
                 return k;
         }
+        /* the server's faster way, for the next calls (plain tcp:// only:
+         * the channel beside TLS is for executors) */
+        if (env->channel_port > 0 && env->channel_port <= UINT16_MAX && strncmp(s->url, "tcp://", 6) == 0 &&
+            !channel_link_is_open(&s->channel))
+                s->channel_port = (uint16_t) env->channel_port;
 
         k = reply_error(env);
         *ret_reply = TAKE_PTR(env);

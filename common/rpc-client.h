@@ -119,7 +119,13 @@ int rpc_call_sync_tls(const char *url, const TlsSettings *tls, Envelope *req, in
  * the connection was opened for opens a new one (nng bounds a reply by
  * the socket's limit; each call still checks its own max_reply).  tls
  * must stay valid as long as the session.  Not for several threads at
- * once. */
+ * once.
+ * Once an answer over a tcp:// URL names the server's task channel (a
+ * driver's, docs/DESIGN.md §4), the next calls go there, each a round trip
+ * on a plain TCP connection without nng's threads (rpc-channel-call.h); if
+ * the channel cannot be reached or closes, the call goes over nng again,
+ * and so do the later ones until an answer names a channel again (a
+ * restarted driver's has a new port). */
 typedef struct RpcSyncSession RpcSyncSession;
 
 int rpc_sync_session_new(const char *url, const TlsSettings *tls, RpcSyncSession **ret);
@@ -128,6 +134,8 @@ RpcSyncSession *rpc_sync_session_free(RpcSyncSession *s);
 const char *rpc_sync_session_url(const RpcSyncSession *s);
 /* Whether a connection is open now (for tests and stats). */
 bool rpc_sync_session_connected(const RpcSyncSession *s);
+/* Whether the calls go over the server's task channel now. */
+bool rpc_sync_session_on_channel(const RpcSyncSession *s);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(RpcClient *, rpc_client_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RpcSyncSession *, rpc_sync_session_free);

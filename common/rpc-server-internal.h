@@ -111,6 +111,7 @@ struct RpcServer {
         /* The task channel (rpc-server-stream.c); loop-owned. */
         sd_event *event;
         int stream_fd;               /* the listening socket, -1: none */
+        uint16_t stream_port;        /* its port */
         TlsContext *stream_tls;      /* of a tls+tcp:// server; else NULL */
         unsigned n_stream_handshakes;
         sd_event_source *stream_accept;
@@ -143,6 +144,8 @@ void rpc_stream_request_drop(RpcRequest *r);
 void rpc_stream_request_free(RpcRequest *r);
 /* "tcp ADDR:PORT (task channel)". */
 const char *rpc_stream_request_peer(const RpcRequest *r);
+/* Who is at the other end of r's connection (local-peer.h). */
+int rpc_stream_request_local_peer(const RpcRequest *r, LocalPeerKind *kind, uid_t *uid);
 /* At the server's close: every connection closed, each unanswered request
  * abandoned and freed. */
 void rpc_server_stream_close(RpcServer *s);

@@ -28,8 +28,8 @@
 #include "stream-frame.h"
 #include "time-util.h"
 
-/* Executors keep two polls out at most; a peer with more unanswered is
- * not one of them. */
+/* Executors keep two polls out at most, and a client waits for each answer;
+ * a peer with more unanswered is neither. */
 #define STREAM_MAX_REQUESTS_PER_CONN 16u
 #define STREAM_MAX_CONNS 65536u
 /* A TLS session holds about 70 KiB of buffers: fewer of those. */
@@ -170,14 +170,20 @@ const char *rpc_stream_request_peer(const RpcRequest *r) {
         return r->conn->peer;
 }
 
+int rpc_stream_request_local_peer(const RpcRequest *r, LocalPeerKind *kind, uid_t *uid) {
+        if (r->conn->closed)
+                return -ENOTCONN;
+        return local_peer_of_socket(r->conn->fd, kind, uid);
+}
+
 /* One frame: a request, delivered at once. */
 static int conn_take_frame(StreamConn *c, uint32_t tag, const uint8_t *body, size_t len) {
         RpcServer *s = c->server;
         RpcRequest *r;
 
         if (c->n_requests >= STREAM_MAX_REQUESTS_PER_CONN) {
-                log_warning("Connection from %s has %u requests unanswered, more than an executor sends: "
-                            "closing it.",
+                log_warning("Connection from %s has %u requests unanswered, more than an executor or a "
+                            "client sends: closing it.",
                             c->peer, c->n_requests);
                 return -EPROTO;
         }
@@ -432,8 +438,9 @@ int rpc_server_listen_stream(RpcServer *s, const TlsSettings *tls, uint16_t *ret
         }
         s->stream_fd = fd;
         s->stream_tls = ctx;
-        *ret_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *) &bound)->sin6_port
-                                                      : ((struct sockaddr_in *) &bound)->sin_port);
+        s->stream_port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *) &bound)->sin6_port
+                                                           : ((struct sockaddr_in *) &bound)->sin_port);
+        *ret_port = s->stream_port;
         return 0;
 }
 
@@ -442,6 +449,7 @@ void rpc_server_stream_close(RpcServer *s) {
         if (s->stream_fd >= 0)
                 close(s->stream_fd);
         s->stream_fd = -1;
+        s->stream_port = 0;
         while (s->stream_conns)
                 conn_close(s->stream_conns, NULL);
         while (s->stream_requests) {

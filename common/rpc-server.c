@@ -245,7 +245,12 @@ int rpc_request_reply_envelope(RpcRequest *r, Envelope *env) {
         k = request_check(r);
         if (k < 0)
                 return k;
+        /* a client on nng learns of the channel it may use instead: plain
+         * beside tcp://, where it takes the same requests (rpc-server.h) */
+        if (!r->conn && r->server->stream_fd >= 0 && !r->server->stream_tls)
+                env->channel_port = r->server->stream_port;
         k = nng_util_msg_from_envelope(env, &m);
+        env->channel_port = 0;
         if (k == -ENOMEM) {
                 request_drop(r);
                 return k;
@@ -382,9 +387,10 @@ static int request_take_proof(RpcServer *s, RpcRequest *r, PeerRecord **ret, cha
 
 /* On a plaintext listener: the local user behind the request's connection,
  * looked up once per connection (a netlink round trip for tcp://). */
-static int local_peer_lookup(RpcServer *s, uint32_t pipe_id, PeerRecord **ret) {
+static int local_peer_lookup(RpcServer *s, const RpcRequest *r, PeerRecord **ret) {
         _cleanup_free_ PeerRecord *rec = NULL;
         nng_pipe pipe = NNG_PIPE_INITIALIZER;
+        uint32_t pipe_id = r->pipe_id;
         int k;
 
         *ret = peer_lookup(s, pipe_id);
@@ -399,7 +405,8 @@ static int local_peer_lookup(RpcServer *s, uint32_t pipe_id, PeerRecord **ret) {
         if (!rec)
                 return -ENOMEM;
         pipe.id = pipe_id;
-        k = local_peer_of_pipe(pipe, &rec->local_kind, &rec->local_uid);
+        k = r->conn ? rpc_stream_request_local_peer(r, &rec->local_kind, &rec->local_uid)
+                    : local_peer_of_pipe(pipe, &rec->local_kind, &rec->local_uid);
         if (k < 0)
                 return k;
         pipe_key(pipe_id, rec->key);
@@ -419,7 +426,7 @@ static int request_check_local_user(RpcServer *s, RpcRequest *r) {
         PeerRecord *p;
         int k;
 
-        k = local_peer_lookup(s, r->pipe_id, &p);
+        k = local_peer_lookup(s, r, &p);
         if (k == -ENOMEM) {
                 request_drop(r);
                 return k;
@@ -450,9 +457,10 @@ static int request_check_role(RpcServer *s, RpcRequest *r) {
         need = s->role_check(r->env, s->role_userdata);
         if (need == PEER_ROLES_NONE)
                 return 0;
-        if (r->conn) {
-                /* the task channel is for executors, who prove who they are
-                 * with their secret, not with a role */
+        if (r->conn && s->verifier) {
+                /* beside TLS the task channel is for executors, who prove
+                 * who they are with their secret, not with a role; clients
+                 * prove theirs on nng */
                 body_display_name(r->env, name, sizeof(name));
                 snprintf(reason, sizeof(reason), "%s is not taken on the task channel", name);
                 return request_refuse(s, r, reason);
@@ -788,7 +796,7 @@ const char *rpc_request_peer_describe(const RpcRequest *r, char *buf, size_t siz
                 return buf;
         }
         if (r->conn) {
-                snprintf(buf, size, "%s", rpc_stream_request_peer(r));
+                snprintf(buf, size, "%s%s", rpc_stream_request_peer(r), local_uid_suffix(r, uid_buf, sizeof(uid_buf)));
                 return buf;
         }
         pipe.id = r->pipe_id;

@@ -123,9 +123,13 @@ int rpc_server_set_roles(RpcServer *s, RpcRoleCheck check, RpcRefusedHandler ref
  * way).  For a tls+tcp:// URL the connections are TLS with tls's
  * certificate and key, asking the peer for no certificate
  * (tls-session.h); for tcp:// they are plain.  Each connection is a pipe
- * of its own for the pipe handler, with an id above 2^31.  A request that
- * needs a role is refused there (executors prove themselves with their
- * secret).  -EOPNOTSUPP for ipc:// URLs: there, nng it is.  Errors of the
+ * of its own for the pipe handler, with an id above 2^31.  Beside tcp://
+ * its clients use it too: every answer to an nng request names the port
+ * (Envelope.channel_port, rpc-channel-call.h), and a request that needs a
+ * role is checked there as on nng, by the local user behind the
+ * connection.  Beside tls+tcp:// such a request is refused there
+ * (executors prove themselves with their secret, clients stay on nng).
+ * -EOPNOTSUPP for ipc:// URLs: there, nng it is.  Errors of the
  * certificate or key: *ret_failed names the file (tls-session.h). */
 int rpc_server_listen_stream(RpcServer *s, const TlsSettings *tls, uint16_t *ret_port, const char **ret_failed);
 

@@ -3,9 +3,11 @@
  * end; a connection that does not exist; the dynamic-user range. */
 #include <arpa/inet.h>
 #include <check.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check-run.h"
@@ -57,6 +59,59 @@ START_TEST(test_tcp_uid_of_the_connecting_end) {
         /* mixed families: refused before any lookup */
         r.s_in6.sa_family = NNG_AF_INET6;
         ck_assert_int_eq(local_peer_tcp_uid(&r, &l, &uid), -EAFNOSUPPORT);
+}
+END_TEST
+
+/* The accepted socket itself, as the task channel asks (its clients' local
+ * user); as root, also a client whose socket a job's dynamic user made. */
+START_TEST(test_of_socket) {
+        _cleanup_close_ int listener = -EBADF, client = -EBADF, server = -EBADF, not_socket = -EBADF;
+        const uid_t task_uid = LOCAL_PEER_DYNAMIC_UID_MIN + 7;
+        struct sockaddr_in sa;
+        socklen_t len = sizeof(sa);
+        LocalPeerKind kind = LOCAL_PEER_REMOTE;
+        uid_t uid = (uid_t) -1;
+        int status;
+        pid_t pid;
+
+        connect_loopback(&listener, &client, &server);
+        ck_assert_int_eq(local_peer_of_socket(server, &kind, &uid), 0);
+        ck_assert_int_eq(kind, LOCAL_PEER_UID);
+        ck_assert_int_eq(uid, geteuid());
+        ck_assert_int_eq(local_peer_of_socket(-1, &kind, &uid), -EINVAL);
+        ck_assert_int_eq(local_peer_of_socket(listener, &kind, &uid), -ENOTCONN);
+        not_socket = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(not_socket, 0);
+        ck_assert_int_eq(local_peer_of_socket(not_socket, &kind, &uid), -ENOTSOCK);
+
+        if (geteuid() != 0)
+                return;
+        /* the socket's owner is whoever made it: a child as the task's user */
+        ck_assert_int_eq(getsockname(listener, (struct sockaddr *) &sa, &len), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd;
+
+                if (setresgid(task_uid, task_uid, task_uid) < 0 || setresuid(task_uid, task_uid, task_uid) < 0)
+                        _exit(2);
+                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                        _exit(3);
+                (void) read(fd, &status, 1); /* until the parent has looked */
+                _exit(0);
+        }
+        close(server);
+        server = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+        ck_assert_int_ge(server, 0);
+        ck_assert_int_eq(local_peer_of_socket(server, &kind, &uid), 0);
+        ck_assert_int_eq(kind, LOCAL_PEER_UID);
+        ck_assert_int_eq(uid, task_uid);
+        ck_assert(local_peer_uid_is_dynamic(uid));
+        close(server);
+        server = -EBADF;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 END_TEST
 
@@ -113,6 +168,7 @@ int main(void) {
         const TTest *tests[] = {
                 test_tcp_uid_of_the_connecting_end,
                 test_tcp_uid_v4_mapped,
+                test_of_socket,
                 test_dynamic_range,
                 NULL,
         };

@@ -2,19 +2,23 @@
  * on a plain socket reach the same handler, are answered in any order with
  * their tags, and each connection is a pipe that comes and goes; hostile
  * peers (garbage, a frame over the limit, too many requests unanswered, a
- * request that needs a role) get an error or lose their connection, and
- * nothing else changes.  Beside a tls+tcp:// endpoint the channel is TLS
+ * job's task asking what needs a role) get an error or lose their
+ * connection, and nothing else changes.  A session of calls moves there
+ * once an answer over nng names the port, and back to nng when it is gone.  Beside a tls+tcp:// endpoint the channel is TLS
  * (the test certificates of tests/data/tls; runs from the source root):
  * a client that verifies the server gets its answers, and one that speaks
  * plain frames is closed without ever being a pipe. */
 #include <check.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/fsuid.h>
 
 #include "check-run.h"
 #include "codec.h"
+#include "local-peer.h"
 #include "macro.h"
 #include "nng-util.h"
+#include "rpc-client.h"
 #include "rpc-server.h"
 #include "stream-frame.h"
 #include "tls-session.h"
@@ -29,6 +33,8 @@ typedef struct Served {
         uint32_t pipes_added, pipes_removed; /* the last of each */
         unsigned n_added, n_removed;
         uint32_t request_pipe;
+        char peer[128];     /* the last request's, as the audit trail names it */
+        char refusal[600];  /* the last refusal's reason */
 } Served;
 
 static int handler(RpcServer *s, RpcRequest *req, const Envelope *env, void *userdata) {
@@ -39,6 +45,7 @@ static int handler(RpcServer *s, RpcRequest *req, const Envelope *env, void *use
 
         v->n_handled++;
         v->request_pipe = rpc_request_pipe_id(req);
+        rpc_request_peer_describe(req, v->peer, sizeof(v->peer));
         if (env->body_case != SPARK__ENVELOPE__BODY_REGISTER_APPLICATION)
                 return -EOPNOTSUPP;
         if (strncmp(env->register_application->name, "park", 4) == 0) {
@@ -292,21 +299,30 @@ START_TEST(test_hostile_peers) {
 }
 END_TEST
 
-static uint32_t register_app_needs_admin(const Envelope *env, void *userdata) {
+/* An application named "admin…" needs the admin role. */
+static uint32_t admin_names_need_admin(const Envelope *env, void *userdata) {
         (void) userdata;
-        return env->body_case == SPARK__ENVELOPE__BODY_REGISTER_APPLICATION ? PEER_ROLE_BIT(PEER_ROLE_ADMIN)
-                                                                             : PEER_ROLES_NONE;
+        return env->body_case == SPARK__ENVELOPE__BODY_REGISTER_APPLICATION &&
+                               strncmp(env->register_application->name, "admin", 5) == 0
+                       ? PEER_ROLE_BIT(PEER_ROLE_ADMIN)
+                       : PEER_ROLES_NONE;
 }
 
 static void on_refused(RpcServer *s, RpcRequest *req, const char *reason, void *userdata) {
+        Served *v = userdata;
         (void) s, (void) req;
-        ck_assert_ptr_nonnull(strstr(reason, "task channel"));
-        ((Served *) userdata)->n_refused++;
+        snprintf(v->refusal, sizeof(v->refusal), "%s", reason);
+        v->n_refused++;
 }
 
-START_TEST(test_request_that_needs_a_role_refused) {
+/* Beside tcp:// a request that needs a role is taken on the channel from
+ * whom the kernel's socket table says the connection comes, as on nng:
+ * this process's user, named in the audit trail's peer; a job's task (a
+ * socket made by a dynamic uid) is refused in the same words as on nng. */
+START_TEST(test_request_that_needs_a_role_plain) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        char error[128];
+        const uid_t task_uid = LOCAL_PEER_DYNAMIC_UID_MIN + 9;
+        char error[128], want[64];
         StreamReader r;
         Served v = {};
         RpcServer *s;
@@ -317,20 +333,118 @@ START_TEST(test_request_that_needs_a_role_refused) {
 
         ck_assert_int_eq(sd_event_new(&e), 0);
         s = serve(e, &v, &port);
-        ck_assert_int_eq(rpc_server_set_roles(s, register_app_needs_admin, on_refused, &v, error, sizeof(error)), 0);
+        ck_assert_int_eq(rpc_server_set_roles(s, admin_names_need_admin, on_refused, &v, error, sizeof(error)), 0);
         stream_reader_init(&r, SPARK_MAX_MESSAGE_BYTES);
         fd = dial(port);
         send_register_app(fd, 5, "admin please");
         env = recv_answer(e, fd, &r, &tag);
         ck_assert_uint_eq(tag, 5);
-        ck_assert_int_eq(env->body_case, SPARK__ENVELOPE__BODY_ERROR);
-        ck_assert_int_eq(env->error->code, -EPERM);
-        ck_assert_ptr_nonnull(strstr(env->error->message, "not taken on the task channel"));
+        ck_assert_str_eq(answer_app_id(env), "admin please");
         envelope_free(env);
-        ck_assert_uint_eq(v.n_refused, 1);
-        ck_assert_uint_eq(v.n_handled, 0);
+        ck_assert_uint_eq(v.n_refused, 0);
+        ck_assert_uint_eq(v.n_handled, 1);
+        snprintf(want, sizeof(want), "(task channel) uid=%u", (unsigned) geteuid());
+        ck_assert_msg(strstr(v.peer, want), "peer \"%s\" lacks \"%s\"", v.peer, want);
         close(fd);
+
+        if (geteuid() == 0) {
+                /* a socket is its maker's: made with the task's fsuid */
+                (void) setfsuid(task_uid);
+                fd = dial(port);
+                (void) setfsuid(0);
+                send_register_app(fd, 6, "admin from a task");
+                env = recv_answer(e, fd, &r, &tag);
+                ck_assert_uint_eq(tag, 6);
+                ck_assert_int_eq(env->body_case, SPARK__ENVELOPE__BODY_ERROR);
+                ck_assert_int_eq(env->error->code, -EPERM);
+                ck_assert_ptr_nonnull(strstr(env->error->message, "is not for a job's tasks"));
+                envelope_free(env);
+                ck_assert_uint_eq(v.n_refused, 1);
+                ck_assert_uint_eq(v.n_handled, 1);
+                /* what needs no role still goes through, as a poll does */
+                send_register_app(fd, 7, "plain");
+                env = recv_answer(e, fd, &r, &tag);
+                ck_assert_str_eq(answer_app_id(env), "plain");
+                envelope_free(env);
+                close(fd);
+        }
         stream_reader_done(&r);
+        rpc_server_free(s);
+}
+END_TEST
+
+typedef struct SessionJob {
+        RpcSyncSession *session;
+        const char *name;
+        int result;
+        char app_id[64];
+        uint32_t channel_port;
+} SessionJob;
+
+static void session_job_call(void *arg) {
+        Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
+        Envelope req = ENVELOPE_INIT, *reply = NULL;
+        SessionJob *j = arg;
+
+        ra.name = (char *) j->name;
+        ENVELOPE_SET(&req, REGISTER_APPLICATION, register_application, &ra);
+        j->result = rpc_sync_session_call(j->session, &req, 3000, 0, &reply);
+        if (j->result == 0 && reply->body_case == SPARK__ENVELOPE__BODY_REGISTER_APPLICATION_REPLY)
+                snprintf(j->app_id, sizeof(j->app_id), "%s", reply->register_application_reply->app_id);
+        j->channel_port = reply ? reply->channel_port : 0;
+        envelope_free(reply);
+}
+
+/* One call of the session while the loop serves; returns what answered. */
+static SessionJob session_call(sd_event *e, RpcSyncSession *session, const char *name) {
+        SessionJob j = { .session = session, .name = name };
+
+        test_call_beside_loop(e, session_job_call, &j, 10 * SEC);
+        ck_assert_int_eq(j.result, 0);
+        ck_assert_str_eq(j.app_id, name);
+        return j;
+}
+
+/* A session of calls (rpc-client.h) learns of the channel from an answer
+ * over nng and makes its next calls there; when the channel is gone (a
+ * driver restarted without one), its call goes over nng again. */
+START_TEST(test_session_moves_to_the_channel) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(rpc_sync_session_freep) RpcSyncSession *session = NULL;
+        Served v = {};
+        RpcServer *s;
+        SessionJob j;
+        uint16_t port;
+        char url[64];
+
+        ck_assert_int_eq(sd_event_new(&e), 0);
+        s = serve(e, &v, &port);
+        snprintf(url, sizeof(url), "%s", rpc_server_url(s));
+        ck_assert_int_eq(rpc_sync_session_new(url, NULL, &session), 0);
+
+        j = session_call(e, session, "first");
+        ck_assert_uint_eq(j.channel_port, port); /* named over nng */
+        ck_assert_uint_lt(v.request_pipe, 0x80000000u);
+        ck_assert(!rpc_sync_session_on_channel(session));
+
+        for (unsigned i = 0; i < 3; i++) {
+                j = session_call(e, session, "next");
+                ck_assert_uint_eq(j.channel_port, 0); /* not over the channel */
+                ck_assert_uint_ge(v.request_pipe, 0x80000000u);
+                ck_assert(rpc_sync_session_on_channel(session));
+        }
+        ck_assert_uint_eq(v.n_handled, 4);
+        ck_assert_uint_eq(v.n_added, 2); /* one connection of each kind */
+
+        /* the server goes and comes back without a channel: the session's
+         * channel is closed, its call goes over nng */
+        rpc_server_free(s);
+        s = NULL;
+        ck_assert_int_eq(rpc_server_new_envelope(e, url, NULL, handler, &v, &s), 0);
+        j = session_call(e, session, "after a restart");
+        ck_assert_uint_eq(j.channel_port, 0);
+        ck_assert_uint_lt(v.request_pipe, 0x80000000u);
+        ck_assert(!rpc_sync_session_on_channel(session));
         rpc_server_free(s);
 }
 END_TEST
@@ -377,6 +491,7 @@ START_TEST(test_tls_channel) {
         const RpcServerConfig cfg = { .tls = &tls, .tls_no_client_cert = true };
         const TlsSettings bad_key = { DATA "ca.pem", DATA "host.pem", DATA "other.key" };
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        char error[128];
         TlsContext *client_ctx = NULL;
         TlsSession *t = NULL;
         StreamWriter w = {};
@@ -401,6 +516,7 @@ START_TEST(test_tls_channel) {
         ck_assert_str_eq(failed, "private key");
         ck_assert_int_eq(rpc_server_listen_stream(s, NULL, &port, NULL), -ENOKEY);
         ck_assert_int_eq(rpc_server_listen_stream(s, &tls, &port, NULL), 0);
+        ck_assert_int_eq(rpc_server_set_roles(s, admin_names_need_admin, on_refused, &v, error, sizeof(error)), 0);
 
         /* plain frames: the handshake fails, the connection is closed, and
          * it never was a pipe nor brought a request */
@@ -412,33 +528,39 @@ START_TEST(test_tls_channel) {
         ck_assert_uint_eq(v.n_handled, 0);
 
         /* a TLS client that verifies the server: a pipe once the
-         * handshake is done, and its requests answered with their tags */
+         * handshake is done, and its requests answered with their tags;
+         * what needs a role is refused (a proof of role is made on nng) */
         ck_assert_int_eq(tls_context_new_client(DATA "ca.pem", &client_ctx), 0);
         fd = dial(port);
         ck_assert_int_eq(tls_session_new(client_ctx, fd, "127.0.0.1", &t), 0);
         tls_handshake(e, t);
         stream_reader_init(&r, SPARK_MAX_MESSAGE_BYTES);
-        for (uint32_t i = 0; i < 3; i++) {
+        for (uint32_t i = 0; i < 4; i++) {
                 Spark__RegisterApplication ra = SPARK__REGISTER_APPLICATION__INIT;
                 Envelope req = ENVELOPE_INIT;
                 void *buf;
 
-                ra.name = (char *) (i == 0 ? "park-tls" : "tls");
+                ra.name = (char *) (i == 0 ? "park-tls" : i == 3 ? "admin-tls" : "tls");
                 ENVELOPE_SET(&req, REGISTER_APPLICATION, register_application, &ra);
                 ck_assert_int_eq(envelope_encode(&req, &buf, &len), 0);
                 ck_assert_int_eq(stream_writer_append(&w, 10 + i, buf, len), 0);
                 free(buf);
         }
         ck_assert_int_eq(stream_writer_flush_tls(&w, t), 1);
-        for (unsigned got = 0; got < 2;) {
+        for (unsigned got = 0; got < 3;) {
                 usec_t deadline = now_mono_usec() + 5 * SEC;
 
                 k = stream_reader_fill_tls(&r, t);
                 ck_assert_msg(k != 0, "the server closed the connection");
                 while ((k = stream_reader_next(&r, &tag, &body, &len)) > 0) {
                         ck_assert_int_eq(envelope_decode(body, len, SPARK_MAX_MESSAGE_BYTES, &env), 0);
-                        ck_assert_str_eq(answer_app_id(env), "tls");
                         ck_assert_uint_eq(tag, 11 + got);
+                        if (tag == 13) {
+                                ck_assert_int_eq(env->body_case, SPARK__ENVELOPE__BODY_ERROR);
+                                ck_assert_int_eq(env->error->code, -EPERM);
+                                ck_assert_ptr_nonnull(strstr(env->error->message, "not taken on the task channel"));
+                        } else
+                                ck_assert_str_eq(answer_app_id(env), "tls");
                         envelope_free(env);
                         got++;
                 }
@@ -448,6 +570,8 @@ START_TEST(test_tls_channel) {
         ck_assert_uint_eq(v.n_added, 1);
         ck_assert_uint_eq(v.request_pipe, v.pipes_added);
         ck_assert_uint_eq(v.n_parked, 1);
+        ck_assert_uint_eq(v.n_refused, 1);
+        ck_assert_uint_eq(v.n_handled, 3);
 
         /* the client goes: the pipe with it, the parked request answered
          * into the void */
@@ -485,7 +609,8 @@ int main(void) {
         const TTest *tests[] = {
                 test_requests_and_parked_answers,
                 test_hostile_peers,
-                test_request_that_needs_a_role_refused,
+                test_request_that_needs_a_role_plain,
+                test_session_moves_to_the_channel,
                 test_free_with_requests_parked,
                 test_tls_channel,
                 test_not_for_ipc,

@@ -178,7 +178,8 @@ static int on_register_timer(sd_event_source *s, uint64_t usec, void *userdata) 
 }
 
 /* Executors of a tcp:// or tls+tcp:// endpoint poll on the task channel
- * (docs/DESIGN.md §4), unless driver.task_channel says no. */
+ * (docs/DESIGN.md §4), unless driver.task_channel says no; beside a plain
+ * endpoint that clients call too, they call there as well. */
 static int driver_listen_task_channel(Driver *d) {
         RpcServer *s = d->executor_server ?: d->server;
         const char *failed = NULL;
@@ -197,7 +198,8 @@ static int driver_listen_task_channel(Driver *d) {
                 return log_error_errno(r, "Failed to listen for executors' task channel beside %s: %m",
                                        rpc_server_url(s));
         log_info("Executors poll on the task channel, port %u beside %s%s.", (unsigned) d->task_channel_port,
-                 rpc_server_url(s), tls_url(rpc_server_url(s)) ? " (TLS)" : "");
+                 rpc_server_url(s),
+                 tls_url(rpc_server_url(s)) ? " (TLS)" : s == d->server ? ", and clients call there" : "");
         return 0;
 }
 
