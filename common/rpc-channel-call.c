@@ -31,54 +31,62 @@ static int wait_for(int fd, short events, uint64_t deadline_ms) {
         }
 }
 
-static int connect_before(const struct addrinfo *ai, uint64_t deadline_ms) {
-        int fd, k, err = 0, one = 1;
-        socklen_t len = sizeof(err);
+int channel_connect_start(const char *url, uint16_t port, int *ret_fd) {
+        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+        struct addrinfo *ai = NULL;
+        char service[8];
+        nng_url *u = NULL;
+        int fd, k, one = 1;
 
+        if (!url || port == 0 || !ret_fd)
+                return -EINVAL;
+        k = nng_errno(nng_url_parse(&u, url));
+        if (k < 0)
+                return k;
+        snprintf(service, sizeof(service), "%u", (unsigned) port);
+        k = getaddrinfo(u->u_hostname, service, &hints, &ai);
+        nng_url_free(u);
+        if (k != 0)
+                return k == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-                k = errno == EINPROGRESS ? wait_for(fd, POLLOUT, deadline_ms) : -errno;
-                if (k >= 0)
-                        k = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 ? -errno : -err;
-                if (k < 0) {
-                        close(fd);
-                        return k;
-                }
+        if (fd < 0) {
+                k = -errno;
+                freeaddrinfo(ai);
+                return k;
         }
-        /* one small frame each way per call: no Nagle delay */
         (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        return fd;
+        k = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 1;
+        freeaddrinfo(ai);
+        if (k == -EINPROGRESS)
+                k = 0;
+        if (k < 0) {
+                close(fd);
+                return k;
+        }
+        *ret_fd = fd;
+        return k;
 }
 
 int channel_link_open(ChannelLink *l, const char *url, uint16_t port, uint64_t deadline_ms) {
-        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-        char service[8];
-        nng_url *u = NULL;
-        int k;
+        int fd, k, err = 0;
+        socklen_t len = sizeof(err);
 
         if (!l || !url || port == 0)
                 return -EINVAL;
         channel_link_close(l);
         if (strncmp(url, "tcp://", 6) != 0)
                 return -EOPNOTSUPP;
-        k = nng_errno(nng_url_parse(&u, url));
+        k = channel_connect_start(url, port, &fd);
+        if (k == 0) {
+                k = wait_for(fd, POLLOUT, deadline_ms);
+                if (k >= 0)
+                        k = getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 ? -errno : -err;
+                if (k < 0)
+                        close(fd);
+        }
         if (k < 0)
                 return k;
-        snprintf(service, sizeof(service), "%u", (unsigned) port);
-        /* a numeric host, as daemons' URLs are, resolves without a lookup */
-        k = getaddrinfo(isempty(u->u_hostname) ? "localhost" : u->u_hostname, service, &hints, &ai);
-        nng_url_free(u);
-        if (k != 0)
-                return k == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
-        k = -EADDRNOTAVAIL;
-        for (const struct addrinfo *a = ai; a && k < 0 && k != -ETIMEDOUT; a = a->ai_next)
-                k = connect_before(a, deadline_ms);
-        freeaddrinfo(ai);
-        if (k < 0)
-                return k;
-        l->fd = k;
+        l->fd = fd;
         stream_reader_init(&l->reader, 0);
         l->writer = (StreamWriter) {};
         return 0;

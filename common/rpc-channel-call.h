@@ -30,6 +30,14 @@ typedef struct ChannelLink {
 
 #define CHANNEL_LINK_INIT { .fd = -1 }
 
+/* Starts a TCP connection to port on the host of url (tcp:// or
+ * tls+tcp://, the server's endpoint), as the executors' channel and
+ * channel_link_open() make it: *ret_fd is a non-blocking socket with
+ * TCP_NODELAY (one small frame each way per call: no Nagle delay).
+ * Returns 1 when it connected at once, 0 when the connection is under way
+ * (the socket turns writable once it is done), < 0 when it cannot start. */
+int channel_connect_start(const char *url, uint16_t port, int *ret_fd);
+
 /* Connects to port on the host of url (tcp:// only: -EOPNOTSUPP for
  * others) before the deadline (nng_util_now_ms() time). */
 int channel_link_open(ChannelLink *l, const char *url, uint16_t port, uint64_t deadline_ms);

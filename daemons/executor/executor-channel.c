@@ -8,9 +8,6 @@
  * go over nng as before.  A connection
  * that fails takes the polls out on it along (as a dropped nng connection
  * would): executor_slot_finish() decides what that means. */
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -19,6 +16,7 @@
 
 #include "executor.h"
 #include "nng-util.h"
+#include "rpc-channel-call.h"
 
 bool executor_channel_up(const Executor *e) {
         return e->channel_fd >= 0 && e->channel_state == CHANNEL_UP;
@@ -185,11 +183,8 @@ static int on_channel_io(sd_event_source *source, int fd, uint32_t revents, void
 }
 
 int executor_channel_open(Executor *e, uint16_t port) {
-        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
-        struct addrinfo *ai = NULL;
-        char port_string[8];
         nng_url *u = NULL;
-        int fd, one = 1, connected, r;
+        int fd = -1, connected, r;
 
         executor_channel_close(e, 0);
         if (port == 0 || (strncmp(e->args.driver_url, "tcp://", 6) != 0 && !tls_url(e->args.driver_url)))
@@ -201,33 +196,19 @@ int executor_channel_open(Executor *e, uint16_t port) {
                 if (r < 0)
                         return r;
         }
-        r = nng_errno(nng_url_parse(&u, e->args.driver_url));
-        if (r < 0)
-                return r;
-        snprintf(port_string, sizeof(port_string), "%u", (unsigned) port);
-        r = getaddrinfo(u->u_hostname, port_string, &hints, &ai);
-        if (r != 0) {
-                nng_url_free(u);
-                return r == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
-        }
-
-        fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0) {
-                r = -errno;
-                freeaddrinfo(ai);
-                nng_url_free(u);
-                return r;
-        }
-        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        connected = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
-        freeaddrinfo(ai);
-        r = connected == 0 || connected == -EINPROGRESS ? 0 : connected;
+        connected = channel_connect_start(e->args.driver_url, port, &fd);
+        if (connected < 0)
+                return connected;
+        r = 0;
         /* the driver's certificate must carry the host dialled */
-        if (r == 0 && e->channel_tls_context)
-                r = tls_session_new(e->channel_tls_context, fd, u->u_hostname, &e->channel_tls);
-        nng_url_free(u);
-        /* connecting (EINPROGRESS) until it is writable */
-        if (r == 0)
+        if (e->channel_tls_context) {
+                r = nng_errno(nng_url_parse(&u, e->args.driver_url));
+                if (r >= 0)
+                        r = tls_session_new(e->channel_tls_context, fd, u->u_hostname, &e->channel_tls);
+                nng_url_free(u);
+        }
+        /* connecting until it is writable */
+        if (r >= 0)
                 r = sd_event_add_io(e->event, &e->channel_io, fd, EPOLLOUT, on_channel_io, e);
         if (r < 0) {
                 e->channel_tls = tls_session_free(e->channel_tls);
@@ -237,7 +218,7 @@ int executor_channel_open(Executor *e, uint16_t port) {
         e->channel_fd = fd;
         e->channel_state = CHANNEL_CONNECTING;
         stream_reader_init(&e->channel_reader, EXECUTOR_MAX_MESSAGE_BYTES);
-        if (connected == 0)
+        if (connected > 0)
                 channel_connected(e);
         return 0;
 }
