@@ -360,6 +360,7 @@ START_TEST(test_request_that_needs_a_role_plain) {
                 ck_assert_ptr_nonnull(strstr(env->error->message, "is not for a job's tasks"));
                 envelope_free(env);
                 ck_assert_uint_eq(v.n_refused, 1);
+                ck_assert_ptr_nonnull(strstr(v.refusal, "is not for a job's tasks"));
                 ck_assert_uint_eq(v.n_handled, 1);
                 /* what needs no role still goes through, as a poll does */
                 send_register_app(fd, 7, "plain");
@@ -571,6 +572,7 @@ START_TEST(test_tls_channel) {
         ck_assert_uint_eq(v.request_pipe, v.pipes_added);
         ck_assert_uint_eq(v.n_parked, 1);
         ck_assert_uint_eq(v.n_refused, 1);
+        ck_assert_ptr_nonnull(strstr(v.refusal, "not taken on the task channel"));
         ck_assert_uint_eq(v.n_handled, 3);
 
         /* the client goes: the pipe with it, the parked request answered
