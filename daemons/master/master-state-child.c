@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,12 +35,17 @@
 /* Fds are moved above this first, so that moving one to 3 or 4 cannot
  * close the other. */
 #define CHILD_FD_SCRATCH 10
+/* A save is background work: where cores are short, executors starting
+ * and requests come first.  At this niceness the child still gets about a
+ * tenth of a core that others want, and all of an idle one. */
+#define CHILD_NICE 10
 
 static int child_main(Master *m, int reply_fd, int given_fd, pid_t parent, StateChildWork work, size_t reply_size) {
         uint8_t reply[STATE_CHILD_REPLY_MAX] = {};
 
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 return 1;
+        (void) setpriority(PRIO_PROCESS, 0, CHILD_NICE);
         /* the pipe becomes fd 3, the given file fd 4; nothing else of the
          * master's stays open but stdin, stdout and stderr */
         reply_fd = fcntl(reply_fd, F_DUPFD, CHILD_FD_SCRATCH);

@@ -4,11 +4,13 @@
  * stops it, a failure is reported and tried again, and a save waits for a
  * gap between requests. */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -349,9 +351,48 @@ START_TEST(test_child_dies_with_master) {
 }
 END_TEST
 
+static void niceness_work(Master *m, int given_fd, void *reply) {
+        int nice_value;
+        (void) m, (void) given_fd;
+
+        errno = 0;
+        nice_value = getpriority(PRIO_PROCESS, 0);
+        if (errno != 0)
+                nice_value = -100;
+        memcpy(reply, &nice_value, sizeof(nice_value));
+}
+
+static int child_nice = -100;
+
+static void niceness_done(Master *m, const void *reply) {
+        (void) m;
+        if (reply)
+                memcpy(&child_nice, reply, sizeof(child_nice));
+}
+
+/* The save's child yields to the work the master's host is there for
+ * (executors starting, requests): it runs at a higher niceness than the
+ * master. */
+START_TEST(test_child_runs_nicer) {
+        Master *m = master_loaded();
+        int ours;
+
+        errno = 0;
+        ours = getpriority(PRIO_PROCESS, 0);
+        ck_assert_int_eq(errno, 0);
+        ck_assert_int_eq(master_state_child_run(m, niceness_work, sizeof(int), -1, niceness_done), 0);
+        wait_child(m);
+        ck_assert_int_ne(child_nice, -100);
+        /* 19 is as nice as it gets: a master already there stays there */
+        ck_assert_int_gt(child_nice, ours < 19 ? ours : 18);
+        master_free(m);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_child_save_loads,
+                test_child_runs_nicer,
                 test_entry_during_child_kept,
                 test_save_on_loop_stops_child,
                 test_child_failure_retried,
