@@ -39,8 +39,9 @@
  * such units whose StartTransientUnit calls go out together, as two workers
  * on this one host send theirs for an application of two executors: the
  * time to the first instruction of whichever comes first
- * (unit_first_of_2_us_p50/p99).  On a real cluster the two are on two hosts
- * with a manager each; here they share one manager and the same cores. */
+ * (unit_first_of_2_us_p50/p99, and unit_first_of_2_us_samples).  On a
+ * real cluster the two are on two hosts with a manager each; here they
+ * share one manager and the same cores. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -236,6 +237,15 @@ static int call_start(sd_bus *bus, sd_bus_message *m) {
 }
 
 /* Sorts samples and prints KEY_p50 and KEY_p99 ("key value" lines). */
+/* Every sample, in the order taken (KEY_samples): the bench pools the
+ * samples of runs made at different moments of its run. */
+static void print_samples(const char *key, const uint64_t *samples, size_t n) {
+        printf("%s_samples", key);
+        for (size_t i = 0; i < n; i++)
+                printf(" %" PRIu64, samples[i]);
+        printf("\n");
+}
+
 static void print_p50_p99(const char *key, uint64_t *samples, size_t n) {
         bench_sort_u64(samples, n);
         printf("%s_p50 %" PRIu64 "\n", key, bench_percentile_u64(samples, n, 50));
@@ -373,6 +383,7 @@ int main(int argc, char **argv) {
                 close(fd);
                 unlink(path);
                 rmdir(fifo);
+                print_samples("unit_first_of_2_us", samples, (size_t) count);
                 print_p50_p99("unit_first_of_2_us", samples, (size_t) count);
                 return 0;
         }
@@ -433,12 +444,7 @@ int main(int argc, char **argv) {
         close(fd);
         unlink(path);
         rmdir(fifo);
-        /* each one too, in the order taken: the bench pools the samples of
-         * runs made at different moments of its run */
-        printf("unit_start_us_samples");
-        for (int i = 0; i < count; i++)
-                printf(" %" PRIu64, samples[i]);
-        printf("\n");
+        print_samples("unit_start_us", samples, (size_t) count);
         print_p50_p99("unit_start_us", samples, (size_t) count);
         printf("unit_start_us_mean %.0f\n", bench_mean_u64(samples, (size_t) count));
         print_p50_p99("unit_active_us", active, (size_t) count);
