@@ -230,7 +230,7 @@ static void executor_stop(Executor *e) {
         /* The cleanup starts here, not in main(): nng_close() below is where
          * nng 1.5 can hang (seen after a SIGSTOP/SIGCONT), and an executor
          * must not outlive its driver because of it. */
-        daemon_exit_guard(e->exit_status);
+        daemon_exit_guard_within(e->exit_status, EXECUTOR_EXIT_GRACE_SEC);
         /* Closing the socket first ends a library fetch a task thread may be
          * waiting in. */
         if (e->sock_open) {

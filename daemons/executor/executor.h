@@ -71,6 +71,12 @@
 #define EXECUTOR_PREFETCH_MAX 1000000
 /* How long a stopping executor waits for its task threads. */
 #define EXECUTOR_STOP_WAIT_USEC (200u * USEC_PER_MSEC)
+/* How long its whole cleanup may take (daemon_exit_guard_within()): the
+ * socket's close, the wait above and the usage file.  A drain, a release
+ * and a driver's stop wait for the unit to end, and nng 1.5's nng_close()
+ * can hang while the driver is sending (nanomsg/nng#1543): the daemons'
+ * 5 s would then be a drain's 5 s. */
+#define EXECUTOR_EXIT_GRACE_SEC 1u
 
 /* After a reply that brought tasks, the next poll for work waits this
  * long: see executor_pump_soon(). */

@@ -40,6 +40,6 @@ int main(int argc, char **argv) {
                 if (k < 0)
                         log_debug_errno(k, "Failed to write " EXECUTOR_USAGE_FILE " in the working directory: %m");
         }
-        daemon_exit_guard(r);
+        daemon_exit_guard_within(r, EXECUTOR_EXIT_GRACE_SEC);
         return r;
 }

@@ -275,25 +275,33 @@ void daemon_notify_stopping(void) {
 
 #define EXIT_GRACE_SEC 5
 
+/* The thread's argument: seconds << 8 | the exit status (0..255), so that
+ * nothing is allocated for a thread that may never run. */
 static void *exit_guard_thread(void *userdata) {
-        int status = (int) (intptr_t) userdata;
+        uintptr_t arg = (uintptr_t) userdata;
+        unsigned seconds = (unsigned) (arg >> 8);
 
-        sleep(EXIT_GRACE_SEC);
-        log_warning("Cleaning up took longer than %d s, exiting without finishing it", EXIT_GRACE_SEC);
-        _exit(status);
+        sleep(seconds);
+        log_warning("Cleaning up took longer than %u s, exiting without finishing it", seconds);
+        _exit((int) (arg & 0xff));
         return NULL;
 }
 
-void daemon_exit_guard(int status) {
+void daemon_exit_guard_within(int status, unsigned seconds) {
+        uintptr_t arg = (uintptr_t) MIN(MAX(seconds, 1u), 3600u) << 8 | ((unsigned) status & 0xff);
         pthread_attr_t attr;
         pthread_t t;
 
         if (pthread_attr_init(&attr) != 0)
                 return;
         (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&t, &attr, exit_guard_thread, (void *) (intptr_t) status) != 0)
+        if (pthread_create(&t, &attr, exit_guard_thread, (void *) arg) != 0)
                 log_debug("Failed to start the exit guard, ignoring");
         pthread_attr_destroy(&attr);
+}
+
+void daemon_exit_guard(int status) {
+        daemon_exit_guard_within(status, EXIT_GRACE_SEC);
 }
 
 #ifdef SPARK_SANITIZE

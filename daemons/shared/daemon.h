@@ -70,3 +70,6 @@ void daemon_notify_stopping(void);
  * sending at that moment, nanomsg/nng#1543), the process exits with status
  * anyway instead of hanging until systemd kills it. */
 void daemon_exit_guard(int status);
+/* The same after seconds (at least 1): for a process whose cleanup is
+ * short and whose end others wait for. */
+void daemon_exit_guard_within(int status, unsigned seconds);
