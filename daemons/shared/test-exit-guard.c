@@ -3,24 +3,17 @@
 #include <check.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check-run.h"
 #include "daemon.h"
 #include "log.h"
-
-static double now_s(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
+#include "time-util.h"
 
 /* Forks a child that arms the guard and then hangs as a stuck nng_close()
  * would; returns its wait status and how long it lived. */
 static int run_hanging_child(int status, unsigned seconds, double *lived) {
-        double t0 = now_s();
+        usec_t t0 = now_mono_usec();
         int ws = 0;
         pid_t pid;
 
@@ -33,7 +26,7 @@ static int run_hanging_child(int status, unsigned seconds, double *lived) {
                         pause();
         }
         ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-        *lived = now_s() - t0;
+        *lived = (double) (now_mono_usec() - t0) / USEC_PER_SEC;
         return ws;
 }
 
