@@ -39,7 +39,7 @@
  *    + SMALL_APPS.
  * 6. Reads the master's VmRSS/VmHWM and CPU time after each phase.
  * 7. With METRICS_HOST:PORT, registers LATE_WORKERS more workers, one
- *    every 5 ms, in 100 ms windows that alternate between a scraper
+ *    every 2.5 ms, in 100 ms windows that alternate between a scraper
  *    GETting the master's /metrics every 100 ms and none (RegisterWorker
  *    with and without scraping, same master, same minutes); then scrapes
  *    the master at rest IDLE_SCRAPES times, 100 ms apart, while our
@@ -97,6 +97,11 @@ typedef struct Load {
 } Load;
 
 static Load L = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* With $MASTER_LOAD_TRACE, each late registration's and small app's start
+ * (CLOCK_MONOTONIC, µs) and latency, a line each: to line a slow one up
+ * with what else ran then (perf record -k CLOCK_MONOTONIC). */
+static FILE *Trace;
 
 /* The small-app phase waits for each launch without spinning (two cores:
  * a spinning waiter would take one from the master). */
@@ -781,6 +786,8 @@ static int place_small_apps(nng_socket s) {
                         continue;
                 }
                 place[n++] = atomic_load(&t->launch_at[1]) - t0;
+                if (Trace)
+                        fprintf(Trace, "small %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", t0, place[n - 1], reply_lat[a]);
         }
         printf("small_apps %d\nsmall_launches_missing %d\n", L.n_small, missing);
         print_latencies("small_register_reply", reply_lat, (size_t) L.n_small);
@@ -797,7 +804,13 @@ static int place_small_apps(nng_socket s) {
  * waking) evenly over both kinds; with half-second windows, one such spell
  * set the p99 of one kind alone, and the row's verdict with it. */
 #define SCRAPE_WINDOW_USEC SCRAPE_PERIOD_USEC
-#define LATE_PACE_USEC (5 * 1000ull)       /* one registration every 5 ms */
+/* One registration every 2.5 ms.  Spells that slow every request for a few
+ * milliseconds, whatever the scraper does (a state save's fork and the
+ * copy-on-write faults after it; on a host whose kernel runs DAMON, its
+ * sampling of memory every 500 ms), came to more than 1% of the
+ * registrations at one every 5 ms: both p99s were set by them, and their
+ * ratio by chance.  At 2.5 ms they are about half of 1%. */
+#define LATE_PACE_USEC 2500ull
 #define MAX_SCRAPES 100000
 
 static struct {
@@ -885,6 +898,8 @@ static int register_beside_scrapes(nng_socket s, int late, int idle_scrapes) {
                 r = register_worker(s, id, L.n_workers + i, &lat);
                 if (r < 0)
                         return r;
+                if (Trace)
+                        fprintf(Trace, "late %" PRIu64 " %" PRIu64 " %d\n", now, lat, on);
                 if (on)
                         scraped[n_scraped++] = lat;
                 else
@@ -893,8 +908,8 @@ static int register_beside_scrapes(nng_socket s, int late, int idle_scrapes) {
         atomic_store(&Scrape.on, false);
         while (atomic_load(&Scrape.busy))
                 usleep(200);
-        printf("late_workers %d\nlate_register_total_s %.2f\nload_scrapes %u\nload_scrapes_failed %u\nload_scrape_bytes %zu\n", late,
-               (double) (bench_now_usec() - t0) / 1e6, atomic_load(&Scrape.n), atomic_load(&Scrape.failed),
+        printf("late_workers %d\nlate_pace_us %llu\nlate_register_total_s %.2f\nload_scrapes %u\nload_scrapes_failed %u\nload_scrape_bytes %zu\n", late,
+               (unsigned long long) LATE_PACE_USEC, (double) (bench_now_usec() - t0) / 1e6, atomic_load(&Scrape.n), atomic_load(&Scrape.failed),
                atomic_load(&Scrape.bytes));
         print_latencies("late_register_quiet", quiet, n_quiet);
         print_latencies("late_register_scraped", scraped, n_scraped);
@@ -960,6 +975,13 @@ int main(int argc, char **argv) {
             L.first_port < 1 || L.n_ports < 1 || L.first_port + L.n_ports > 65536)
                 return 2;
 
+        if (getenv("MASTER_LOAD_TRACE")) {
+                Trace = fopen(getenv("MASTER_LOAD_TRACE"), "we");
+                if (!Trace) {
+                        fprintf(stderr, "master-load: cannot open %s: %m\n", getenv("MASTER_LOAD_TRACE"));
+                        return 1;
+                }
+        }
         r = serve_workers();
         if (r < 0)
                 return 1;
@@ -993,6 +1015,8 @@ int main(int argc, char **argv) {
         printf("kills_seen %u\nother_requests %u\nunknown_executors %u\n", atomic_load(&L.kills),
                atomic_load(&L.other_requests), atomic_load(&L.unknown_executors));
         fflush(stdout);
+        if (Trace)
+                fflush(Trace);
         atomic_store(&L.stop, true);
         _exit(r < 0 ? 1 : 0); /* no nng_close(): see common/rpc-server.h on nng 1.5.2 */
 }

@@ -8,14 +8,14 @@
 #   SPARK_BUILD        the build dir (default build/)
 #   SPARK_PEERS        the peers' folder (default ../shared/peers)
 #   BENCH_WORKERS, BENCH_WORKER_CORES, BENCH_APPS, BENCH_APP_EXECUTORS,
-#   BENCH_SMALL_APPS   master scale (10000, 10, 10, 9980, 200: 100,000
+#   BENCH_SMALL_APPS   master scale (10000, 10, 10, 9900, 1000: 100,000
 #                      executors in all, the cluster's cores)
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master at rest, 100 ms apart, by
 #                      master-load before it ends (100)
 #   BENCH_LATE_WORKERS workers registered after the scale phase's apps, one
-#                      every 5 ms, in 100 ms windows with and without a
-#                      /metrics scrape every 100 ms (4000; 0: none)
+#                      every 2.5 ms, in 100 ms windows with and without a
+#                      /metrics scrape every 100 ms (8000; 0: none)
 #   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
 #                      master scale phase again with master.scheduling "fair";
 #                      fair: a second application's share by preemption): baselines
@@ -62,9 +62,9 @@ PEERS=${SPARK_PEERS:-$top/../shared/peers}
 WORKERS=${BENCH_WORKERS:-10000}
 WORKER_CORES=${BENCH_WORKER_CORES:-10}
 APPS=${BENCH_APPS:-10}
-APP_EXECUTORS=${BENCH_APP_EXECUTORS:-9980}
-SMALL_APPS=${BENCH_SMALL_APPS:-200}
-LATE_WORKERS=${BENCH_LATE_WORKERS:-4000}
+APP_EXECUTORS=${BENCH_APP_EXECUTORS:-9900}
+SMALL_APPS=${BENCH_SMALL_APPS:-1000}
+LATE_WORKERS=${BENCH_LATE_WORKERS:-8000}
 KILL_TRIALS=${BENCH_KILL_TRIALS:-20}
 SKIP=" ${BENCH_SKIP:-} "
 TLS=${BENCH_TLS:-0}
@@ -92,6 +92,17 @@ for p in spark-master spark-worker spark-driver spark-executor sparkctl bench/be
         [ -x "$B/$p" ] || { say "$B/$p is not built (make bench-build)"; exit 1; }
 done
 [ -f "$TASKS_LIB" ] || { say "$TASKS_LIB is not built"; exit 1; }
+
+# What else on the host slows every process now and then, said beside the
+# figures it moves: the kernel's DAMON, sampling physical memory, marks
+# pages of our daemons old each sample; the requests that touch them next
+# take milliseconds longer (the master's p99 rows show it, every sample).
+for d in /sys/kernel/mm/damon/admin/kdamonds/*/; do
+        [ "$(cat "$d/state" 2>/dev/null)" = on ] || continue
+        for c in "$d"contexts/*/; do
+                note "the host's kernel runs DAMON ($(cat "$c/operations" 2>/dev/null || echo '?') monitoring, a sample every $(( $(cat "$c/monitoring_attrs/intervals/sample_us" 2>/dev/null || echo 0) / 1000 )) ms): the request after a sample takes a few ms more; the p99 rows take that in"
+        done
+done
 
 # Not under /tmp: executors run with PrivateTmp= and must see their work
 # dirs, task libraries and the driver's ipc:// socket.
