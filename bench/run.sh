@@ -1103,6 +1103,9 @@ run_scale() {
         # and scrapes the master at rest BENCH_SCRAPES times, its workers' endpoints still up
         local late=()
         [ $sched = fair ] || late=("127.0.0.1:$((sbase + 2))" "$LATE_WORKERS" "${BENCH_SCRAPES:-100}")
+        # each late registration and small app, timed, in the kept logs: to
+        # line a slow one up with the master's log or a profile
+        MASTER_LOAD_TRACE=$tmp/${p}-trace \
         timeout 300 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
                 "${DAEMON_PID[scale-master]}" "$WORKERS" "$WORKER_CORES" "$APPS" "$APP_EXECUTORS" "$SMALL_APPS" \
                 "${late[@]}" >"$tmp/scale.out" 2>"$tmp/scale.log" &
