@@ -938,6 +938,7 @@ static int register_beside_scrapes(nng_socket s, int late, int idle_scrapes) {
 }
 
 int main(int argc, char **argv) {
+        const char *trace_path;
         nng_socket s;
         pthread_t events;
         int r, late = 0, idle_scrapes = 0;
@@ -975,10 +976,11 @@ int main(int argc, char **argv) {
             L.first_port < 1 || L.n_ports < 1 || L.first_port + L.n_ports > 65536)
                 return 2;
 
-        if (getenv("MASTER_LOAD_TRACE")) {
-                Trace = fopen(getenv("MASTER_LOAD_TRACE"), "we");
+        trace_path = getenv("MASTER_LOAD_TRACE");
+        if (trace_path) {
+                Trace = fopen(trace_path, "we");
                 if (!Trace) {
-                        fprintf(stderr, "master-load: cannot open %s: %m\n", getenv("MASTER_LOAD_TRACE"));
+                        fprintf(stderr, "master-load: cannot open %s: %m\n", trace_path);
                         return 1;
                 }
         }

@@ -94,9 +94,9 @@ done
 [ -f "$TASKS_LIB" ] || { say "$TASKS_LIB is not built"; exit 1; }
 
 # What else on the host slows every process now and then, said beside the
-# figures it moves: the kernel's DAMON, sampling physical memory, marks
-# pages of our daemons old each sample; the requests that touch them next
-# take milliseconds longer (the master's p99 rows show it, every sample).
+# figures it moves: the kernel's DAMON, sampling physical memory (and
+# marking the pages it samples old).  On our host, the master's request
+# after each sample took a few ms more, while the cores were idle.
 for d in /sys/kernel/mm/damon/admin/kdamonds/*/; do
         [ "$(cat "$d/state" 2>/dev/null)" = on ] || continue
         for c in "$d"contexts/*/; do
