@@ -223,8 +223,13 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
          * of our executors' load (it is not saved): report it again. */
         d->load_sent = 0;
 
-        /* Executors we hold that the master no longer lists are gone. */
-        for (size_t i = 0; i < d->n_executors_allocated; i++) {
+        /* Executors we hold that the master no longer lists are gone —
+         * but a new leader still waiting for its workers lists only those
+         * of the state it read, which may lag the old leader's: the rest
+         * may be taken back as their workers report them.  The status
+         * timer asks again. */
+        d->resync_after_recovery = cs->recovering;
+        for (size_t i = 0; i < d->n_executors_allocated && !cs->recovering; i++) {
                 DriverExecutor *ex = d->executors[i];
                 bool listed = false;
                 if (!ex || ex->lost)

@@ -164,6 +164,8 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
                  d->n_live_executors, running, scheduler_n_pending(d->scheduler));
         daemon_notify_status(status);
         driver_report_load(d);
+        if (d->resync_after_recovery)
+                driver_request_snapshot(d);
         (void) sd_event_source_set_time(s, usec + USEC_PER_SEC);
         return 0;
 }

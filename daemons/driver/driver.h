@@ -79,6 +79,7 @@ typedef struct Driver {
         EventSub *master_events;
         Hashmap *worker_events;   /* worker event URL → EventSub */
         bool resync_in_flight;
+        bool resync_after_recovery;   /* the last snapshot came from a leader still recovering */
         usec_t last_unknown_resync;   /* a registration under an unknown id asked for a snapshot */
         Hashmap *announced;           /* executor id → the worker the master started it on */
 

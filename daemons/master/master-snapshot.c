@@ -107,6 +107,7 @@ int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapsho
                 s.state.master_role = (char *) master_role_to_string(master_ha_role(m->ha));
                 s.state.master_epoch = master_ha_epoch(m->ha);
         }
+        s.state.recovering = m->recovery_until != 0;
 
         while (hashmap_iterate(workers, &i, &v, NULL)) {
                 Worker *w = v;

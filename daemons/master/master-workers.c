@@ -304,11 +304,13 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
 static bool recovery_done(Master *m) {
         if (m->recovery_until == 0)
                 return true;
+        /* none awaited (the state read held no worker): the whole time,
+         * for those that registered after it was saved */
         if (now_mono_usec() < m->recovery_until &&
-            (m->recovery_expected == 0 || hashmap_size(m->recovery_back) < m->recovery_expected))
+            (m->recovery_expected == 0 || hashmap_size(m->recovery_awaited) > 0))
                 return false;
         log_info("Recovery after the election done: %zu of %zu workers registered again%s",
-                 hashmap_size(m->recovery_back), m->recovery_expected,
+                 m->recovery_expected - hashmap_size(m->recovery_awaited), m->recovery_expected,
                  now_mono_usec() >= m->recovery_until ? " (the time for the others is up)" : "");
         master_recovery_end(m);
         return true;
@@ -441,41 +443,52 @@ void master_recovery_start(Master *m) {
          * new one (a new cluster's first leader places at once) */
         if (!cluster_apps(m->cluster))
                 return;
-        if (hashmap_new(&m->recovery_back) < 0)
+        if (hashmap_new(&m->recovery_awaited) < 0)
                 return; /* no memory: place at once, as before */
+        /* Only the workers of the state read are awaited: one that
+         * registered after the save comes back too, but ending the wait
+         * on it would place beside the executors of one still on its way,
+         * which would then be killed as surplus. */
+        while (hashmap_iterate(cluster_workers(m->cluster), &i, &v, NULL)) {
+                const Worker *w = v;
+                char *id = strdup(w->id);
+
+                if (!id || hashmap_put(m->recovery_awaited, id, id) < 0) {
+                        free(id);
+                        master_recovery_end(m);
+                        return; /* no memory: place at once, as before */
+                }
+                m->recovery_expected++;
+        }
         if (sd_event_add_time(m->event, &m->recovery_timer, CLOCK_MONOTONIC, until, USEC_PER_MSEC, on_recovery_timer,
                               m) < 0) {
-                m->recovery_back = hashmap_free(m->recovery_back);
+                master_recovery_end(m);
                 return;
         }
         m->recovery_until = until;
-        while (hashmap_iterate(cluster_workers(m->cluster), &i, &v, NULL))
-                m->recovery_expected++;
 }
 
 void master_recovery_end(Master *m) {
         m->recovery_until = 0;
         m->recovery_expected = 0;
-        if (m->recovery_back) {
+        if (m->recovery_awaited) {
                 size_t i = 0;
                 void *v;
 
-                while (hashmap_iterate(m->recovery_back, &i, &v, NULL))
+                while (hashmap_iterate(m->recovery_awaited, &i, &v, NULL))
                         free(v);
         }
-        m->recovery_back = hashmap_free(m->recovery_back);
+        m->recovery_awaited = hashmap_free(m->recovery_awaited);
         m->recovery_timer = sd_event_source_disable_unref(m->recovery_timer);
 }
 
 void master_worker_registered(Master *m, const char *worker_id, usec_t now) {
         uint64_t armed;
 
-        if (m->recovery_until != 0 && worker_id && !hashmap_get(m->recovery_back, worker_id)) {
-                char *id = strdup(worker_id);
-
-                if (id && hashmap_put(m->recovery_back, id, id) < 0)
-                        free(id);
-                master_place_soon(m); /* it may have been the last */
+        if (m->recovery_until != 0 && worker_id) {
+                free(hashmap_remove(m->recovery_awaited, worker_id));
+                if (m->recovery_expected > 0 && hashmap_size(m->recovery_awaited) == 0)
+                        master_place_soon(m); /* it was the last */
         }
 
         /* Its deadline, now + worker_timeout, is the latest of all: a check

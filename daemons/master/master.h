@@ -57,7 +57,7 @@ typedef struct Master {
          * worker_timeout_ms has passed, nothing new is placed. */
         usec_t recovery_until;           /* 0: not recovering */
         size_t recovery_expected;        /* workers in the state read */
-        Hashmap *recovery_back;          /* ids of those registered since */
+        Hashmap *recovery_awaited;       /* ids of those not registered since */
         sd_event_source *recovery_timer;
         unsigned worker_calls;           /* calls to workers not answered yet */
         ResumedLaunch *resumed;          /* launches under way before a restart, to send again */

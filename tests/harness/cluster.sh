@@ -263,6 +263,13 @@ master: { listen = "$2"; events_listen = "$3"; state_dir = "$T/$1-state"; worker
 CONF
 }
 
+# zk_cli ARGS...: Debian's ZooKeeper command line client, one command
+# (needs java).
+zk_cli() {
+        timeout 60 java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "/etc/zookeeper/conf:/usr/share/java/*" \
+                org.apache.zookeeper.ZooKeeperMain -server "$ZK_CONNECT" "$@" 2>&1
+}
+
 # ha_leads URL: the master there answers as the leader.
 ha_leads() { "$SPARKCTL" --master "$1" status >/dev/null 2>&1; }
 # ha_standby_for URL LEADER: the master at URL answers "standby, leader is LEADER".

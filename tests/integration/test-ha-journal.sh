@@ -18,12 +18,6 @@ command -v java >/dev/null || skip_all "no java: zkCli cannot set an ACL"
 
 ha_masters_init
 
-# zk_cli ARGS...: Debian's ZooKeeper command line client, one command
-zk_cli() {
-        timeout 60 java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "/etc/zookeeper/conf:/usr/share/java/*" \
-                org.apache.zookeeper.ZooKeeperMain -server "$ZK_CONNECT" "$@" 2>&1
-}
-
 apps_of() { "$SPARKCTL" --master "$1" status --json 2>/dev/null | jq -r '.apps[].app_id' | sort | tr '\n' ' '; }
 
 start_daemon m1 "$SPARK_BUILD/spark-master" --config "$T/m1.conf"

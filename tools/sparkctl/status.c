@@ -181,6 +181,8 @@ int status_print_tables_masters(const Spark__ClusterState *cs, const MasterRoleI
                 plural(cs->n_executors, "executor", "executors"));
         if (streq(cs->master_role, "suspended"))
                 fprintf(f, "The leader has lost its ZooKeeper connection: it places nothing until it is back.\n");
+        else if (cs->recovering)
+                fprintf(f, "The leader, newly elected, places nothing until the workers of its saved state are back.\n");
         if (n > 0) {
                 fputc('\n', f);
                 r = print_masters(masters, n, f);
@@ -235,6 +237,7 @@ void status_print_json_masters(const Spark__ClusterState *cs, const MasterRoleIn
         if (!isempty(cs->master_role)) {
                 json_string(&j, "master_role", cs->master_role);
                 json_int(&j, "master_epoch", (int64_t) cs->master_epoch);
+                json_bool(&j, "recovering", cs->recovering);
         }
         cluster_state_json_members(&j, cs, CLUSTER_JSON_ALL);
         json_object_end(&j);
