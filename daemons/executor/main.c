@@ -4,6 +4,7 @@
 #include "executor.h"
 #include "executor-usage.h"
 #include "log.h"
+#include "sandbox-holder.h"
 
 int main(int argc, char **argv) {
         _cleanup_(executor_args_done) ExecutorArgs args = {};
@@ -29,6 +30,8 @@ int main(int argc, char **argv) {
                 return EXIT_SUCCESS;
         }
 
+        /* before any thread or connection (sandbox-holder.h) */
+        (void) sandbox_holder_start();
         r = executor_new(&args, &e);
         if (r < 0)
                 return EXIT_FAILURE;

@@ -46,9 +46,10 @@ executor_serving() {
                 kill -0 "${pid[$1]}" 2>/dev/null
 }
 
-# task processes (children) of executor N
+# task processes (children) of executor N, but its sandbox holder
+# (daemons/executor/sandbox-holder.c)
 n_tasks_of() {
-        pgrep -c -P "${pid[$1]}" || true
+        ps --ppid "${pid[$1]}" -o comm= | grep -vcx executor-hold || true
 }
 
 tasks_running() {
