@@ -18,10 +18,9 @@
  * costs a core about 1.5 ms; at SCHED_IDLE the child does it once the
  * driver and the worker, woken by the same death, have run: on a busy
  * machine it otherwise took the core the driver was waiting for.  The
- * child holds no
- * socket: it is forked before there is one, and closes every file it
- * inherited but its end of the pipe.  It dies with the unit's cgroup in
- * any case. */
+ * child holds no socket: it is forked before there is one, and closes
+ * every file it inherited but its end of the pipe.  It dies with the
+ * unit's cgroup in any case. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

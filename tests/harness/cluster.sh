@@ -263,6 +263,15 @@ master: { listen = "$2"; events_listen = "$3"; state_dir = "$T/$1-state"; worker
 CONF
 }
 
+# ha_start_masters: starts m1, which is elected leader, then m2, a standby
+# naming m1 (after ha_masters_init).
+ha_start_masters() {
+        start_daemon m1 "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
+        check "m1 is elected leader" wait_for ha_leads "$M1"
+        start_daemon m2 "$SPARK_BUILD/spark-master" --config "$T/m2.conf"
+        check "m2 answers as a standby naming m1" wait_for ha_standby_for "$M2" "$M1"
+}
+
 # zk_cli ARGS...: Debian's ZooKeeper command line client, one command
 # (needs java).
 zk_cli() {

@@ -21,10 +21,7 @@ ha_masters_init
 role() { "$SPARKCTL" --master "$MASTERS" status --json 2>/dev/null | jq -r --arg u "$1" '.masters[] | select(.url == $u) | .role'; }
 
 check "m1 --check-config" "$SPARK_BUILD/spark-master" --config "$T/m1.conf" --check-config
-start_daemon m1 "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
-check "m1 is elected leader" wait_for ha_leads "$M1"
-start_daemon m2 "$SPARK_BUILD/spark-master" --config "$T/m2.conf"
-check "m2 answers as a standby naming m1" wait_for ha_standby_for "$M2" "$M1"
+ha_start_masters
 check "the negotiated session timeout is logged" \
         grep -q 'session timeout [0-9]* ms (asked for 2000 ms)' "$(daemon_log m1)"
 check_eq "status --json: m1 leads" "leader" "$(role "$M1")"

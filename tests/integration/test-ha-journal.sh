@@ -20,10 +20,7 @@ ha_masters_init
 
 apps_of() { "$SPARKCTL" --master "$1" status --json 2>/dev/null | jq -r '.apps[].app_id' | sort | tr '\n' ' '; }
 
-start_daemon m1 "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
-check "m1 is elected leader" wait_for ha_leads "$M1"
-start_daemon m2 "$SPARK_BUILD/spark-master" --config "$T/m2.conf"
-check "m2 answers as a standby naming m1" wait_for ha_standby_for "$M2" "$M1"
+ha_start_masters
 
 # No full save from here on: meta may be read, not written.
 out=$(zk_cli setAcl "$ZK_TEST_DIR/state/meta" world:anyone:rda)

@@ -19,10 +19,7 @@ command -v java >/dev/null || skip_all "no java: zkCli cannot set an ACL"
 
 ha_masters_init
 
-start_daemon m1 "$SPARK_BUILD/spark-master" --config "$T/m1.conf"
-check "m1 is elected leader" wait_for ha_leads "$M1"
-start_daemon m2 "$SPARK_BUILD/spark-master" --config "$T/m2.conf"
-check "m2 answers as a standby naming m1" wait_for ha_standby_for "$M2" "$M1"
+ha_start_masters
 
 M="$M1,$M2" ME="$ME1,$ME2"
 worker_conf w1 tcp 2 1024
