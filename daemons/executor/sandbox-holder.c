@@ -8,8 +8,9 @@
  * connection to its driver closed about 2.5 ms after its last thread
  * stopped running (bench/README.md, the executor SIGKILL rows).
  *
- * So the executor forks a child before anything else, which shares both
- * and waits on a pipe whose other end only the executor holds.  The
+ * So the executor forks a child before it has a thread or a connection,
+ * which shares both and waits on a pipe whose other end only the executor
+ * holds.  The
  * executor's death then drops a reference to each and closes its files,
  * sockets and pipe together; the child reads the end of the pipe and
  * exits, freeing the filters and the namespace after the driver has been
