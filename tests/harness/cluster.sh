@@ -272,8 +272,13 @@ ha_start_masters() {
         check "m2 answers as a standby naming m1" wait_for ha_standby_for "$M2" "$M1"
 }
 
+# require_zk_cli: zk_cli can run (java is installed), else skip.
+require_zk_cli() {
+        command -v java >/dev/null || skip_all "no java: zkCli cannot set an ACL"
+}
+
 # zk_cli ARGS...: Debian's ZooKeeper command line client, one command
-# (needs java).
+# (after require_zk_cli).
 zk_cli() {
         timeout 60 java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "/etc/zookeeper/conf:/usr/share/java/*" \
                 org.apache.zookeeper.ZooKeeperMain -server "$ZK_CONNECT" "$@" 2>&1

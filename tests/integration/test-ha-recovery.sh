@@ -15,7 +15,7 @@
 
 cluster_init
 require_zookeeper
-command -v java >/dev/null || skip_all "no java: zkCli cannot set an ACL"
+require_zk_cli
 
 ha_masters_init
 
