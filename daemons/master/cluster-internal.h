@@ -10,6 +10,12 @@ const ClusterConfig *cluster_config(Cluster *c);
  * change of a worker's state, size, use or launch backoff outside
  * cluster.c, call cluster_worker_changed(). */
 void cluster_worker_changed(Cluster *c, Worker *w);
+/* After a change outside cluster.c to what says whether an app may take
+ * more executors (its executor limit, state, cap or live executors):
+ * keeps the list a FIFO placement walks (cluster-wanting.h). */
+void cluster_app_demand_changed(Cluster *c, App *a);
+/* Whether that list holds exactly the apps that want more, oldest first. */
+bool cluster_apps_wanting_ok(Cluster *c);
 /* Whether both match the workers as they are (worker_table_matches()). */
 bool cluster_worker_table_ok(Cluster *c);
 /* Placement is due: now, or through fx.schedule_needed. */

@@ -49,6 +49,7 @@ int cluster_release_executors(Cluster *c, const char *app_id, const int32_t *ids
         }
         if (released > 0 || a->executor_limit > kept) {
                 a->executor_limit = MIN(a->executor_limit, kept);
+                cluster_app_demand_changed(c, a);
                 log_struct(LOG_INFO, LOG_FIELDS(.app_id = a->id, .message_id = SPARK_MESSAGE_EXECUTORS_RELEASED),
                            "Application %s released %d executors (%s); it keeps %d, and no more are placed for it",
                            a->id, released, reason, kept);

@@ -9,6 +9,7 @@
 
 #include "alloc-util.h"
 #include "cluster-internal.h"
+#include "cluster-wanting.h"
 #include "executor-env.h"
 #include "log.h"
 #include "macro.h"
@@ -29,6 +30,7 @@ struct Cluster {
         Hashmap *workers;
         Hashmap *apps;
         App *apps_head, *apps_tail;
+        AppsWanting wanting;     /* those of them that may take more executors */
         size_t n_executors;      /* live executors */
         /* the held apps' executors by state, kept as they change so that
          * /metrics does not walk 100,000 of them per scrape */
@@ -54,6 +56,14 @@ const ClusterPool *cluster_pool(Cluster *c) {
 
 void cluster_worker_changed(Cluster *c, Worker *w) {
         worker_table_update(&c->table, w);
+}
+
+void cluster_app_demand_changed(Cluster *c, App *a) {
+        apps_wanting_update(&c->wanting, a);
+}
+
+bool cluster_apps_wanting_ok(Cluster *c) {
+        return apps_wanting_matches(&c->wanting, c->apps_head);
 }
 
 bool cluster_worker_table_ok(Cluster *c) {
@@ -277,6 +287,7 @@ static void executor_set_state(Cluster *c, ClusterExecutor *e, ExecutorState sta
                         cluster_drain_progress(c, w);
                 a->cores_granted -= e->cores;
                 a->n_live_executors--;
+                apps_wanting_update(&c->wanting, a);
                 if (e->preempting)
                         a->n_preempting--;
                 c->n_executors--;
@@ -335,6 +346,7 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
         a->next_executor_id++;
         a->n_live_executors++;
         a->cores_granted += e->cores;
+        apps_wanting_update(&c->wanting, a);
         c->n_executors++;
         worker_link_executor(c, w, e);
         return e;
@@ -692,6 +704,8 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
         if (r < 0)
                 return r;
         app_link(c, a);
+        apps_wanting_number(&c->wanting, a);
+        apps_wanting_update(&c->wanting, a);
         *ret = TAKE_PTR(a);
         return 0;
 }
@@ -745,6 +759,7 @@ int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const cha
 
         hashmap_remove(c->apps, a->id);
         app_unlink(c, a);
+        apps_wanting_remove(&c->wanting, a);
         app_uncount_executors(c, a);
         app_free(a);
         schedule_soon(c);
@@ -759,6 +774,7 @@ int cluster_request_executors(Cluster *c, const char *app_id, int total) {
         if (total < 0)
                 return -EINVAL;
         a->executor_limit = total;
+        apps_wanting_update(&c->wanting, a);
         schedule_soon(c);
         return 0;
 }
@@ -920,6 +936,7 @@ int cluster_restore_app(Cluster *c, const AppRegistration *reg, AppState state, 
         a->next_executor_id = next_executor_id;
         a->executor_limit = executor_limit;
         a->retry_count = MAX(retry_count, 0);
+        apps_wanting_update(&c->wanting, a);
         *ret = a;
         return 0;
 }
@@ -947,6 +964,7 @@ int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, 
         e->memory_mb = memory_mb;
         /* app_new_executor() counted the app's own size */
         a->cores_granted += cores - a->cores_per_executor;
+        apps_wanting_update(&c->wanting, a);
         w->cores_used += cores - a->cores_per_executor;
         w->memory_used_mb += memory_mb - a->executor_memory_mb;
         worker_table_update(&c->table, w);
@@ -1064,18 +1082,25 @@ bool cluster_schedule_step(Cluster *c, unsigned max_launches) {
         if (worker_table_scratch(&c->table) < 0)
                 return false;
 #ifdef SPARK_SANITIZE
-        /* a change that missed worker_table_update() fails the tests here */
+        /* a change that missed worker_table_update() or
+         * cluster_app_demand_changed() fails the tests here */
         assert(cluster_worker_table_ok(c));
+        assert(cluster_apps_wanting_ok(c));
 #endif
 
         if (c->cfg.fair)
                 return cluster_fair_schedule(c, budget);
-        for (App *a = c->apps_head; a; a = a->next) {
-                if (!app_is_live(a))
-                        continue;
+        /* FIFO: only the apps that may take more, oldest first */
+        for (App *a = c->wanting.head; a;) {
+                uint64_t seq = a->seq;
+
                 budget -= cluster_schedule_app(c, a, budget);
                 if (budget <= 0)
                         return true; /* maybe more: the caller comes back */
+                /* a stays on the list (no room for more of it), or it has
+                 * all it wants and left it: then the next is found by a's
+                 * number, as a's own link is gone */
+                a = a->wanting ? a->wanting_next : apps_wanting_after(&c->wanting, seq);
         }
         return false;
 }

@@ -151,6 +151,11 @@ struct App {
         size_t n_wants;
         Spark__ResourceAmount *wants_wire, **wants_ptrs;  /* n_wants, for AppInfo */
         App *prev, *next;        /* FIFO order for scheduling */
+        /* Its place in registration order, and on the list of the apps that
+         * may take more executors (cluster-wanting.h). */
+        uint64_t seq;
+        bool wanting;
+        App *wanting_prev, *wanting_next;
 };
 
 typedef struct ClusterConfig {

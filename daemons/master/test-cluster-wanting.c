@@ -1,0 +1,224 @@
+/* The list of the apps that may take more executors (cluster-wanting.h),
+ * which a FIFO placement walks instead of every app: it keeps registration
+ * order as apps come back onto it, and, kept by the cluster as apps,
+ * workers and executors change, it always holds exactly the apps that want
+ * more, so that a placement pass over it leaves nothing placeable behind. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check-run.h"
+#include "cluster-internal.h"
+#include "cluster-wanting.h"
+#include "log.h"
+#include "macro.h"
+
+static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 1, 2, 3 };
+static const ClusterEffects no_effects = {};
+
+/* ------------------------------------------------------- the list alone */
+
+static void assert_list(const AppsWanting *q, const App *const *want, size_t n) {
+        const App *a = q->head, *prev = NULL;
+
+        for (size_t i = 0; i < n; i++, prev = a, a = a->wanting_next) {
+                ck_assert_ptr_eq(a, want[i]);
+                ck_assert_ptr_eq(a->wanting_prev, prev);
+                ck_assert(a->wanting);
+        }
+        ck_assert_ptr_null(a);
+        ck_assert_ptr_eq(q->tail, prev);
+}
+
+START_TEST(test_list_keeps_registration_order) {
+        AppsWanting q = {};
+        App apps[5] = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(apps); i++) {
+                apps[i] = (App) { .state = SPARK__APP_STATE__APP_WAITING, .cores_per_executor = 1,
+                                  .max_cores = 2, .executor_limit = INT32_MAX };
+                apps_wanting_number(&q, &apps[i]);
+                apps_wanting_update(&q, &apps[i]);
+        }
+        assert_list(&q, (const App *[]) { &apps[0], &apps[1], &apps[2], &apps[3], &apps[4] }, 5);
+
+        /* full (its cap), at its limit, ended: off the list */
+        apps[1].cores_granted = 2;
+        apps_wanting_update(&q, &apps[1]);
+        apps[3].executor_limit = 0;
+        apps_wanting_update(&q, &apps[3]);
+        apps[0].state = SPARK__APP_STATE__APP_FINISHED;
+        apps_wanting_update(&q, &apps[0]);
+        assert_list(&q, (const App *[]) { &apps[2], &apps[4] }, 2);
+        ck_assert_ptr_eq(apps_wanting_after(&q, 0), &apps[2]);
+        ck_assert_ptr_eq(apps_wanting_after(&q, apps[1].seq), &apps[2]);
+        ck_assert_ptr_eq(apps_wanting_after(&q, apps[2].seq), &apps[4]);
+        ck_assert_ptr_null(apps_wanting_after(&q, apps[4].seq));
+
+        /* back on it, each in its place: between, at the head, at the tail */
+        apps[3].executor_limit = 5;
+        apps_wanting_update(&q, &apps[3]);
+        apps[1].cores_granted = 1;
+        apps_wanting_update(&q, &apps[1]);
+        assert_list(&q, (const App *[]) { &apps[1], &apps[2], &apps[3], &apps[4] }, 4);
+        /* one core short of another executor of 2 */
+        apps[4].cores_per_executor = 2;
+        apps[4].cores_granted = 1;
+        apps_wanting_update(&q, &apps[4]);
+        assert_list(&q, (const App *[]) { &apps[1], &apps[2], &apps[3] }, 3);
+        /* an update that changes nothing, and a removal of one not on it */
+        apps_wanting_update(&q, &apps[2]);
+        apps_wanting_remove(&q, &apps[4]);
+        assert_list(&q, (const App *[]) { &apps[1], &apps[2], &apps[3] }, 3);
+        apps_wanting_remove(&q, &apps[1]);
+        apps_wanting_remove(&q, &apps[3]);
+        apps_wanting_remove(&q, &apps[2]);
+        assert_list(&q, NULL, 0);
+}
+END_TEST
+
+/* ------------------------------------------------- kept by the cluster */
+
+static Cluster *new_cluster(void) {
+        ClusterConfig cfg = { .worker_timeout = 3600 * USEC_PER_SEC, .spread_out = true, .max_executor_retries = 3,
+                              .preemption_timeout = USEC_PER_SEC };
+        Cluster *c = NULL;
+
+        ck_assert_int_eq(cluster_new(&cfg, &no_effects, NULL, 1795972953, &c), 0);
+        return c;
+}
+
+static void worker_id(int i, char id[static 64], char ep[static 64]) {
+        snprintf(id, 64, "worker-20261205172233-host%d-7081", i);
+        snprintf(ep, 64, "tcp://h%d:7081", i);
+}
+
+static int register_worker(Cluster *c, int i, int cores, const ReportedExecutor *reported, size_t n_reported) {
+        char id[64], ep[64];
+        WorkerRegistration reg = { id, "host", ep, "tcp://h:7082", cores, 8192, NULL, 0, NULL, 0 };
+        bool kill[4];
+
+        ck_assert_uint_le(n_reported, ELEMENTSOF(kill));
+        worker_id(i, id, ep);
+        return cluster_register_worker(c, &reg, reported, n_reported, 0, kill, NULL);
+}
+
+static App *add_app(Cluster *c, int max_cores, int cores_per_executor, bool elastic, int initial) {
+        AppRegistration reg = { .name = "t", .driver_url = "tcp://d:7091", .max_cores = max_cores,
+                                .cores_per_executor = cores_per_executor, .executor_memory_mb = 512,
+                                .executor_key = test_key, .executor_key_len = sizeof(test_key), .weight = 1,
+                                .dynamic_allocation = elastic, .initial_executors = initial };
+        App *a = NULL;
+
+        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
+        return a;
+}
+
+static ClusterExecutor *some_live_executor(App *a, unsigned pick) {
+        for (size_t k = 0; k < a->n_executors_allocated; k++) {
+                ClusterExecutor *e = a->executors[(k + pick) % a->n_executors_allocated];
+                if (e && !executor_state_is_terminal(e->state))
+                        return e;
+        }
+        return NULL;
+}
+
+/* After a whole pass, no live app, on the list or off it, finds a place
+ * for one more executor: the list left nothing behind. */
+static void assert_nothing_left_to_place(Cluster *c) {
+        cluster_schedule(c);
+        ck_assert(cluster_apps_wanting_ok(c));
+        for (App *a = cluster_apps(c); a; a = a->next)
+                if (app_is_live(a))
+                        ck_assert_int_eq(cluster_schedule_app(c, a, INT32_MAX), 0);
+}
+
+START_TEST(test_cluster_keeps_the_list) {
+        unsigned seed = 20261205;
+
+        for (int round = 0; round < 20; round++) {
+                Cluster *c = new_cluster();
+                /* by id: the state machine may end an app itself (too many
+                 * failed executors) */
+                char apps[5][APP_ID_MAX] = {};
+                char id[64], ep[64];
+
+                for (int step = 0; step < 300; step++) {
+                        int w = (int) (rand_r(&seed) % 6) + 1;
+                        App *a = cluster_app(c, apps[rand_r(&seed) % ELEMENTSOF(apps)]);
+                        ClusterExecutor *e = a && app_is_live(a) ? some_live_executor(a, (unsigned) rand_r(&seed))
+                                                                 : NULL;
+                        char *slot = apps[step % ELEMENTSOF(apps)];
+
+                        worker_id(w, id, ep);
+                        switch (rand_r(&seed) % 10) {
+                        case 0:
+                                (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), NULL, 0);
+                                break;
+                        case 1:
+                                if (!cluster_app(c, slot))
+                                        snprintf(slot, APP_ID_MAX, "%s",
+                                                 add_app(c, (int) (rand_r(&seed) % 13), 1 + (int) (rand_r(&seed) % 3),
+                                                         rand_r(&seed) % 2, (int) (rand_r(&seed) % 4))->id);
+                                break;
+                        case 2:
+                                if (a)
+                                        (void) cluster_request_executors(c, a->id, (int) (rand_r(&seed) % 6));
+                                break;
+                        case 3:
+                                if (e) {
+                                        int32_t ids[] = { e->id };
+                                        int bad;
+                                        (void) cluster_release_executors(c, a->id, ids, 1, "test", &bad);
+                                }
+                                break;
+                        case 4:
+                                if (cluster_worker(c, id))
+                                        cluster_worker_lost(c, cluster_worker(c, id), "test");
+                                break;
+                        case 5:
+                                if (e && e->worker)
+                                        (void) cluster_executor_state_changed(
+                                                c, e->worker->id, a->id, e->id,
+                                                rand_r(&seed) % 2 ? SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING
+                                                                  : SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
+                                                "test", 1, 0);
+                                break;
+                        case 6:
+                                if (e)
+                                        (void) cluster_kill_executor(c, a->id, e->id, "test");
+                                break;
+                        case 7:
+                                /* a restarted worker reports what it holds */
+                                if (e && e->worker) {
+                                        ReportedExecutor r = { a->id, e->id };
+                                        (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), &r, 1);
+                                }
+                                break;
+                        case 8:
+                                if (a)
+                                        (void) cluster_remove_app(c, a->id, SPARK__APP_STATE__APP_FINISHED, "test");
+                                break;
+                        case 9:
+                                (void) cluster_drain_worker(c, id, 0, 0);
+                                break;
+                        }
+                        ck_assert(cluster_apps_wanting_ok(c));
+                        if (step % 3 == 0)
+                                assert_nothing_left_to_place(c);
+                }
+                cluster_free(c);
+        }
+}
+END_TEST
+
+int main(void) {
+        const TTest *tests[] = {
+                test_list_keeps_registration_order,
+                test_cluster_keeps_the_list,
+                NULL,
+        };
+
+        log_set_max_level(LOG_ERR);
+        return check_run_tests("cluster-wanting", NULL, tests);
+}
