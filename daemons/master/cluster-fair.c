@@ -105,22 +105,22 @@ static void fair_add_pool(Cluster *c, FairState *s) {
 /* The live apps, the pooled capacity, and each app's target (stored in the
  * apps for status and snapshots). */
 static int fair_state_build(Cluster *c, FairState *s) {
-        size_t n = 0;
+        /* room for every app: counting the live ones first would read
+         * every app once more, scattered over the heap */
+        size_t n = cluster_n_apps(c);
         int r;
 
         fair_add_pool(c, s);
         for (int k = 0; k < _FAIR_RESOURCES; k++)
                 s->capacity[k] = MIN(s->capacity[k], FAIR_CAPACITY_MAX);
 
-        for (App *a = cluster_apps(c); a; a = a->next)
-                n += app_is_live(a);
         s->apps = calloc(n + 1, sizeof(*s->apps));
         s->fa = calloc(n + 1, sizeof(*s->fa));
         s->targets = calloc(n + 1, sizeof(*s->targets));
         s->skip = calloc(n + 1, sizeof(*s->skip));
         if (!s->apps || !s->fa || !s->targets || !s->skip)
                 return -ENOMEM;
-        for (App *a = cluster_apps(c); a; a = a->next) {
+        for (App *a = cluster_apps(c); a && s->n < n; a = a->next) {
                 if (!app_is_live(a))
                         continue;
                 s->apps[s->n] = a;

@@ -216,6 +216,14 @@ App *cluster_apps(Cluster *c) {
         return c->apps_head;
 }
 
+size_t cluster_n_apps(Cluster *c) {
+        return hashmap_size(c->apps);
+}
+
+bool cluster_schedule_is_pending(Cluster *c) {
+        return c->schedule_pending;
+}
+
 size_t cluster_n_executors(Cluster *c) {
         return c->n_executors;
 }

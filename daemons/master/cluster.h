@@ -327,6 +327,10 @@ ClusterExecutor *cluster_executor(Cluster *c, const char *app_id, int executor_i
 Hashmap *cluster_workers(Cluster *c);
 App *cluster_apps(Cluster *c);   /* head of the FIFO list of live apps */
 size_t cluster_n_executors(Cluster *c);
+size_t cluster_n_apps(Cluster *c);  /* registered and not removed */
+/* Whether a placement pass was asked for (fx.schedule_needed) since the
+ * last one began. */
+bool cluster_schedule_is_pending(Cluster *c);
 /* The held apps' executors by state (ExecutorState as index), live or
  * ended; kept as they change: O(1), for /metrics. */
 #define CLUSTER_EXECUTOR_STATES 7

@@ -365,8 +365,17 @@ static bool place_some(Master *m, unsigned max_launches) {
         if (resume_some(m, MIN(WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls, max_launches), &resumed))
                 return !placement_must_wait(m);
         max_launches -= resumed;
-        if (!cluster_schedule_step(m->cluster, MIN(WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls, max_launches)))
+        if (!cluster_schedule_step(m->cluster, MIN(WORKER_CALLS_IN_FLIGHT_MAX - m->worker_calls, max_launches))) {
+                /* A whole pass ran after every change that asked for one
+                 * (none asked during it): the pass deferred for them would
+                 * find nothing.  A new app's registration asks, then
+                 * places at once (handle_register_application()); under
+                 * fair share the deferred pass rebuilt every app's share
+                 * beside that app's first launch. */
+                if (m->placement && !cluster_schedule_is_pending(m->cluster))
+                        (void) sd_event_source_set_enabled(m->placement, SD_EVENT_OFF);
                 return false;
+        }
         return !placement_must_wait(m);
 }
 
