@@ -10,49 +10,7 @@
 #include "cluster-internal.h"
 #include "log.h"
 #include "macro.h"
-
-static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 1, 2, 3 };
-static const ClusterEffects no_effects = {};
-
-static Cluster *new_cluster(bool fair) {
-        ClusterConfig cfg = { .worker_timeout = 3600 * USEC_PER_SEC, .spread_out = true, .max_executor_retries = 3,
-                              .fair = fair, .preemption_timeout = USEC_PER_SEC };
-        Cluster *c = NULL;
-
-        ck_assert_int_eq(cluster_new(&cfg, &no_effects, NULL, 1795972953, &c), 0);
-        return c;
-}
-
-static void worker_id(int i, char id[static 64], char ep[static 64]) {
-        snprintf(id, 64, "worker-20261129172233-host%d-7081", i);
-        snprintf(ep, 64, "tcp://h%d:7081", i);
-}
-
-/* Registers worker i (again, with its executors, if reported is given); with
- * gpus, it offers two addresses of "gpu". */
-static int register_worker(Cluster *c, int i, int cores, int64_t memory_mb, bool gpus,
-                           const ReportedExecutor *reported, size_t n_reported) {
-        static const char *const addresses[] = { "0", "1" };
-        const ClusterResourceOffer gpu = { "gpu", addresses, 2 };
-        char id[64], ep[64];
-        WorkerRegistration reg = { id, "host", ep, "tcp://h:7082", cores, memory_mb, NULL, 0,
-                                   gpus ? &gpu : NULL, gpus ? 1 : 0 };
-        bool kill[16];
-
-        ck_assert_uint_le(n_reported, ELEMENTSOF(kill));
-        worker_id(i, id, ep);
-        return cluster_register_worker(c, &reg, reported, n_reported, 0, kill, NULL);
-}
-
-static App *add_app(Cluster *c, int max_cores, int cores_per_executor) {
-        AppRegistration reg = { .name = "t", .driver_url = "tcp://d:7091", .max_cores = max_cores,
-                                .cores_per_executor = cores_per_executor, .executor_memory_mb = 512,
-                                .executor_key = test_key, .executor_key_len = sizeof(test_key), .weight = 1 };
-        App *a = NULL;
-
-        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
-        return a;
-}
+#include "test-cluster-helpers.h"
 
 static void assert_pool_is_sum(Cluster *c) {
         const ClusterPool *kept = cluster_pool(c);
@@ -93,15 +51,6 @@ static void assert_pool(Cluster *c, int64_t cores, int64_t cores_used, int64_t m
 }
 
 /* Some executor of a, not ended; NULL if none. */
-static ClusterExecutor *some_live_executor(App *a, unsigned pick) {
-        for (size_t k = 0; k < a->n_executors_allocated; k++) {
-                ClusterExecutor *e = a->executors[(k + pick) % a->n_executors_allocated];
-                if (e && !executor_state_is_terminal(e->state))
-                        return e;
-        }
-        return NULL;
-}
-
 START_TEST(test_pool_follows_workers) {
         Cluster *c = new_cluster(false);
         char id[64], ep[64];
@@ -113,7 +62,7 @@ START_TEST(test_pool_follows_workers) {
         assert_pool(c, 6, 0, 6144, 1);
         assert_workers(c, 2, 0, 0);
 
-        a = add_app(c, 3, 1);
+        a = add_app(c, 3, 1, false, 0);
         ck_assert_int_eq(a->n_live_executors, 3);
         assert_pool(c, 6, 3, 6144, 1);
 
@@ -210,7 +159,7 @@ START_TEST(test_pool_never_drifts) {
                                 if (!cluster_app(c, apps[step % ELEMENTSOF(apps)]) ||
                                     !app_is_live(cluster_app(c, apps[step % ELEMENTSOF(apps)])))
                                         snprintf(apps[step % ELEMENTSOF(apps)], APP_ID_MAX, "%s",
-                                                 add_app(c, 1 + (int) (rand_r(&seed) % 12), 1)->id);
+                                                 add_app(c, 1 + (int) (rand_r(&seed) % 12), 1, false, 0)->id);
                                 break;
                         case 3:
                                 (void) cluster_drain_worker(c, id, 0, 0);

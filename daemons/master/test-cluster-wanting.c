@@ -12,9 +12,7 @@
 #include "cluster-wanting.h"
 #include "log.h"
 #include "macro.h"
-
-static const uint8_t test_key[EXECUTOR_KEY_SIZE] = { 1, 2, 3 };
-static const ClusterEffects no_effects = {};
+#include "test-cluster-helpers.h"
 
 /* ------------------------------------------------------- the list alone */
 
@@ -79,50 +77,6 @@ END_TEST
 
 /* ------------------------------------------------- kept by the cluster */
 
-static Cluster *new_cluster(void) {
-        ClusterConfig cfg = { .worker_timeout = 3600 * USEC_PER_SEC, .spread_out = true, .max_executor_retries = 3,
-                              .preemption_timeout = USEC_PER_SEC };
-        Cluster *c = NULL;
-
-        ck_assert_int_eq(cluster_new(&cfg, &no_effects, NULL, 1795972953, &c), 0);
-        return c;
-}
-
-static void worker_id(int i, char id[static 64], char ep[static 64]) {
-        snprintf(id, 64, "worker-20261205172233-host%d-7081", i);
-        snprintf(ep, 64, "tcp://h%d:7081", i);
-}
-
-static int register_worker(Cluster *c, int i, int cores, const ReportedExecutor *reported, size_t n_reported) {
-        char id[64], ep[64];
-        WorkerRegistration reg = { id, "host", ep, "tcp://h:7082", cores, 8192, NULL, 0, NULL, 0 };
-        bool kill[4];
-
-        ck_assert_uint_le(n_reported, ELEMENTSOF(kill));
-        worker_id(i, id, ep);
-        return cluster_register_worker(c, &reg, reported, n_reported, 0, kill, NULL);
-}
-
-static App *add_app(Cluster *c, int max_cores, int cores_per_executor, bool elastic, int initial) {
-        AppRegistration reg = { .name = "t", .driver_url = "tcp://d:7091", .max_cores = max_cores,
-                                .cores_per_executor = cores_per_executor, .executor_memory_mb = 512,
-                                .executor_key = test_key, .executor_key_len = sizeof(test_key), .weight = 1,
-                                .dynamic_allocation = elastic, .initial_executors = initial };
-        App *a = NULL;
-
-        ck_assert_int_eq(cluster_register_app(c, &reg, 0, &a), 0);
-        return a;
-}
-
-static ClusterExecutor *some_live_executor(App *a, unsigned pick) {
-        for (size_t k = 0; k < a->n_executors_allocated; k++) {
-                ClusterExecutor *e = a->executors[(k + pick) % a->n_executors_allocated];
-                if (e && !executor_state_is_terminal(e->state))
-                        return e;
-        }
-        return NULL;
-}
-
 /* After a whole pass, no live app, on the list or off it, finds a place
  * for one more executor: the list left nothing behind. */
 static void assert_nothing_left_to_place(Cluster *c) {
@@ -137,7 +91,7 @@ START_TEST(test_cluster_keeps_the_list) {
         unsigned seed = 20261205;
 
         for (int round = 0; round < 20; round++) {
-                Cluster *c = new_cluster();
+                Cluster *c = new_cluster(false);
                 /* by id: the state machine may end an app itself (too many
                  * failed executors) */
                 char apps[5][APP_ID_MAX] = {};
@@ -153,7 +107,7 @@ START_TEST(test_cluster_keeps_the_list) {
                         worker_id(w, id, ep);
                         switch (rand_r(&seed) % 10) {
                         case 0:
-                                (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), NULL, 0);
+                                (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, false, NULL, 0);
                                 break;
                         case 1:
                                 if (!cluster_app(c, slot))
@@ -192,7 +146,7 @@ START_TEST(test_cluster_keeps_the_list) {
                                 /* a restarted worker reports what it holds */
                                 if (e && e->worker) {
                                         ReportedExecutor r = { a->id, e->id };
-                                        (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), &r, 1);
+                                        (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, false, &r, 1);
                                 }
                                 break;
                         case 8:
