@@ -24,6 +24,12 @@ static inline usec_t now_real_usec(void) {
         return clock_usec(CLOCK_REALTIME);
 }
 
+/* The CPU time the calling thread has used: work done, not time waited
+ * for a core. */
+static inline usec_t thread_cpu_usec(void) {
+        return clock_usec(CLOCK_THREAD_CPUTIME_ID);
+}
+
 static inline struct timespec timespec_from_usec(uint64_t usec) {
         return (struct timespec) { .tv_sec = (time_t) (usec / USEC_PER_SEC),
                                    .tv_nsec = (long) (usec % USEC_PER_SEC) * 1000 };

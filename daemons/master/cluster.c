@@ -446,7 +446,7 @@ void cluster_worker_lost(Cluster *c, Worker *w, const char *reason) {
 int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const ReportedExecutor *reported,
                             size_t n_reported, usec_t now, bool *ret_kill, Worker **ret) {
         Worker *w;
-        bool restarted = false;
+        bool restarted = false, restored = false;
         int r;
 
         if (!worker_id_is_valid(reg->id) || isempty(reg->endpoint) || reg->cores < 1 || reg->memory_mb < 1 ||
@@ -459,6 +459,7 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                 if (!streq_ptr(w->endpoint, reg->endpoint))
                         return -EEXIST;
                 restarted = true;
+                restored = w->restored;
         } else {
                 w = calloc(1, sizeof(*w));
                 if (!w)
@@ -486,6 +487,7 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
         if (!restarted || !worker_is_draining(w))
                 w->state = SPARK__WORKER_STATE__WORKER_ALIVE;
         w->last_heartbeat = now;
+        w->restored = false;
         /* restarted, perhaps mended: it may have launches again */
         w->start_failures = 0;
         w->launch_backoff_until = 0;
@@ -519,9 +521,13 @@ int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const Rep
                         for (size_t i = 0; i < n_reported && !held; i++)
                                 held = !ret_kill[i] && e->id == reported[i].executor_id &&
                                        streq(e->app->id, reported[i].app_id);
-                        /* LAUNCHING too: it may have died before it was reported */
+                        /* LAUNCHING too: it may have died before it was
+                         * reported.  Not on the worker of a restored state,
+                         * which registers because we asked: the launches
+                         * under way are being sent to it again, and their
+                         * answers settle them (they may come after this). */
                         if (!held && (e->state == SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING ||
-                                      e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING))
+                                      (e->state == SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING && !restored)))
                                 executor_set_state(c, e, SPARK__EXECUTOR_STATE__EXECUTOR_LOST,
                                                    "gone after its worker restarted", 0);
                 }
@@ -546,6 +552,9 @@ int cluster_heartbeat(Cluster *c, const char *worker_id, usec_t now) {
         if (!w || !worker_is_up(w))
                 return -ENOENT;
         w->last_heartbeat = now;
+        /* it is there, but what it runs must be heard (Worker.restored) */
+        if (w->restored)
+                return -ESTALE;
         /* heartbeats are the clock that ends a launch backoff */
         if (w->launch_backoff_until != 0 && now >= w->launch_backoff_until) {
                 w->launch_backoff_until = 0;
@@ -923,8 +932,9 @@ int cluster_restore_worker(Cluster *c, const WorkerRegistration *reg, WorkerStat
         w->state = state;
         worker_table_update(&c->table, w);
         w->drain_deadline = state == SPARK__WORKER_STATE__WORKER_DRAINING && drain_left > 0 ? now + drain_left : 0;
-        /* it gets a full timeout to show it is still there */
+        /* it gets a full timeout to show it is still there, by registering */
         w->last_heartbeat = now;
+        w->restored = true;
         return 0;
 }
 

@@ -78,6 +78,11 @@ struct Worker {
         int64_t memory_mb, memory_used_mb;
         WorkerState state;
         usec_t last_heartbeat;
+        /* Known from the saved state and not registered since: its
+         * heartbeats are answered "register again", so that it reports the
+         * executors it runs, which the state may not hold yet (a save comes
+         * a moment after a change; the master may have died first). */
+        bool restored;
         int start_failures;      /* executors in a row it could not start */
         usec_t launch_backoff_until; /* no launch here before this; 0: none */
         ClusterExecutor *executors;     /* live executors placed here */
@@ -213,7 +218,9 @@ typedef struct ReportedExecutor {
  * master does not want are returned in *ret_kill (indices into reported). */
 int cluster_register_worker(Cluster *c, const WorkerRegistration *reg, const ReportedExecutor *reported,
                             size_t n_reported, usec_t now, bool *ret_kill, Worker **ret);
-/* 0, or -ENOENT if the worker must register again. */
+/* 0; -ENOENT if the worker must register again, -ESTALE if it was heard
+ * but must register again all the same, to report what it runs (a worker
+ * of the restored state). */
 int cluster_heartbeat(Cluster *c, const char *worker_id, usec_t now);
 /* Declares workers silent for longer than worker_timeout lost; returns how
  * many, and the time of the next check in *ret_next. */

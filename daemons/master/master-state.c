@@ -437,7 +437,7 @@ int master_state_write_file(Master *m, StateWritten *w) {
         _cleanup_free_ char *tmp = NULL, *path = NULL;
         _cleanup_close_ int fd = -1, dfd = -1;
         const char *dir = m->config.master.state_dir;
-        usec_t start = now_mono_usec();
+        usec_t start = now_mono_usec(), cpu = thread_cpu_usec();
         int r;
 
         *w = (StateWritten) {};
@@ -452,8 +452,10 @@ int master_state_write_file(Master *m, StateWritten *w) {
         if (fchmod(fd, 0600) < 0)  /* a leftover may have had another mode */
                 return w->error = error_buf_set(w->failed, sizeof(w->failed), -errno, "Failed to make %s private", tmp);
         r = state_write(m, fd, true, &w->n_apps, &w->n_workers, &w->n_executors);
-        /* the work that grows with the state; the syncs' wait is the disk's */
-        w->cost = now_mono_usec() - start;
+        /* the work that grows with the state, in CPU time: the syncs' wait
+         * is the disk's, and a child at a low priority may wait long for a
+         * busy core (100 times that wait put the next save seconds away) */
+        w->cost = thread_cpu_usec() - cpu;
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
         if (r < 0) {

@@ -299,8 +299,8 @@ static void on_worker_removed(Cluster *c, Worker *w, void *userdata) {
 
 /* With as many calls to workers unanswered as allowed, placement waits:
  * worker_call_free() goes on. */
-/* Whether the workers of the state read at the election are back (or the
- * time for them is up): placement may go on. */
+/* Whether the workers of the state read at the election or the restart
+ * are back (or the time for them is up): placement may go on. */
 static bool recovery_done(Master *m) {
         if (m->recovery_until == 0)
                 return true;
@@ -309,7 +309,7 @@ static bool recovery_done(Master *m) {
         if (now_mono_usec() < m->recovery_until &&
             (m->recovery_expected == 0 || hashmap_size(m->recovery_awaited) > 0))
                 return false;
-        log_info("Recovery after the election done: %zu of %zu workers registered again%s",
+        log_info("Recovery after the %s done: %zu of %zu workers registered again%s", m->ha ? "election" : "restart",
                  m->recovery_expected - hashmap_size(m->recovery_awaited), m->recovery_expected,
                  now_mono_usec() >= m->recovery_until ? " (the time for the others is up)" : "");
         master_recovery_end(m);

@@ -120,7 +120,6 @@ static int send_multi(ZkSave *s, int n) {
 
         s->n_ops = n;
         s->done = false;
-        zk_save_plan_sending(&s->plan, now_mono_usec());
         zrc = zoo_amulti(master_ha_handle(s->m->ha), n, s->ops, s->results, on_multi_completed, s);
         return zrc == ZOK ? 0 : zk_errno(zrc);
 }
@@ -205,7 +204,7 @@ static void on_step_queued(void *userdata, bool discard) {
                 }
                 if (s->step == ZK_SAVE_META) {
                         zk_save_committed(m, &s->plan);
-                        m->state_save_cost = zk_save_plan_cost(&s->plan, now_mono_usec());
+                        m->state_save_cost = zk_save_plan_cost(&s->plan);
                 }
                 break;
         case ZK_SAVE_PACK: /* not sent: the child's pipe says when it is done */
@@ -231,6 +230,7 @@ static void on_step_queued(void *userdata, bool discard) {
 typedef struct ZkPacked {
         int error;
         size_t len, n_executors;
+        usec_t cpu;  /* the packing's CPU time (zk_save_plan_cost()) */
         char sha256[SHA256_HEX_SIZE];
 } ZkPacked;
 
@@ -239,6 +239,7 @@ static void pack_work(Master *m, int given_fd, void *reply) {
         _cleanup_free_ uint8_t *buf = NULL;
         ZkPacked *z = reply;
         size_t len = 0, n = 0;
+        usec_t cpu = thread_cpu_usec();
         int r;
 
         r = master_state_pack(m, &buf, &len, &n);
@@ -253,6 +254,7 @@ static void pack_work(Master *m, int given_fd, void *reply) {
         z->len = len;
         z->n_executors = n;
         sha256_hex(buf, len, z->sha256);
+        z->cpu = thread_cpu_usec() - cpu;
 }
 
 /* Sends the first step; on failure the save ends. */
@@ -297,6 +299,7 @@ static void pack_done(Master *m, const void *reply) {
         }
         close(s->memfd);
         s->memfd = -1;
+        s->plan.pack_cpu = z.cpu;
         r = zk_save_plan_packed(&s->plan, buf, z.len, true, z.n_executors, z.sha256);
         if (r < 0) {
                 save_end(s, r);

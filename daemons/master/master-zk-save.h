@@ -38,8 +38,7 @@ typedef struct ZkSavePlan {
         char meta[ZK_META_MAX];
         char sha256[SHA256_HEX_SIZE];
         bool mapped;        /* buf is a mapping of len bytes, not an allocation */
-        usec_t start;
-        usec_t first_sent;  /* when its first multi-op went: packed by then */
+        usec_t pack_cpu;    /* the CPU time its packing took, where it ran */
 } ZkSavePlan;
 
 /* A save of the state as it is now (the leader's only; -EROFS on a
@@ -57,16 +56,16 @@ int zk_save_chunk_ops(Master *m, ZkSavePlan *p, zoo_op_t *ops, char (*paths)[ZK_
 /* The check of our election znode and the write of meta, pointing at the
  * plan's generation (a set with meta's version). */
 void zk_save_meta_ops(Master *m, ZkSavePlan *p, zoo_op_t ops[static 2]);
-/* A multi-op of the save is sent now. */
-void zk_save_plan_sending(ZkSavePlan *p, usec_t now);
 /* The bytes the ensemble writes in the time a save's cost stands for:
  * the delay before the next save is 100 times the cost (master-state.c),
  * so the timer's saves write at most 256 KiB a second to the ensemble on
  * average (up to the delay's cap of 10 s, which a state of 2.5 MiB
  * reaches). */
 #define ZK_SAVE_COST_BYTES_PER_SEC (25u * 1024u * 1024u)
-/* What the save cost, for the delay before the next one: its packing (up
- * to its first multi-op), and its bytes at ZK_SAVE_COST_BYTES_PER_SEC.
+/* What the save cost, for the delay before the next one: its packing's CPU
+ * time, and its bytes at ZK_SAVE_COST_BYTES_PER_SEC.  Not the time the
+ * packing took: a child at a low priority on busy cores waits for one, and
+ * 100 times that wait put the next save seconds away.
  * Not its round trips, about 10 ms each on a 3-node ensemble whatever they
  * carry: latency costs neither this master's loop nor the ensemble any
  * work, and counting it put every save of a small state a second or more
@@ -74,7 +73,7 @@ void zk_save_plan_sending(ZkSavePlan *p, usec_t now);
  * state without the workers that had just registered, and the successor
  * held placement for all of worker_timeout_ms (docs/ha.md, "Recovery
  * after a failover"). */
-usec_t zk_save_plan_cost(const ZkSavePlan *p, usec_t now);
+usec_t zk_save_plan_cost(const ZkSavePlan *p);
 /* Meta points at the plan's generation now. */
 void zk_save_committed(Master *m, ZkSavePlan *p);
 /* A step of the save failed with r: the master is deposed if its election

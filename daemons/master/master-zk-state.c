@@ -125,12 +125,6 @@ static int run_batch(Master *m, zoo_op_t *ops, int n) {
         return zk_batch_errno(zoo_multi(master_ha_handle(m->ha), n, ops, results), results, n);
 }
 
-/* A batch of a save, noted for its cost (zk_save_plan_cost()). */
-static int run_save_batch(Master *m, ZkSavePlan *p, zoo_op_t *ops, int n) {
-        zk_save_plan_sending(p, now_mono_usec());
-        return run_batch(m, ops, n);
-}
-
 int zk_batch_errno(int zrc, const zoo_op_result_t *results, int n) {
         if (zrc == ZOK)
                 return 0;
@@ -229,7 +223,7 @@ static int meta_read_again(Master *m, const char *meta_path) {
 int zk_save_plan_init(Master *m, ZkSavePlan *p) {
         int r;
 
-        *p = (ZkSavePlan) { .seq = m->journal_seq, .start = now_mono_usec() };
+        *p = (ZkSavePlan) { .seq = m->journal_seq };
         if (master_ha_role(m->ha) != MASTER_ROLE_LEADER)
                 return log_error_errno(EROFS, "Not saving the state: this master does not lead (%s)",
                                        master_role_to_string(master_ha_role(m->ha)));
@@ -262,11 +256,13 @@ int zk_save_plan_pack(Master *m, ZkSavePlan *p) {
         char hex[SHA256_HEX_SIZE];
         uint8_t *buf = NULL;
         size_t len = 0, n_executors = 0;
+        usec_t cpu = thread_cpu_usec();
         int r;
 
         r = master_state_pack(m, &buf, &len, &n_executors);
         if (r < 0)
                 return log_error_errno(r, "Failed to collect the state to save: %m");
+        p->pack_cpu = thread_cpu_usec() - cpu;
         return zk_save_plan_packed(p, buf, len, false, n_executors, sha256_hex(buf, len, hex));
 }
 
@@ -311,16 +307,8 @@ void zk_save_meta_ops(Master *m, ZkSavePlan *p, zoo_op_t ops[static 2]) {
                 zoo_set_op_init(&ops[1], p->meta_path, p->meta, (int) strlen(p->meta), m->zk_state_version, NULL);
 }
 
-void zk_save_plan_sending(ZkSavePlan *p, usec_t now) {
-        if (p->first_sent == 0)
-                p->first_sent = now;
-}
-
-usec_t zk_save_plan_cost(const ZkSavePlan *p, usec_t now) {
-        usec_t packed = p->first_sent != 0 ? p->first_sent : now;
-
-        return (packed > p->start ? packed - p->start : 0) +
-               (usec_t) p->len * USEC_PER_SEC / ZK_SAVE_COST_BYTES_PER_SEC;
+usec_t zk_save_plan_cost(const ZkSavePlan *p) {
+        return p->pack_cpu + (usec_t) p->len * USEC_PER_SEC / ZK_SAVE_COST_BYTES_PER_SEC;
 }
 
 void zk_save_committed(Master *m, ZkSavePlan *p) {
@@ -353,16 +341,16 @@ int master_zk_state_save(Master *m) {
         if (r < 0)
                 return r;
         while ((n = zk_save_chunk_ops(m, &p, ops, paths)) > 0) {
-                r = run_save_batch(m, &p, ops, n);
+                r = run_batch(m, ops, n);
                 if (r < 0)
                         goto fail;
         }
         zk_save_meta_ops(m, &p, ops);
-        r = run_save_batch(m, &p, ops, 2);
+        r = run_batch(m, ops, 2);
         if (r < 0)
                 goto fail;
         zk_save_committed(m, &p);
-        m->state_save_cost = zk_save_plan_cost(&p, now_mono_usec());
+        m->state_save_cost = zk_save_plan_cost(&p);
         /* an entry built but not created yet is in the snapshot too */
         free(m->zk_journal_entry);
         m->zk_journal_entry = NULL;

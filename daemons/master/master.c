@@ -191,8 +191,13 @@ int master_start(Master *m) {
                 if (r < 0)
                         return r;
         } else {
-                /* both through the placement source: within the limit of
-                 * calls in flight, between requests */
+                /* New launches wait for the workers of the state to
+                 * register again and say what they run: the state may not
+                 * hold the executors launched just before a crash, and
+                 * placing them again would run them twice.  Launches under
+                 * way go out again; both through the placement source:
+                 * within the limit of calls in flight, between requests. */
+                master_recovery_start(m);
                 master_resume_launches(m);
                 master_place_soon(m);
                 master_schedule_worker_check(m);

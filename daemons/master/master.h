@@ -50,9 +50,10 @@ typedef struct Master {
         sd_event_source *state_timer;    /* saves the state a moment after a change */
         sd_event_source *placement;      /* places executors in slices, between requests */
         bool placement_waiting;          /* for calls to workers to be answered */
-        /* After an election: the state read from ZooKeeper may lag the old
-         * leader's (a save waits for a gap between requests), so executors
-         * it had placed may be missing.  Until the workers of that state
+        /* After an election or a restart: the state read may lag the last
+         * master's (a save comes a moment after a change, and waits for a
+         * gap between requests), so executors it had placed may be
+         * missing.  Until the workers of that state
          * have registered again (they report what they run) or
          * worker_timeout_ms has passed, nothing new is placed. */
         usec_t recovery_until;           /* 0: not recovering */
@@ -159,7 +160,7 @@ void master_schedule_worker_check(Master *m);
 /* A worker (re)registered at now: the worker check is armed for it, without
  * a walk of every worker when one is armed early enough already. */
 void master_worker_registered(Master *m, const char *worker_id, usec_t now);
-/* The recovery after an election (recovery_until above). */
+/* The recovery after an election or a restart (recovery_until above). */
 void master_recovery_start(Master *m);
 void master_recovery_end(Master *m);
 /* Every worker gets worker_timeout_ms from now to be heard from (a leader

@@ -498,6 +498,59 @@ START_TEST(test_unknown_executors_of_a_known_app_taken_back) {
 }
 END_TEST
 
+/* A worker of the restored state is asked to register again, however
+ * often it beats, until it does: the state may lack executors it runs
+ * (launched just before the master died), which its registration reports
+ * and the master takes back, under their own ids.  A launch under way
+ * that it does not report yet stays under way: it is being sent again. */
+START_TEST(test_restored_worker_registers_again) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        WorkerRegistration wr = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 4, 8192, NULL, 0, NULL, 0 };
+        AppRegistration ar = { .app_id = "app-20261129172233-0007", .name = "t", .driver_url = "tcp://d:7091",
+                               .max_cores = 3, .cores_per_executor = 1, .executor_memory_mb = 256,
+                               .executor_key = test_key, .executor_key_len = sizeof(test_key) };
+        ReportedExecutor held[] = { { "app-20261129172233-0007", 4 }, { "app-20261129172233-0007", 5 } };
+        bool kill[2];
+        usec_t next;
+        App *a = NULL;
+
+        /* the last save held the worker, the app and a launch of
+         * executor 3, not executors 4 and 5 launched after it */
+        ck_assert_int_eq(cluster_restore_worker(c, &wr, SPARK__WORKER_STATE__WORKER_ALIVE, 0, 0), 0);
+        ck_assert_int_eq(cluster_restore_app(c, &ar, SPARK__APP_STATE__APP_RUNNING, 4, INT32_MAX, 0, 0, &a), 0);
+        ck_assert_int_eq(cluster_restore_executor(c, a, 3, W1, 1, 256, SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING, 0), 0);
+        ck_assert_int_eq(cluster_heartbeat(c, W1, 1 * USEC_PER_SEC), -ESTALE);
+        ck_assert_int_eq(cluster_heartbeat(c, W1, 2 * USEC_PER_SEC), -ESTALE);
+        /* heard, though: it is not lost while it beats (restored at 0,
+         * a timeout of 10 s) */
+        ck_assert_int_eq(cluster_check_workers(c, 11 * USEC_PER_SEC, &next), 0);
+
+        ck_assert_int_eq(cluster_register_worker(c, &wr, held, 2, 3 * USEC_PER_SEC, kill, NULL), 1);
+        ck_assert(!kill[0]);
+        ck_assert(!kill[1]);
+        ck_assert_int_eq(cluster_heartbeat(c, W1, 4 * USEC_PER_SEC), 0);
+        ck_assert_int_eq(cluster_executor(c, a->id, 3)->state, SPARK__EXECUTOR_STATE__EXECUTOR_LAUNCHING);
+        ck_assert_int_eq(cluster_executor(c, a->id, 4)->state, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING);
+        ck_assert_int_eq(cluster_executor(c, a->id, 5)->state, SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING);
+        ck_assert_uint_eq(a->n_live_executors, 3);
+        ck_assert_int_eq(a->next_executor_id, 6);
+        cluster_schedule_step(c, 100);
+        ck_assert_int_eq(rec.launches, 0);
+        assert_counts_match_walk(c);
+
+        /* registering again later, the worker restarted: a launch it does
+         * not hold died with it */
+        ck_assert_int_eq(cluster_register_worker(c, &wr, held, 2, 5 * USEC_PER_SEC, kill, NULL), 1);
+        ck_assert_int_eq(cluster_executor(c, a->id, 3)->state, SPARK__EXECUTOR_STATE__EXECUTOR_LOST);
+
+        /* one registered anew (not from the state) beats as ever */
+        add_worker(c, W2, "tcp://h2:7081", 4, 0);
+        ck_assert_int_eq(cluster_heartbeat(c, W2, 6 * USEC_PER_SEC), 0);
+        cluster_free(c);
+}
+END_TEST
+
 START_TEST(test_remove_app_kills_executors) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
@@ -899,6 +952,7 @@ int main(void) {
                 test_worker_timeout_replaces_executors,
                 test_reregistration_reconciles,
                 test_unknown_executors_of_a_known_app_taken_back,
+                test_restored_worker_registers_again,
                 test_remove_app_kills_executors,
                 test_hostile_registrations,
                 test_executor_limit,

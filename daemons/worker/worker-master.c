@@ -252,7 +252,7 @@ static void on_heartbeat_reply(RpcClient *c, int error, const Envelope *reply, v
                 return;  /* the next beat tries again */
         }
         if (reply->heartbeat_reply->reregister) {
-                log_notice("Master %s does not know this worker (restarted or timed out), registering again",
+                log_notice("Master %s asks this worker to register again (it restarted, or timed the worker out)",
                            w->master_id);
                 w->registered = false;
                 worker_register(w);

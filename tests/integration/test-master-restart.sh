@@ -47,6 +47,9 @@ restart_during_job() {
         start_daemon master "$SPARK_BUILD/spark-master" --config "$tmp/cluster.conf"
         check "$name: the master restored its state" wait_for grep -q "Restored 1 applications, 2 workers and 4 executors" \
                 "$(daemon_log master)"
+        # the workers are asked to say what they run before anything is placed
+        check "$name: the workers registered again before placement went on" wait_for grep -q \
+                "Recovery after the restart done: 2 of 2 workers registered again$" "$(daemon_log master)"
         wait $submit || rc=$?
         check_eq "$name: the job succeeds" 0 "$rc"
         check_square_results "$name" "$tmp/$name.json"
