@@ -1,10 +1,12 @@
 /* What the cluster model tests (test-cluster-pool.c,
  * test-cluster-wanting.c) build their clusters with: a cluster without
- * effects, workers by number, apps, and a live executor to act on. */
+ * effects, workers by number, apps, a live executor to act on, and one
+ * random change of the many the master's state machine makes. */
 #pragma once
 
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cluster-internal.h"
 #include "macro.h"
@@ -61,4 +63,85 @@ static inline ClusterExecutor *some_live_executor(App *a, unsigned pick) {
                         return e;
         }
         return NULL;
+}
+
+#define RANDOM_APPS 5
+
+/* One change the master makes, picked with seed: workers come, go, drain
+ * and beat; apps come, ask, release and go; executors start, fail, are
+ * killed and reported by a restarted worker.  apps holds the ids of the
+ * apps made here, by slot (the state machine may end an app itself: too
+ * many failed executors).  The caller checks what it keeps after each. */
+static inline void random_cluster_change(Cluster *c, unsigned *seed, int step, char apps[RANDOM_APPS][APP_ID_MAX]) {
+        int w = (int) (rand_r(seed) % 6) + 1;
+        App *a = cluster_app(c, apps[rand_r(seed) % RANDOM_APPS]);
+        ClusterExecutor *e = a && app_is_live(a) ? some_live_executor(a, (unsigned) rand_r(seed)) : NULL;
+        char *slot = apps[step % RANDOM_APPS];
+        char id[64], ep[64];
+
+        worker_id(w, id, ep);
+        switch (rand_r(seed) % 12) {
+        case 0:
+                (void) register_worker(c, w, 1 + (int) (rand_r(seed) % 8), 8192, w % 3 == 0, NULL, 0);
+                break;
+        case 1:
+                if (!cluster_app(c, slot) || !app_is_live(cluster_app(c, slot)))
+                        snprintf(slot, APP_ID_MAX, "%s",
+                                 add_app(c, (int) (rand_r(seed) % 13), 1 + (int) (rand_r(seed) % 3), rand_r(seed) % 2,
+                                         (int) (rand_r(seed) % 4))
+                                         ->id);
+                break;
+        case 2:
+                if (a)
+                        (void) cluster_request_executors(c, a->id, (int) (rand_r(seed) % 6));
+                break;
+        case 3:
+                if (e) {
+                        int32_t ids[] = { e->id };
+                        int bad;
+                        (void) cluster_release_executors(c, a->id, ids, 1, "test", &bad);
+                }
+                break;
+        case 4:
+                (void) cluster_drain_worker(c, id, 0, 0);
+                break;
+        case 5:
+                (void) cluster_undrain_worker(c, id);
+                break;
+        case 6:
+                if (cluster_worker(c, id))
+                        cluster_worker_lost(c, cluster_worker(c, id), "test");
+                break;
+        case 7: {
+                /* 226: systemd could not start it, which puts the worker in
+                 * launch backoff */
+                static const int exit_codes[] = { 1, 0, 226 };
+
+                if (e && e->worker)
+                        (void) cluster_executor_state_changed(c, e->worker->id, a->id, e->id,
+                                                              rand_r(seed) % 2 ? SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING
+                                                                               : SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
+                                                              "test", exit_codes[rand_r(seed) % 3], 0);
+                break;
+        }
+        case 8:
+                if (e)
+                        (void) cluster_kill_executor(c, a->id, e->id, "test");
+                break;
+        case 9:
+                /* a restarted worker reports what it holds */
+                if (e && e->worker) {
+                        ReportedExecutor r = { a->id, e->id };
+                        (void) register_worker(c, w, 1 + (int) (rand_r(seed) % 8), 8192, false, &r, 1);
+                }
+                break;
+        case 10:
+                if (a)
+                        (void) cluster_remove_app(c, a->id, SPARK__APP_STATE__APP_FINISHED, "test");
+                break;
+        case 11:
+                /* a heartbeat after its backoff ends it */
+                (void) cluster_heartbeat(c, id, 100 * USEC_PER_SEC);
+                break;
+        }
 }

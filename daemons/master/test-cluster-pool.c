@@ -137,70 +137,10 @@ START_TEST(test_pool_never_drifts) {
 
         for (int round = 0; round < 20; round++) {
                 Cluster *c = new_cluster(round % 2 == 0);
-                /* by id: the state machine may end an app itself (too many
-                 * failed executors) */
-                char apps[4][APP_ID_MAX] = {};
-                char id[64], ep[64];
+                char apps[RANDOM_APPS][APP_ID_MAX] = {};
 
                 for (int step = 0; step < 300; step++) {
-                        int w = (int) (rand_r(&seed) % 6) + 1;
-                        App *a = cluster_app(c, apps[rand_r(&seed) % ELEMENTSOF(apps)]);
-                        ClusterExecutor *e = a && app_is_live(a) ? some_live_executor(a, (unsigned) rand_r(&seed))
-                                                                 : NULL;
-
-                        worker_id(w, id, ep);
-                        switch (rand_r(&seed) % 10) {
-                        case 0:
-                        case 1:
-                                (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, w % 3 == 0, NULL,
-                                                       0);
-                                break;
-                        case 2:
-                                if (!cluster_app(c, apps[step % ELEMENTSOF(apps)]) ||
-                                    !app_is_live(cluster_app(c, apps[step % ELEMENTSOF(apps)])))
-                                        snprintf(apps[step % ELEMENTSOF(apps)], APP_ID_MAX, "%s",
-                                                 add_app(c, 1 + (int) (rand_r(&seed) % 12), 1, false, 0)->id);
-                                break;
-                        case 3:
-                                (void) cluster_drain_worker(c, id, 0, 0);
-                                break;
-                        case 4:
-                                (void) cluster_undrain_worker(c, id);
-                                break;
-                        case 5:
-                                if (cluster_worker(c, id))
-                                        cluster_worker_lost(c, cluster_worker(c, id), "test");
-                                break;
-                        case 6: {
-                                /* 226: systemd could not start it, which puts the
-                                 * worker in launch backoff */
-                                static const int exit_codes[] = { 1, 0, 226 };
-
-                                if (e && e->worker)
-                                        (void) cluster_executor_state_changed(
-                                                c, e->worker->id, a->id, e->id,
-                                                rand_r(&seed) % 2 ? SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING
-                                                                  : SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
-                                                "test", exit_codes[rand_r(&seed) % 3], 0);
-                                break;
-                        }
-                        case 7:
-                                /* a restarted worker reports what it holds */
-                                if (e && e->worker) {
-                                        ReportedExecutor r = { a->id, e->id };
-                                        (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, false, &r,
-                                                               1);
-                                }
-                                break;
-                        case 8:
-                                if (a)
-                                        (void) cluster_remove_app(c, a->id, SPARK__APP_STATE__APP_FINISHED, "test");
-                                break;
-                        case 9:
-                                /* a heartbeat after its backoff ends it */
-                                (void) cluster_heartbeat(c, id, 100 * USEC_PER_SEC);
-                                break;
-                        }
+                        random_cluster_change(c, &seed, step, apps);
                         cluster_schedule(c);
                         assert_pool_is_sum(c);
                 }

@@ -91,72 +91,12 @@ START_TEST(test_cluster_keeps_the_list) {
         unsigned seed = 20261205;
 
         for (int round = 0; round < 20; round++) {
+                /* FIFO: the list is its walk (fair share walks all apps) */
                 Cluster *c = new_cluster(false);
-                /* by id: the state machine may end an app itself (too many
-                 * failed executors) */
-                char apps[5][APP_ID_MAX] = {};
-                char id[64], ep[64];
+                char apps[RANDOM_APPS][APP_ID_MAX] = {};
 
                 for (int step = 0; step < 300; step++) {
-                        int w = (int) (rand_r(&seed) % 6) + 1;
-                        App *a = cluster_app(c, apps[rand_r(&seed) % ELEMENTSOF(apps)]);
-                        ClusterExecutor *e = a && app_is_live(a) ? some_live_executor(a, (unsigned) rand_r(&seed))
-                                                                 : NULL;
-                        char *slot = apps[step % ELEMENTSOF(apps)];
-
-                        worker_id(w, id, ep);
-                        switch (rand_r(&seed) % 10) {
-                        case 0:
-                                (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, false, NULL, 0);
-                                break;
-                        case 1:
-                                if (!cluster_app(c, slot))
-                                        snprintf(slot, APP_ID_MAX, "%s",
-                                                 add_app(c, (int) (rand_r(&seed) % 13), 1 + (int) (rand_r(&seed) % 3),
-                                                         rand_r(&seed) % 2, (int) (rand_r(&seed) % 4))->id);
-                                break;
-                        case 2:
-                                if (a)
-                                        (void) cluster_request_executors(c, a->id, (int) (rand_r(&seed) % 6));
-                                break;
-                        case 3:
-                                if (e) {
-                                        int32_t ids[] = { e->id };
-                                        int bad;
-                                        (void) cluster_release_executors(c, a->id, ids, 1, "test", &bad);
-                                }
-                                break;
-                        case 4:
-                                if (cluster_worker(c, id))
-                                        cluster_worker_lost(c, cluster_worker(c, id), "test");
-                                break;
-                        case 5:
-                                if (e && e->worker)
-                                        (void) cluster_executor_state_changed(
-                                                c, e->worker->id, a->id, e->id,
-                                                rand_r(&seed) % 2 ? SPARK__EXECUTOR_STATE__EXECUTOR_RUNNING
-                                                                  : SPARK__EXECUTOR_STATE__EXECUTOR_FAILED,
-                                                "test", 1, 0);
-                                break;
-                        case 6:
-                                if (e)
-                                        (void) cluster_kill_executor(c, a->id, e->id, "test");
-                                break;
-                        case 7:
-                                /* a restarted worker reports what it holds */
-                                if (e && e->worker) {
-                                        ReportedExecutor r = { a->id, e->id };
-                                        (void) register_worker(c, w, 1 + (int) (rand_r(&seed) % 8), 8192, false, &r, 1);
-                                }
-                                break;
-                        case 8:
-                                if (a)
-                                        (void) cluster_remove_app(c, a->id, SPARK__APP_STATE__APP_FINISHED, "test");
-                                break;
-                        case 9:
-                                (void) cluster_drain_worker(c, id, 0, 0);
-                                break;
-                        }
+                        random_cluster_change(c, &seed, step, apps);
                         ck_assert(cluster_apps_wanting_ok(c));
                         if (step % 3 == 0)
                                 assert_nothing_left_to_place(c);
