@@ -453,6 +453,17 @@ END_TEST
 
 static void assert_counts_match_walk(Cluster *c);
 
+/* Worker W1 of 4 cores, and app 0007 of 1-core executors of 256 MiB, as
+ * a saved state or a registration holds them. */
+static const WorkerRegistration w1_registration = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 4, 8192,
+                                                    NULL, 0, NULL, 0 };
+#define APP7 "app-20261129172233-0007"
+static AppRegistration app7_registration(int max_cores) {
+        return (AppRegistration) { .app_id = APP7, .name = "t", .driver_url = "tcp://d:7091", .max_cores = max_cores,
+                                   .cores_per_executor = 1, .executor_memory_mb = 256, .executor_key = test_key,
+                                   .executor_key_len = sizeof(test_key) };
+}
+
 /* A new leader (or a master restarted from an older state) knows the app
  * but not the executors launched just before: a worker that registers with
  * them keeps those the app wants, as running; the rest are killed, and no
@@ -460,13 +471,10 @@ static void assert_counts_match_walk(Cluster *c);
 START_TEST(test_unknown_executors_of_a_known_app_taken_back) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
-        WorkerRegistration wr = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 4, 8192, NULL, 0, NULL, 0 };
-        AppRegistration ar = { .app_id = "app-20261129172233-0007", .name = "t", .driver_url = "tcp://d:7091",
-                               .max_cores = 2, .cores_per_executor = 1, .executor_memory_mb = 256,
-                               .executor_key = test_key, .executor_key_len = sizeof(test_key) };
-        ReportedExecutor held[] = { { "app-20261129172233-0007", 1 }, { "app-20261129172233-0007", 2 },
-                                    { "app-20261129172233-0007", 3 }, { "app-20261129172233-0099", 1 },
-                                    { "app-20261129172233-0007", 99999999 } };
+        WorkerRegistration wr = w1_registration;
+        AppRegistration ar = app7_registration(2);
+        ReportedExecutor held[] = { { APP7, 1 }, { APP7, 2 }, { APP7, 3 }, { "app-20261129172233-0099", 1 },
+                                    { APP7, 99999999 } };
         bool kill[5];
         App *a = NULL;
 
@@ -506,11 +514,9 @@ END_TEST
 START_TEST(test_restored_worker_registers_again) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
-        WorkerRegistration wr = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 4, 8192, NULL, 0, NULL, 0 };
-        AppRegistration ar = { .app_id = "app-20261129172233-0007", .name = "t", .driver_url = "tcp://d:7091",
-                               .max_cores = 3, .cores_per_executor = 1, .executor_memory_mb = 256,
-                               .executor_key = test_key, .executor_key_len = sizeof(test_key) };
-        ReportedExecutor held[] = { { "app-20261129172233-0007", 4 }, { "app-20261129172233-0007", 5 } };
+        WorkerRegistration wr = w1_registration;
+        AppRegistration ar = app7_registration(3);
+        ReportedExecutor held[] = { { APP7, 4 }, { APP7, 5 } };
         bool kill[2];
         usec_t next;
         App *a = NULL;
@@ -920,10 +926,8 @@ END_TEST
 START_TEST(test_executor_counts_after_restore) {
         Recorder rec;
         Cluster *c = setup(&rec, true);
-        WorkerRegistration wr = { W1, "host1", "tcp://h1:7081", "tcp://h1:7082", 4, 8192, NULL, 0, NULL, 0 };
-        AppRegistration ar = { .app_id = "app-20261129172233-0007", .name = "t", .driver_url = "tcp://d:7091",
-                               .cores_per_executor = 1, .executor_memory_mb = 256,
-                               .executor_key = test_key, .executor_key_len = sizeof(test_key) };
+        WorkerRegistration wr = w1_registration;
+        AppRegistration ar = app7_registration(0);
         size_t n[CLUSTER_EXECUTOR_STATES];
         App *a = NULL;
 
