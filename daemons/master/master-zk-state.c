@@ -262,8 +262,9 @@ int zk_save_plan_pack(Master *m, ZkSavePlan *p) {
         r = master_state_pack(m, &buf, &len, &n_executors);
         if (r < 0)
                 return log_error_errno(r, "Failed to collect the state to save: %m");
+        sha256_hex(buf, len, hex);
         p->pack_cpu = thread_cpu_usec() - cpu;
-        return zk_save_plan_packed(p, buf, len, false, n_executors, sha256_hex(buf, len, hex));
+        return zk_save_plan_packed(p, buf, len, false, n_executors, hex);
 }
 
 void zk_save_plan_done(ZkSavePlan *p) {
