@@ -144,6 +144,20 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+/* After the state is loaded, at a start or an election: new launches wait
+ * for the workers of the state to register again and say what they run
+ * (the state may not hold the executors launched just before the last
+ * master died, and placing them again would run them twice); those that do
+ * not come back within worker_timeout_ms are lost.  Launches under way go
+ * out again; both through the placement source: within the limit of calls
+ * in flight, between requests. */
+static void master_go_on_from_state(Master *m) {
+        master_recovery_start(m);
+        master_resume_launches(m);
+        master_place_soon(m);
+        master_schedule_worker_check(m);
+}
+
 int master_start(Master *m) {
         bool zookeeper = streq(m->config.master.recovery_mode, "zookeeper");
         char error[256] = "";
@@ -190,18 +204,8 @@ int master_start(Master *m) {
                 r = master_ha_start(m, &m->ha);
                 if (r < 0)
                         return r;
-        } else {
-                /* New launches wait for the workers of the state to
-                 * register again and say what they run: the state may not
-                 * hold the executors launched just before a crash, and
-                 * placing them again would run them twice.  Launches under
-                 * way go out again; both through the placement source:
-                 * within the limit of calls in flight, between requests. */
-                master_recovery_start(m);
-                master_resume_launches(m);
-                master_place_soon(m);
-                master_schedule_worker_check(m);
-        }
+        } else
+                master_go_on_from_state(m);
         log_info("Master %s listening on %s, events on %s", cluster_id(m->cluster), m->config.master.listen,
                  m->config.master.events_listen);
         master_update_status(m);
@@ -215,14 +219,8 @@ int master_became_leader(Master *m) {
         r = master_state_load(m);
         if (r < 0)
                 return r;
-        /* Workers and drivers find us as they find the old leader gone;
-         * those that do not come back within worker_timeout_ms are lost,
-         * as after a restart.  Launches under way are sent again; new
-         * ones wait for the workers to say what they run. */
-        master_recovery_start(m);
-        master_resume_launches(m);
-        master_place_soon(m);
-        master_schedule_worker_check(m);
+        /* Workers and drivers find us as they find the old leader gone */
+        master_go_on_from_state(m);
         master_update_status(m);
         return 0;
 }
