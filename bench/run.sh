@@ -13,9 +13,10 @@
 #   BENCH_KILL_TRIALS  executor SIGKILL trials (20)
 #   BENCH_SCRAPES      scrapes of the loaded master at rest, 100 ms apart, by
 #                      master-load before it ends (100)
-#   BENCH_LATE_WORKERS workers registered after the scale phase's apps, one
-#                      every 2.5 ms, in 100 ms windows with and without a
-#                      /metrics scrape every 100 ms (8000; 0: none)
+#   BENCH_LATE_WORKERS workers registered after the scale phase's apps, each
+#                      5 times, one registration every 2.5 ms, in 100 ms
+#                      windows with and without a /metrics scrape every
+#                      100 ms (8000; 0: none)
 #   BENCH_SKIP         space-separated phases to leave out (scale-fair: the
 #                      master scale phase again with master.scheduling "fair";
 #                      fair: a second application's share by preemption): baselines
@@ -1098,15 +1099,16 @@ run_scale() {
         ALL_PIDS+=("$!")
         sleep 0.3
         # the simulated workers' endpoints: 64 listeners, ports sbase+10 ..
-        # FIFO's pass then registers LATE_WORKERS more, half of them while
-        # it scrapes /metrics every 100 ms (bench/master-load.c)
+        # FIFO's pass then registers LATE_WORKERS more, each several times,
+        # half of those registrations while it scrapes /metrics every 100 ms
+        # (bench/master-load.c)
         # and scrapes the master at rest BENCH_SCRAPES times, its workers' endpoints still up
         local late=()
         [ $sched = fair ] || late=("127.0.0.1:$((sbase + 2))" "$LATE_WORKERS" "${BENCH_SCRAPES:-100}")
-        # each late registration and small app, timed, in the kept logs: to
+        # each late registration, scrape and small app, timed, in the kept logs: to
         # line a slow one up with the master's log or a profile
         MASTER_LOAD_TRACE=$tmp/${p}-trace \
-        timeout 300 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
+        timeout 420 "$BT/master-load" "$master_url" "$events_url" 127.0.0.1 $((sbase + 10)) 64 \
                 "${DAEMON_PID[scale-master]}" "$WORKERS" "$WORKER_CORES" "$APPS" "$APP_EXECUTORS" "$SMALL_APPS" \
                 "${late[@]}" >"$tmp/scale.out" 2>"$tmp/scale.log" &
         LOAD_PID=$!
