@@ -303,9 +303,9 @@ void driver_executor_lost(Driver *d, DriverExecutor *ex, ExecutorLoss kind, cons
         snprintf(ex->lost_reason, sizeof(ex->lost_reason), "%s", reason);
         lost_tasks = scheduler_remove_executor(d->scheduler, ex->id, reason, now);
         d->n_live_executors--;
-        if (ex->pipe_key[0])
-                hashmap_remove(d->pipes, ex->pipe_key);
-        ex->pipe_key[0] = '\0';
+        /* Its connection stays mapped until it closes (driver_on_pipe()), so
+         * that a disconnect after the unit-stop event is heard and logged
+         * too. */
 
         log_struct(ex->draining || ex->releasing ? LOG_INFO : LOG_WARNING,
                    LOG_FIELDS(.app_id = d->app_id, .executor_id = ex->id, .worker_id = ex->worker_id,
@@ -517,8 +517,12 @@ void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata) 
                 return;
         snprintf(key, sizeof(key), "%" PRIu32, pipe_id);
         ex = hashmap_get(d->pipes, key);
-        if (ex)
-                driver_executor_lost(d, ex, EXECUTOR_LOSS_DISCONNECT, "socket disconnected");
+        if (!ex)
+                return;
+        /* the connection is gone, and its key with it */
+        hashmap_remove(d->pipes, ex->pipe_key);
+        ex->pipe_key[0] = '\0';
+        driver_executor_lost(d, ex, EXECUTOR_LOSS_DISCONNECT, "socket disconnected");
 }
 
 /* ---------------------------------------------------------------- timers */
