@@ -213,13 +213,19 @@ static int on_park_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* Takes ex's connection out of the driver's map, if it is there for ex. */
+static void executor_unmap_pipe(DriverExecutor *ex) {
+        if (ex->pipe_key[0] && hashmap_get(ex->driver->pipes, ex->pipe_key) == ex)
+                hashmap_remove(ex->driver->pipes, ex->pipe_key);
+        ex->pipe_key[0] = '\0';
+}
+
 /* Frees ex and takes its connection out of the driver's map; the caller
  * has taken it out of the executor table and the scheduler. */
 static DriverExecutor *executor_free(DriverExecutor *ex) {
         if (!ex)
                 return NULL;
-        if (ex->pipe_key[0] && hashmap_get(ex->driver->pipes, ex->pipe_key) == ex)
-                hashmap_remove(ex->driver->pipes, ex->pipe_key);
+        executor_unmap_pipe(ex);
         executor_clear_kills(ex);
         free(ex->kills);
         sd_event_source_disable_unref(ex->park_timer);
@@ -237,8 +243,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DriverExecutor *, executor_free);
 static int executor_map_pipe(Driver *d, DriverExecutor *ex, uint32_t pipe) {
         int r;
 
-        if (ex->pipe_key[0])
-                hashmap_remove(d->pipes, ex->pipe_key);
+        executor_unmap_pipe(ex);
         ex->pipe_id = pipe;
         snprintf(ex->pipe_key, sizeof(ex->pipe_key), "%" PRIu32, pipe);
         r = hashmap_put(d->pipes, ex->pipe_key, ex);
@@ -519,9 +524,7 @@ void driver_on_pipe(RpcServer *s, uint32_t pipe_id, bool added, void *userdata) 
         ex = hashmap_get(d->pipes, key);
         if (!ex)
                 return;
-        /* the connection is gone, and its key with it */
-        hashmap_remove(d->pipes, ex->pipe_key);
-        ex->pipe_key[0] = '\0';
+        executor_unmap_pipe(ex);  /* the connection is gone */
         driver_executor_lost(d, ex, EXECUTOR_LOSS_DISCONNECT, "socket disconnected");
 }
 
