@@ -90,52 +90,91 @@ static void fair_add_named_resources(Cluster *c, FairState *s) {
 
 /* Cores and memory from the pool kept as workers change (cluster-pool.h,
  * checked against the workers before each placement in the sanitizer
- * build). */
-static void fair_add_pool(Cluster *c, FairState *s) {
+ * build); named resources too unless with_named is false. */
+static void fair_add_pool(Cluster *c, FairState *s, bool with_named) {
         const ClusterPool *pool = cluster_pool(c);
 
         s->capacity[FAIR_CORES] = pool->cores;
         s->capacity[FAIR_MEMORY_MB] = pool->memory_mb;
         s->used[FAIR_CORES] = pool->cores_used;
         s->used[FAIR_MEMORY_MB] = pool->memory_used_mb;
-        if (pool->n_offering_resources > 0)
+        if (with_named && pool->n_offering_resources > 0)
                 fair_add_named_resources(c, s);
+        for (int k = 0; k < _FAIR_RESOURCES; k++)
+                s->capacity[k] = MIN(s->capacity[k], FAIR_CAPACITY_MAX);
 }
 
-/* The live apps, the pooled capacity, and each app's target (stored in the
- * apps for status and snapshots). */
+static FairApp fair_app_of(FairState *s, const App *a) {
+        FairApp fa = {
+                .per_executor = { a->cores_per_executor, MIN(a->executor_memory_mb, FAIR_PER_EXECUTOR_MAX) },
+                .weight = MIN(MAX(a->weight, 1), FAIR_WEIGHT_MAX),
+                .held = MAX(app_held(a), 0),
+                .wanted = app_executors_wanted(a),
+        };
+
+        for (size_t k = 0; k < a->n_wants; k++) {
+                int slot = fair_named_slot(s, a->wants[k].name);
+
+                if (slot >= 0)
+                        fa.per_executor[slot] = a->wants[k].amount;
+        }
+        return fa;
+}
+
+/* An app's dominant share at k executors, not divided by its weight. */
+static double fair_unweighted_share(const FairApp *fa, int k, const int64_t capacity[_FAIR_RESOURCES]) {
+        return fair_share_to_double(fair_share_of(fa, k, capacity)) * fa->weight;
+}
+
+static int fair_state_alloc(FairState *s, size_t n) {
+        s->apps = calloc(n + 1, sizeof(*s->apps));
+        s->fa = calloc(n + 1, sizeof(*s->fa));
+        s->targets = calloc(n + 1, sizeof(*s->targets));
+        s->skip = calloc(n + 1, sizeof(*s->skip));
+        return s->apps && s->fa && s->targets && s->skip ? 0 : -ENOMEM;
+}
+
+/* While every live app's whole demand fits (cluster_fair_demand_fits()),
+ * weighted DRF gives each what it wants: the pass looks only at the apps
+ * that may take more, with what they want as their targets, and nothing
+ * is stored in the apps (cluster_app_fair_view() works it out).  An app
+ * off that list could be given nothing: it is at its limit or core cap. */
+static int fair_state_build_wanting(Cluster *c, FairState *s) {
+        size_t n = 0;
+        int r;
+
+        fair_add_pool(c, s, false);
+        for (App *a = cluster_apps_wanting(c); a; a = a->wanting_next)
+                n++;
+        r = fair_state_alloc(s, n);
+        if (r < 0)
+                return r;
+        for (App *a = cluster_apps_wanting(c); a && s->n < n; a = a->wanting_next) {
+                s->apps[s->n] = a;
+                s->fa[s->n] = fair_app_of(s, a);
+                s->targets[s->n] = s->fa[s->n].wanted;
+                s->n++;
+        }
+        return 0;
+}
+
+/* Every live app, the pooled capacity, and each app's target by
+ * fair_targets() (stored in the apps for status and snapshots). */
 static int fair_state_build(Cluster *c, FairState *s) {
         /* room for every app: counting the live ones first would read
          * every app once more, scattered over the heap */
         size_t n = cluster_n_apps(c);
         int r;
 
-        fair_add_pool(c, s);
-        for (int k = 0; k < _FAIR_RESOURCES; k++)
-                s->capacity[k] = MIN(s->capacity[k], FAIR_CAPACITY_MAX);
-
-        s->apps = calloc(n + 1, sizeof(*s->apps));
-        s->fa = calloc(n + 1, sizeof(*s->fa));
-        s->targets = calloc(n + 1, sizeof(*s->targets));
-        s->skip = calloc(n + 1, sizeof(*s->skip));
-        if (!s->apps || !s->fa || !s->targets || !s->skip)
-                return -ENOMEM;
+        fair_add_pool(c, s, true);
+        r = fair_state_alloc(s, n);
+        if (r < 0)
+                return r;
         for (App *a = cluster_apps(c); a && s->n < n; a = a->next) {
                 if (!app_is_live(a))
                         continue;
                 s->apps[s->n] = a;
-                s->fa[s->n] = (FairApp) {
-                        .per_executor = { a->cores_per_executor, MIN(a->executor_memory_mb, FAIR_PER_EXECUTOR_MAX) },
-                        .weight = MIN(MAX(a->weight, 1), FAIR_WEIGHT_MAX),
-                        .held = MAX(app_held(a), 0),
-                        .wanted = app_executors_wanted(a),
-                };
-                for (size_t k = 0; k < a->n_wants; k++) {
-                        int slot = fair_named_slot(s, a->wants[k].name);
-
-                        if (slot >= 0)
-                                s->fa[s->n].per_executor[slot] = a->wants[k].amount;
-                }
+                s->fa[s->n] = fair_app_of(s, a);
                 s->n++;
         }
         r = fair_targets(s->fa, s->n, s->capacity, s->targets);
@@ -144,13 +183,25 @@ static int fair_state_build(Cluster *c, FairState *s) {
         for (size_t k = 0; k < s->n; k++) {
                 App *a = s->apps[k];
                 a->fair_target = s->targets[k];
-                a->fair_share = fair_share_to_double(fair_share_of(&s->fa[k], s->targets[k], s->capacity)) *
-                                a->weight;
-                a->fair_dominant = fair_share_to_double(fair_share_of(&s->fa[k], (int) a->n_live_executors,
-                                                                      s->capacity)) *
-                                   a->weight;
+                a->fair_share = fair_unweighted_share(&s->fa[k], s->targets[k], s->capacity);
+                a->fair_dominant = fair_unweighted_share(&s->fa[k], (int) a->n_live_executors, s->capacity);
         }
         return 0;
+}
+
+ClusterFairView cluster_app_fair_view(Cluster *c, const App *a) {
+        FairState s = {};
+        FairApp fa;
+
+        if (!cluster_config(c)->fair || !app_is_live(a) || !cluster_fair_demand_fits(c))
+                return (ClusterFairView) { a->fair_target, a->fair_share, a->fair_dominant };
+        fair_add_pool(c, &s, false);
+        fa = fair_app_of(&s, a);
+        return (ClusterFairView) {
+                .target = fa.wanted,
+                .share = fair_unweighted_share(&fa, fa.wanted, s.capacity),
+                .dominant = fair_unweighted_share(&fa, (int) a->n_live_executors, s.capacity),
+        };
 }
 
 /* Whether placement passes over app k now: it has what it wants, or
@@ -159,6 +210,13 @@ static bool fair_skip(const FairState *s, size_t k, usec_t now) {
         const App *a = s->apps[k];
 
         return s->fa[k].held >= s->fa[k].wanted || (a->regrow_after > now && s->fa[k].held >= s->targets[k]);
+}
+
+/* Whether app k wants more than it holds, is below its target and may
+ * take more executors now (one at its limit or core cap could not use
+ * what it were given: cluster_app_demand_changed() keeps it unstarved). */
+static bool fair_is_starved(const FairState *s, size_t k) {
+        return s->fa[k].held < s->targets[k] && s->fa[k].held < s->fa[k].wanted && s->apps[k]->wanting;
 }
 
 /* An app that wants more than it holds and is below its target is
@@ -171,7 +229,7 @@ static void fair_note_starved(Cluster *c, const FairState *s, usec_t now) {
 
         for (size_t k = 0; k < s->n; k++) {
                 App *a = s->apps[k];
-                bool starved = s->fa[k].held < s->targets[k] && s->fa[k].held < s->fa[k].wanted;
+                bool starved = fair_is_starved(s, k);
 
                 if (!starved) {
                         a->starved_since = 0;
@@ -188,8 +246,9 @@ static void fair_note_starved(Cluster *c, const FairState *s, usec_t now) {
 bool cluster_fair_schedule(Cluster *c, int budget) {
         _cleanup_(fair_state_done) FairState s = {};
         usec_t now = now_mono_usec();
+        bool all_fit = cluster_fair_demand_fits(c);
 
-        if (fair_state_build(c, &s) < 0)
+        if ((all_fit ? fair_state_build_wanting(c, &s) : fair_state_build(c, &s)) < 0)
                 return false;
         for (size_t k = 0; k < s.n; k++)
                 s.skip[k] = fair_skip(&s, k, now);
@@ -213,9 +272,8 @@ bool cluster_fair_schedule(Cluster *c, int budget) {
                 s.fa[k].held += placed;
                 budget -= placed;
                 s.skip[k] = fair_skip(&s, (size_t) k, now);
-                a->fair_dominant = fair_share_to_double(fair_share_of(&s.fa[k], (int) a->n_live_executors,
-                                                                      s.capacity)) *
-                                   a->weight;
+                if (!all_fit)
+                        a->fair_dominant = fair_unweighted_share(&s.fa[k], (int) a->n_live_executors, s.capacity);
                 if (budget <= 0) {
                         fair_note_starved(c, &s, now);
                         return true;
@@ -354,7 +412,7 @@ void cluster_fair_check(Cluster *c, usec_t now, usec_t *next) {
 
                 for (int r = 0; r < _FAIR_RESOURCES; r++)
                         need[r] -= (int64_t) a->n_preempting * s.fa[k].per_executor[r];
-                if (s.fa[k].held >= s.targets[k] || s.fa[k].held >= s.fa[k].wanted) {
+                if (!fair_is_starved(&s, k)) {
                         a->starved_since = 0;
                         continue;
                 }

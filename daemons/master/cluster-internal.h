@@ -12,10 +12,16 @@ const ClusterConfig *cluster_config(Cluster *c);
 void cluster_worker_changed(Cluster *c, Worker *w);
 /* After a change outside cluster.c to what says whether an app may take
  * more executors (its executor limit, state, cap or live executors):
- * keeps the list a FIFO placement walks (cluster-wanting.h). */
+ * keeps the list a placement pass walks (cluster-wanting.h) and the sums
+ * of what the apps want (cluster-fair-demand.h). */
 void cluster_app_demand_changed(Cluster *c, App *a);
 /* Whether that list holds exactly the apps that want more, oldest first. */
 bool cluster_apps_wanting_ok(Cluster *c);
+/* The head of that list, linked by wanting_next. */
+App *cluster_apps_wanting(Cluster *c);
+/* Whether every live app's whole demand fits in the workers' pooled
+ * capacity, from the sums kept with that list (cluster-fair-demand.h). */
+bool cluster_fair_demand_fits(Cluster *c);
 /* Whether both match the workers as they are (worker_table_matches()). */
 bool cluster_worker_table_ok(Cluster *c);
 /* Placement is due: now, or through fx.schedule_needed. */

@@ -13,6 +13,7 @@
 #include "executor-env.h"
 #include "log.h"
 #include "macro.h"
+#include "placement-fair.h"
 #include "placement.h"
 #include "utf8.h"
 #include "wire-names.h"
@@ -31,6 +32,7 @@ struct Cluster {
         Hashmap *apps;
         App *apps_head, *apps_tail;
         AppsWanting wanting;     /* those of them that may take more executors */
+        FairDemand fair_demand;  /* what the live ones want in all */
         size_t n_executors;      /* live executors */
         /* the held apps' executors by state, kept as they change so that
          * /metrics does not walk 100,000 of them per scrape */
@@ -60,6 +62,21 @@ void cluster_worker_changed(Cluster *c, Worker *w) {
 
 void cluster_app_demand_changed(Cluster *c, App *a) {
         apps_wanting_update(&c->wanting, a);
+        fair_demand_update(&c->fair_demand, a);
+        /* an app that can take no more is not starved for more */
+        if (!a->wanting)
+                a->starved_since = 0;
+}
+
+App *cluster_apps_wanting(Cluster *c) {
+        return c->wanting.head;
+}
+
+bool cluster_fair_demand_fits(Cluster *c) {
+        const ClusterPool *pool = &c->table.pool;
+
+        return fair_demand_fits(&c->fair_demand, MIN(pool->cores, FAIR_CAPACITY_MAX),
+                                MIN(pool->memory_mb, FAIR_CAPACITY_MAX));
 }
 
 bool cluster_apps_wanting_ok(Cluster *c) {
@@ -295,7 +312,7 @@ static void executor_set_state(Cluster *c, ClusterExecutor *e, ExecutorState sta
                         cluster_drain_progress(c, w);
                 a->cores_granted -= e->cores;
                 a->n_live_executors--;
-                apps_wanting_update(&c->wanting, a);
+                cluster_app_demand_changed(c, a);
                 if (e->preempting)
                         a->n_preempting--;
                 c->n_executors--;
@@ -354,7 +371,7 @@ static ClusterExecutor *app_new_executor(Cluster *c, App *a, Worker *w) {
         a->next_executor_id++;
         a->n_live_executors++;
         a->cores_granted += e->cores;
-        apps_wanting_update(&c->wanting, a);
+        cluster_app_demand_changed(c, a);
         c->n_executors++;
         worker_link_executor(c, w, e);
         return e;
@@ -722,7 +739,7 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
                 return r;
         app_link(c, a);
         apps_wanting_number(&c->wanting, a);
-        apps_wanting_update(&c->wanting, a);
+        cluster_app_demand_changed(c, a);
         *ret = TAKE_PTR(a);
         return 0;
 }
@@ -777,6 +794,7 @@ int cluster_remove_app(Cluster *c, const char *app_id, AppState state, const cha
         hashmap_remove(c->apps, a->id);
         app_unlink(c, a);
         apps_wanting_remove(&c->wanting, a);
+        fair_demand_remove(&c->fair_demand, a);
         app_uncount_executors(c, a);
         app_free(a);
         schedule_soon(c);
@@ -791,7 +809,7 @@ int cluster_request_executors(Cluster *c, const char *app_id, int total) {
         if (total < 0)
                 return -EINVAL;
         a->executor_limit = total;
-        apps_wanting_update(&c->wanting, a);
+        cluster_app_demand_changed(c, a);
         schedule_soon(c);
         return 0;
 }
@@ -954,7 +972,7 @@ int cluster_restore_app(Cluster *c, const AppRegistration *reg, AppState state, 
         a->next_executor_id = next_executor_id;
         a->executor_limit = executor_limit;
         a->retry_count = MAX(retry_count, 0);
-        apps_wanting_update(&c->wanting, a);
+        cluster_app_demand_changed(c, a);
         *ret = a;
         return 0;
 }
@@ -982,7 +1000,7 @@ int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, 
         e->memory_mb = memory_mb;
         /* app_new_executor() counted the app's own size */
         a->cores_granted += cores - a->cores_per_executor;
-        apps_wanting_update(&c->wanting, a);
+        cluster_app_demand_changed(c, a);
         w->cores_used += cores - a->cores_per_executor;
         w->memory_used_mb += memory_mb - a->executor_memory_mb;
         worker_table_update(&c->table, w);
@@ -993,7 +1011,7 @@ int cluster_restore_executor(Cluster *c, App *a, int id, const char *worker_id, 
 }
 
 void cluster_restore_app_marks(Cluster *c, App *a, usec_t starved_for, usec_t regrow_left, usec_t now) {
-        if (starved_for > 0) {
+        if (starved_for > 0 && a->wanting) {
                 /* 1 at the least: 0 says it is not starved */
                 a->starved_since = now > starved_for ? now - starved_for : 1;
                 if (c->fx.check_at)
@@ -1104,6 +1122,7 @@ bool cluster_schedule_step(Cluster *c, unsigned max_launches) {
          * cluster_app_demand_changed() fails the tests here */
         assert(cluster_worker_table_ok(c));
         assert(cluster_apps_wanting_ok(c));
+        assert(fair_demand_matches(&c->fair_demand, c->apps_head));
 #endif
 
         if (c->cfg.fair)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cluster-fair-demand.h"
 #include "cluster-pool.h"
 #include "cluster-resources.h"
 #include "executor-secret.h"
@@ -140,14 +141,17 @@ struct App {
         uint64_t cpu_usage_ns;
         uint64_t memory_peak_bytes;  /* the sum of its executors' peaks */
         int executors_stopping;  /* at its removal: executors killed, their use still to come */
-        /* Fair share (cluster-fair.c): what weighted DRF gives it at the
-         * last placement, since when it has wanted more and been below
-         * that (0: it is not), and until when it gets nothing beyond that
-         * because executors were taken back from it (0: no such pause). */
+        /* Fair share (cluster-fair.c): what weighted DRF gave it at the
+         * last full pass (read them through cluster_app_fair_view()),
+         * since when it has wanted more and been below that (0: it is
+         * not, always so while it may take no more executors), and until
+         * when it gets nothing beyond that because executors were taken
+         * back from it (0: no such pause). */
         int fair_target;
         double fair_share;
         double fair_dominant;    /* its dominant share then */
         usec_t starved_since;
+        FairDemandPart fair_demand;  /* its part in the cluster's sums (cluster-fair-demand.h) */
         usec_t regrow_after;
         int n_preempting;        /* its live executors being taken back */
         char **constraints;      /* labels its workers must carry */
@@ -270,6 +274,19 @@ int cluster_report_executor_load(Cluster *c, const char *app_id, const int32_t *
 int app_executors_wanted(const App *a);
 /* WAITING or RUNNING: it may have executors and be given more. */
 bool app_is_live(const App *a);
+
+/* An app's place in the fair share, as status and snapshots show it (the
+ * shares are not divided by its weight). */
+typedef struct ClusterFairView {
+        int target;              /* executors weighted DRF gives it */
+        double share;            /* its dominant share at that target */
+        double dominant;         /* its dominant share now */
+} ClusterFairView;
+/* Those of a live app: worked out now while every live app's whole demand
+ * fits (each is given what it wants, and the placement passes no longer
+ * look at the others), else as the last full pass found them; zero under
+ * FIFO.  cluster-fair.c. */
+ClusterFairView cluster_app_fair_view(Cluster *c, const App *a);
 
 /* Drain (cluster-drain.c, docs/DESIGN.md "Drain"): nothing new is placed on
  * the worker; every executor there is updated with draining set, so that

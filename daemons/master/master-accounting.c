@@ -32,7 +32,7 @@ void master_account_app_removed(Master *m, App *a) {
         Spark__AppInfo ai;
         int r;
 
-        app_info_fill(a, &ai);
+        app_info_fill(m->cluster, a, &ai);
         ai.end_time_ms = now_ms();
         ai.executors_ending = a->executors_stopping;
         r = history_add_app(&m->history, &ai, (size_t) m->config.master.retained_apps);

@@ -24,7 +24,9 @@ void executor_info_fill(const ClusterExecutor *e, Spark__ExecutorInfo *info, cha
                 info->unit = unit_buf;
 }
 
-void app_info_fill(const App *a, Spark__AppInfo *ai) {
+void app_info_fill(Cluster *c, const App *a, Spark__AppInfo *ai) {
+        ClusterFairView fair = cluster_app_fair_view(c, a);
+
         spark__app_info__init(ai);
         ai->app_id = (char *) a->id;
         ai->name = a->name;
@@ -44,10 +46,10 @@ void app_info_fill(const App *a, Spark__AppInfo *ai) {
         ai->executors_live = (int32_t) a->n_live_executors;
         ai->dynamic_allocation = a->dynamic_allocation;
         ai->weight = a->weight;
-        ai->share = a->fair_dominant;
-        ai->fair_share = a->fair_share;
+        ai->share = fair.dominant;
+        ai->fair_share = fair.share;
         ai->executors_demand = app_executors_wanted(a) == INT32_MAX ? -1 : app_executors_wanted(a);
-        ai->executors_target = a->fair_target;
+        ai->executors_target = fair.target;
         ai->executors_preempting = a->n_preempting;
         ai->executor_resources = a->wants_ptrs;
         ai->n_executor_resources = a->n_wants;
@@ -141,7 +143,7 @@ int master_snapshot_build(Master *m, const char *app_id, bool all, MasterSnapsho
                 if (!isempty(app_id) && !streq(a->id, app_id))
                         continue;
                 ai = &s.apps[s.state.n_apps];
-                app_info_fill(a, ai);
+                app_info_fill(m->cluster, a, ai);
                 /* an app with no executor: why no worker takes one, if that is known */
                 if (a->n_live_executors == 0) {
                         const char *why = cluster_app_waiting_reason(s.live_workers, s.state.n_workers, a,

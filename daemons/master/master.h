@@ -119,8 +119,8 @@ void master_audit(Master *m, RpcRequest *req, const Envelope *env);
 /* master-snapshot.c: ClusterState and the executor records of events.
  * unit_buf may be NULL: no unit name. */
 void executor_info_fill(const ClusterExecutor *e, Spark__ExecutorInfo *info, char *unit_buf, size_t unit_size);
-/* Strings point into a. */
-void app_info_fill(const App *a, Spark__AppInfo *ai);
+/* Strings point into a; its fair share as c gives it (cluster_app_fair_view()). */
+void app_info_fill(Cluster *c, const App *a, Spark__AppInfo *ai);
 /* all: the history too (master-history.h). */
 int master_reply_cluster_state(Master *m, RpcRequest *req, const char *app_id, bool all);
 /* The ClusterState of app_id (NULL or "": every app), pointing into the

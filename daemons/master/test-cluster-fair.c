@@ -131,8 +131,8 @@ START_TEST(test_weighted_placement) {
         ck_assert_int_eq(a->n_live_executors, 2);
         ck_assert_int_eq(b->n_live_executors, 4);
         ck_assert_int_eq(d->n_live_executors, 6);
-        ck_assert_int_eq(a->fair_target, 2);
-        ck_assert_int_eq(d->fair_target, 6);
+        ck_assert_int_eq(cluster_app_fair_view(c, a).target, 2);
+        ck_assert_int_eq(cluster_app_fair_view(c, d).target, 6);
         ck_assert_int_eq(a->weight, 1);
         ck_assert_int_eq(d->weight, 3);
         cluster_free(c);
@@ -157,8 +157,8 @@ START_TEST(test_named_resource_share) {
         b = add_app(c, 0, 1, 1);
         for (int i = 1; i <= 2; i++)
                 add_worker_offering(c, i, 4, &offer, now_mono_usec());
-        ck_assert_int_eq(a->fair_target, 2);
-        ck_assert_int_eq(b->fair_target, 6);
+        ck_assert_int_eq(cluster_app_fair_view(c, a).target, 2);
+        ck_assert_int_eq(cluster_app_fair_view(c, b).target, 6);
         ck_assert_int_eq(a->n_live_executors, 2);
         ck_assert_int_eq(b->n_live_executors, 6);
         cluster_free(c);
@@ -197,8 +197,8 @@ START_TEST(test_preemption) {
         ck_assert_int_eq(a->n_live_executors, 8);   /* alone: everything */
         b = add_app(c, 0, 1, 1);
         ck_assert_int_eq(b->n_live_executors, 0);
-        ck_assert_int_eq(a->fair_target, 4);
-        ck_assert_int_eq(b->fair_target, 4);
+        ck_assert_int_eq(cluster_app_fair_view(c, a).target, 4);
+        ck_assert_int_eq(cluster_app_fair_view(c, b).target, 4);
         ck_assert_int_ne(b->starved_since, 0);
         ck_assert_int_eq(rec.check_at, 1);
         ck_assert_uint_eq(rec.check_when, b->starved_since + TIMEOUT);
@@ -266,8 +266,8 @@ START_TEST(test_no_regrowth_within_timeout) {
         for (int id = 1; id <= 8; id++)
                 executor_running(c, a, id, now + (usec_t) (id % 4 == 0 ? 100 + id : id));
         b = add_app(c, 2, 2, 1);                     /* one executor of 2 cores */
-        ck_assert_int_eq(b->fair_target, 1);
-        ck_assert_int_eq(a->fair_target, 6);
+        ck_assert_int_eq(cluster_app_fair_view(c, b).target, 1);
+        ck_assert_int_eq(cluster_app_fair_view(c, a).target, 6);
         now = at_preemption_timeout(c, b, &next);
         ck_assert_int_eq(a->n_preempting, 2);
         launches = rec.launches;
@@ -328,7 +328,7 @@ static void check_taken_for_a_newcomer(bool report, const bool taken[static 4]) 
         usec_t next;
         App *a = busy_app(c, now_mono_usec(), report), *b = add_app(c, 0, 2, 1);
 
-        ck_assert_int_eq(a->fair_target, 2);
+        ck_assert_int_eq(cluster_app_fair_view(c, a).target, 2);
         at_preemption_timeout(c, b, &next);
         ck_assert_int_eq(a->n_preempting, 2);
         for (int id = 1; id <= 4; id++)
@@ -423,6 +423,56 @@ START_TEST(test_restored_marks) {
 }
 END_TEST
 
+/* While every live app's whole demand fits, a pass looks only at the apps
+ * that may take more; what status shows of the rest is worked out when
+ * asked, and is what a full pass over every app finds. */
+START_TEST(test_all_demand_fits) {
+        Recorder rec;
+        Cluster *c = setup(&rec, true);
+        usec_t now = now_mono_usec(), next = UINT64_MAX;
+        ClusterFairView va, vb;
+        App *a, *b, *d, *e;
+
+        add_workers(c, 2, 8, now);
+        a = add_app(c, 4, 1, 1);  /* 4 executors of 1 core */
+        b = add_app(c, 6, 2, 3);  /* 3 of 2 cores: 10 of the 16 cores in all */
+        ck_assert_int_eq(a->n_live_executors, 4);
+        ck_assert_int_eq(b->n_live_executors, 3);
+        ck_assert(!a->wanting && !b->wanting);
+        va = cluster_app_fair_view(c, a);
+        vb = cluster_app_fair_view(c, b);
+        ck_assert_int_eq(va.target, 4);
+        ck_assert_int_eq(vb.target, 3);
+        ck_assert_double_eq_tol(va.share, 4.0 / 16, 1e-12);
+        ck_assert_double_eq_tol(va.dominant, 4.0 / 16, 1e-12);
+        ck_assert_double_eq_tol(vb.share, 6.0 / 16, 1e-12);
+
+        /* the preemption check's full pass stores the same */
+        cluster_check_workers(c, now, &next);
+        ck_assert_int_eq(a->fair_target, va.target);
+        ck_assert_int_eq(b->fair_target, vb.target);
+        ck_assert_double_eq_tol(a->fair_share, va.share, 1e-12);
+        ck_assert_double_eq_tol(a->fair_dominant, va.dominant, 1e-12);
+        ck_assert_double_eq_tol(b->fair_share, vb.share, 1e-12);
+
+        /* apps with no cap: demand exceeds the cluster, DRF divides it (a
+         * and b keep theirs: 2 of b's cores weigh as 2/3 of one of a's) */
+        d = add_app(c, 0, 1, 1);
+        ck_assert_int_eq(d->n_live_executors, 6);
+        e = add_app(c, 0, 1, 1);
+        ck_assert_int_eq(e->n_live_executors, 0);
+        ck_assert_int_eq(cluster_app_fair_view(c, a).target, 4);
+        ck_assert_int_eq(cluster_app_fair_view(c, b).target, 3);
+        ck_assert_int_eq(cluster_app_fair_view(c, d).target, 3);
+        ck_assert_int_eq(cluster_app_fair_view(c, e).target, 3);
+        ck_assert_uint_ne(e->starved_since, 0);
+        /* an app that may take no more is not starved */
+        ck_assert_int_eq(cluster_request_executors(c, e->id, 0), 0);
+        ck_assert_uint_eq(e->starved_since, 0);
+        cluster_free(c);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_weighted_placement,
@@ -436,6 +486,7 @@ int main(void) {
                 test_preempts_youngest_without_report,
                 test_load_report_checked,
                 test_restored_marks,
+                test_all_demand_fits,
                 NULL,
         };
 
