@@ -362,9 +362,12 @@ EOF
 #   1 master "Application … registered" → master "Launching executor"
 #   2 → the worker logs "Launching executor" (StartTransientUnit sent)
 #   3 → systemd forked the unit's process (ExecMainStartTimestampMonotonic)
-#   4 → the executor registered with its driver (exec, start-up, dial)
-#   5 the unit active (ActiveEnterTimestampMonotonic) → the worker logs it
-# Appends "1 2 3 4 5" (ms) to STARTUP_STEPS.  The unit is read while it
+#   4 → the unit active (ActiveEnterTimestampMonotonic: a Type=exec unit
+#       is active once its execve() succeeded): the sandbox and the exec
+#   5 the unit active → the worker logs it
+#   6 the unit active → the executor registered with its driver (its
+#     start-up, dial and handshake, and the driver's part)
+# Appends "1 2 3 4 5 6" (ms) to STARTUP_STEPS.  The unit is read while it
 # runs (it is collected when it ends).
 STARTUP_STEPS=()
 startup_breakdown() {
@@ -383,11 +386,12 @@ startup_breakdown() {
         t_place=$(log_time "$tmp/master.log" "Launching executor $app/$id " "$t_app")
         t_launch=$(cat "$tmp"/worker[12].log | sort -n | awk -v re="Launching executor $app/$id:" '$0 ~ re { print $1; exit }')
         t_active=$(cat "$tmp"/worker[12].log | sort -n | awk -v re="Executor $app/$id running as" '$0 ~ re { print $1; exit }')
-        [ -n "$t_place" ] && [ -n "$t_launch" ] && [ -n "$t_active" ] && [ "${t_exec_main:-0}" -gt 0 ] || return 0
+        [ -n "$t_place" ] && [ -n "$t_launch" ] && [ -n "$t_active" ] && [ "${t_exec_main:-0}" -gt 0 ] &&
+                [ "${t_active_enter:-0}" -gt 0 ] || return 0
         STARTUP_STEPS+=("$(awk -v a="$t_app" -v b="$t_place" -v c="$t_launch" -v d="$t_exec_main" -v e="$t_exec" \
                 -v f="$t_active_enter" -v g="$t_active" 'BEGIN {
-                printf("%.2f %.2f %.2f %.2f %.2f", (b - a) / 1000, (c - b) / 1000, (d - c) / 1000, (e - d) / 1000,
-                       (g - f) / 1000) }')")
+                printf("%.2f %.2f %.2f %.2f %.2f %.2f", (b - a) / 1000, (c - b) / 1000, (d - c) / 1000,
+                       (f - d) / 1000, (g - f) / 1000, (e - f) / 1000) }')")
 }
 
 executor_units() { systemctl --user list-units --no-legend --plain 'spark-executor-*' 2>/dev/null | grep -c . || true; }
@@ -986,7 +990,7 @@ run_cluster_phases() {
         R[startup2_p50]=$(printf '%s\n' "${STARTUP2_MS[@]}" | median)
         R[startup2_samples]="${STARTUP2_MS[*]}"
         local k
-        for k in 1 2 3 4 5; do
+        for k in 1 2 3 4 5 6; do
                 R[startup_step$k]=$(printf '%s\n' "${STARTUP_STEPS[@]}" | awk -v k="$k" 'NF { print $k }' | median)
         done
         say "  app registered → first executor: ${STARTUP_MS[*]} ms (apps of one);" \

@@ -154,8 +154,8 @@ build_table() {
                 "$(fmt "${R[startup_p50]:-}" 1) ms" \
                 "p50: $(fmt "$(ms "${R[unit_p50]:-}")" 2) ms" "$r" "(≤ 2×)" "info"
 
-        row "… of which (medians, systemd's timestamps of the unit in the middle): master places it + the worker has sent StartTransientUnit + systemd has forked the unit's process + exec, start-up and registration with the driver" \
-                "$(fmt "${R[startup_step1]:-}" 2) + $(fmt "${R[startup_step2]:-}" 2) + $(fmt "${R[startup_step3]:-}" 2) + $(fmt "${R[startup_step4]:-}" 2) ms" \
+        row "… of which (medians, systemd's timestamps of the unit in the middle): master places it + the worker has sent StartTransientUnit + systemd has forked the unit's process + the sandbox and the exec (the unit active) + the executor's start-up and registration with the driver" \
+                "$(fmt "${R[startup_step1]:-}" 2) + $(fmt "${R[startup_step2]:-}" 2) + $(fmt "${R[startup_step3]:-}" 2) + $(fmt "${R[startup_step4]:-}" 2) + $(fmt "${R[startup_step6]:-}" 2) ms" \
                 "—" "—" "—" "info"
         row "… the unit active (systemd's timestamp) → the worker has heard so (PropertiesChanged) and logs it" \
                 "$(fmt "${R[startup_step5]:-}" 2) ms" "—" "—" "—" "info"
