@@ -8,19 +8,21 @@
  * gives fair_targets() (cluster-fair.c), so that "fits" here is its
  * demands_fit() */
 static FairDemandPart part_of(const App *a) {
-        int wanted = app_executors_wanted(a);
-        int64_t memory_mb = MIN(a->executor_memory_mb, FAIR_PER_EXECUTOR_MAX);
+        FairApp fa = {
+                .per_executor = { a->cores_per_executor, MIN(a->executor_memory_mb, FAIR_PER_EXECUTOR_MAX) },
+                .weight = 1,  /* not in a demand */
+                .wanted = app_executors_wanted(a),
+        };
         FairDemandPart p = { .counted = app_is_live(a) };
 
         if (!p.counted)
                 return p;
-        /* no cap, named resources, or a size fair_targets() refuses: the
+        /* no cap, named resources, or an app fair_targets() refuses: the
          * full pass decides */
-        p.summable = wanted != FAIR_EXECUTORS_MAX && a->n_wants == 0 && a->cores_per_executor >= 0 &&
-                     memory_mb >= 0 && (a->cores_per_executor > 0 || memory_mb > 0);
+        p.summable = fa.wanted != FAIR_EXECUTORS_MAX && a->n_wants == 0 && fair_app_is_valid(&fa);
         if (p.summable) {
-                p.cores = (uint64_t) wanted * (uint64_t) a->cores_per_executor;
-                p.memory_mb = (uint64_t) wanted * (uint64_t) memory_mb;
+                p.cores = (uint64_t) fa.wanted * (uint64_t) fa.per_executor[FAIR_CORES];
+                p.memory_mb = (uint64_t) fa.wanted * (uint64_t) fa.per_executor[FAIR_MEMORY_MB];
         }
         return p;
 }

@@ -59,7 +59,7 @@ double fair_share_to_double(FairShare s) {
         return s.den == 0 ? 1.0 : (double) s.num / (double) s.den;
 }
 
-static bool app_is_valid(const FairApp *a) {
+bool fair_app_is_valid(const FairApp *a) {
         bool any = false;
 
         if (a->weight < 1 || a->weight > FAIR_WEIGHT_MAX || a->held < 0 || a->wanted < 0)
@@ -139,7 +139,7 @@ int fair_targets(const FairApp *apps, size_t n, const int64_t capacity[_FAIR_RES
         if ((n > 0 && (!apps || !targets)) || !capacity || !capacity_is_valid(capacity))
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
-                if (!app_is_valid(&apps[i]))
+                if (!fair_app_is_valid(&apps[i]))
                         return -EINVAL;
         if (n == 0)
                 return 0;

@@ -50,6 +50,10 @@ FairShare fair_share_of(const FairApp *app, int k, const int64_t capacity[_FAIR_
 int fair_share_cmp(FairShare a, FairShare b);
 double fair_share_to_double(FairShare s);
 
+/* Whether fair_targets() takes app: weight, counts and amounts within
+ * their bounds, and some amount above 0. */
+bool fair_app_is_valid(const FairApp *app);
+
 /* Weighted DRF by progressive filling, in whole executors: starting from
  * none, one executor at a time goes to the application with the lowest
  * weighted dominant share (the earlier one on a tie) among those that want
