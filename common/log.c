@@ -5,6 +5,9 @@
 #include <sys/uio.h>
 #include <time.h>
 
+/* log_write_journal() sends its own CODE_FILE, CODE_LINE and CODE_FUNC,
+ * the caller's: sd_journal_sendv()'s would be this file's */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "log.h"

@@ -1,6 +1,6 @@
 /* spark-executor: runs the tasks of one application for its driver. */
 #include "executor-args.h"
-#include "daemon.h"
+#include "exit-guard.h"
 #include "executor.h"
 #include "executor-usage.h"
 #include "log.h"

@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "exit-guard.h"
 
 /* spark-executor's exit status when its driver cannot be reached (it could
  * not register, or the driver stopped answering): EX_UNAVAILABLE.  The
@@ -65,11 +66,3 @@ void daemon_notify_ready(const char *status);
 void daemon_notify_status(const char *status);
 void daemon_notify_stopping(void);
 
-/* Called when the loop has ended, before the cleanup: if freeing takes
- * longer than a few seconds (nng 1.5's nng_close() can hang when a peer is
- * sending at that moment, nanomsg/nng#1543), the process exits with status
- * anyway instead of hanging until systemd kills it. */
-void daemon_exit_guard(int status);
-/* The same after seconds (at least 1): for a process whose cleanup is
- * short and whose end others wait for. */
-void daemon_exit_guard_within(int status, unsigned seconds);
