@@ -326,13 +326,14 @@ int sd_event_add_signal(sd_event *e, sd_event_source **ret, int sig, sd_event_si
         sigset_t blocked;
         int r;
 
-        if (sig <= 0 || sig >= _NSIG || (sig & SD_EVENT_SIGNAL_PROCMASK))
+        if (!e || e == SD_EVENT_DEFAULT || sig <= 0 || sig >= _NSIG || (sig & SD_EVENT_SIGNAL_PROCMASK))
                 return -EINVAL;
-        if (pthread_sigmask(SIG_SETMASK, NULL, &blocked) != 0)
-                return -errno;
+        r = pthread_sigmask(SIG_SETMASK, NULL, &blocked);
+        if (r != 0)
+                return -r;
         if (!sigismember(&blocked, sig))
                 return -EBUSY;
-        for (sd_event_source *o = e ? e->sources : NULL; o; o = o->next)
+        for (sd_event_source *o = e->sources; o; o = o->next)
                 if (o->type == SOURCE_SIGNAL && o->signal.sig == sig)
                         return -EBUSY;
         r = source_new(e, ret, SOURCE_SIGNAL, userdata, &s);
