@@ -44,7 +44,8 @@ void daemon_exit_guard(int status) {
  * the LSAN_OPTIONS of whoever started the cluster.  nng 1.5.2 keeps for
  * good a request whose send was cancelled or whose connection dropped
  * (tests/lsan.supp says so for rpc_client_call): an executor that lost its
- * driver can exit holding a poll it gave nng_ctx_send(). */
+ * driver can exit holding a poll it gave nng_ctx_send().  Here because
+ * every daemon and the executor link this file. */
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void) {
         return "leak:rpc_client_call\n"

@@ -43,6 +43,9 @@
 
 #include <systemd/sd-event.h>
 
+#include "macro.h"
+#include "time-util.h"
+
 typedef enum SourceType {
         SOURCE_IO,
         SOURCE_TIME,
@@ -94,17 +97,8 @@ struct sd_event {
         sd_event_source *pending_head, *pending_tail;
 };
 
-#define MIN_U64(a, b) ((a) < (b) ? (a) : (b))
-
 /* epoll's data for the loop's own fds: addresses no source has */
 static char timer_tag, signal_tag;
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 int sd_event_new(sd_event **ret) {
         sd_event *e;
@@ -216,14 +210,9 @@ static void source_disconnect(sd_event_source *s) {
                 s->io.registered = false;
         }
         if (s->type == SOURCE_SIGNAL) {
-                bool other = false;
-                for (sd_event_source *o = e->sources; o; o = o->next)
-                        if (o != s && o->type == SOURCE_SIGNAL && o->signal.sig == s->signal.sig)
-                                other = true;
-                if (!other) {
-                        (void) sigdelset(&e->signals, s->signal.sig);
-                        (void) signals_update(e);
-                }
+                /* one source per signal (sd_event_add_signal()) */
+                (void) sigdelset(&e->signals, s->signal.sig);
+                (void) signals_update(e);
         }
         if (s->prev)
                 s->prev->next = s->next;
@@ -312,12 +301,16 @@ int sd_event_add_time(sd_event *e, sd_event_source **ret, clockid_t clock, uint6
         return 0;
 }
 
+/* now + usec on CLOCK_MONOTONIC; UINT64_MAX (never) if that overflows */
+static uint64_t usec_from_now(uint64_t usec) {
+        uint64_t now = now_mono_usec();
+
+        return usec >= UINT64_MAX - now ? UINT64_MAX : now + usec;
+}
+
 int sd_event_add_time_relative(sd_event *e, sd_event_source **ret, clockid_t clock, uint64_t usec,
                                uint64_t accuracy, sd_event_time_handler_t callback, void *userdata) {
-        uint64_t now = now_usec();
-
-        return sd_event_add_time(e, ret, clock, usec >= UINT64_MAX - now ? UINT64_MAX : now + usec, accuracy,
-                                 callback, userdata);
+        return sd_event_add_time(e, ret, clock, usec_from_now(usec), accuracy, callback, userdata);
 }
 
 int sd_event_add_signal(sd_event *e, sd_event_source **ret, int sig, sd_event_signal_handler_t callback,
@@ -467,9 +460,7 @@ int sd_event_source_set_time(sd_event_source *s, uint64_t usec) {
 }
 
 int sd_event_source_set_time_relative(sd_event_source *s, uint64_t usec) {
-        uint64_t now = now_usec();
-
-        return sd_event_source_set_time(s, usec >= UINT64_MAX - now ? UINT64_MAX : now + usec);
+        return sd_event_source_set_time(s, usec_from_now(usec));
 }
 
 int sd_event_exit(sd_event *e, int code) {
@@ -563,7 +554,7 @@ static void signals_collect(sd_event *e) {
  * pending. */
 static int wait_and_collect(sd_event *e, uint64_t timeout) {
         struct epoll_event events[64];
-        uint64_t now = now_usec(), earliest;
+        uint64_t now = now_mono_usec(), earliest;
         int n, ms, r;
 
         earliest = timers_collect(e, now);
@@ -575,7 +566,7 @@ static int wait_and_collect(sd_event *e, uint64_t timeout) {
         if (timeout == UINT64_MAX)
                 ms = -1;
         else /* rounded up: a wait never ends before its time */
-                ms = (int) MIN_U64(timeout / 1000 + (timeout % 1000 != 0), (uint64_t) INT_MAX);
+                ms = (int) MIN(timeout / 1000 + (timeout % 1000 != 0), (uint64_t) INT_MAX);
         do
                 n = epoll_wait(e->epoll_fd, events, (int) (sizeof(events) / sizeof(events[0])), ms);
         while (n < 0 && errno == EINTR && ms < 0);
@@ -598,7 +589,7 @@ static int wait_and_collect(sd_event *e, uint64_t timeout) {
                         pending_add(s);
                 }
         }
-        (void) timers_collect(e, now_usec());
+        (void) timers_collect(e, now_mono_usec());
         return 0;
 }
 
