@@ -26,7 +26,9 @@
  * - nothing is thread-safe: one thread runs the loop at a time, as with
  *   sd-event.
  * Priorities, child, defer, post, exit and inotify sources are not here:
- * the executor uses none, and a program that called them would not link. */
+ * the executor uses none, and a program that called them would not link.
+ * Nor are floating sources: a source added without a place to return it
+ * is refused (-EOPNOTSUPP). */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>

@@ -5,18 +5,17 @@
  * Protocol" document): one datagram to /run/systemd/journal/socket
  * holding the fields, each "NAME=value\n", or, for a value with a newline
  * in it, "NAME\n", the value's length as 64-bit little-endian, the value
- * and "\n".  A message too big for a datagram goes in a sealed memfd whose
- * descriptor the datagram carries instead, as libsystemd does.  Fields
- * come as "NAME=value" (log.c makes them); one without "=" is refused
- * with -EINVAL, as sd_journal_sendv() does. */
+ * and "\n".  Fields come as "NAME=value" (log.c makes them); one without
+ * "=" is refused with -EINVAL, as sd_journal_sendv() does.  log.c bounds
+ * a message to a few KiB, far below what a datagram may hold, so there is
+ * no fallback for bigger ones (libsystemd passes those in a memfd): one
+ * fails with -EMSGSIZE. */
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -37,55 +36,6 @@ static const struct sockaddr_un journal_address = {
         .sun_family = AF_UNIX,
         .sun_path = JOURNAL_SOCKET,
 };
-
-static int send_fd(int fd) {
-        union {
-                struct cmsghdr cmsghdr;
-                uint8_t buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct msghdr mh = {
-                .msg_name = (void *) &journal_address,
-                .msg_namelen = sizeof(journal_address),
-                .msg_control = &control,
-                .msg_controllen = sizeof(control),
-        };
-        struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh);
-
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-        return sendmsg(journal_fd, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
-}
-
-/* The message in a sealed memfd, for one too big for a datagram. */
-static int send_in_memfd(const struct iovec *w, size_t n) {
-        int fd = memfd_create("journal-message", MFD_CLOEXEC | MFD_ALLOW_SEALING), r = 0;
-
-        if (fd < 0)
-                return -errno;
-        for (size_t i = 0; i < n && r == 0; i++) {
-                const char *p = w[i].iov_base;
-                size_t left = w[i].iov_len;
-                while (left > 0) {
-                        ssize_t k = write(fd, p, left);
-                        if (k < 0) {
-                                if (errno == EINTR)
-                                        continue;
-                                r = -errno;
-                                break;
-                        }
-                        p += k;
-                        left -= (size_t) k;
-                }
-        }
-        if (r == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0)
-                r = -errno;
-        if (r == 0)
-                r = send_fd(fd);
-        close(fd);
-        return r;
-}
 
 int sd_journal_sendv(const struct iovec *iov, int n) {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -139,12 +89,7 @@ int sd_journal_sendv(const struct iovec *iov, int n) {
                         .msg_iov = w,
                         .msg_iovlen = k,
                 };
-                if (sendmsg(journal_fd, &mh, MSG_NOSIGNAL) >= 0)
-                        r = 0;
-                else if (errno == EMSGSIZE || errno == ENOBUFS)
-                        r = send_in_memfd(w, k);
-                else
-                        r = -errno;
+                r = sendmsg(journal_fd, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
         }
 done:
         free(w);
