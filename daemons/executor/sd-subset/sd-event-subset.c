@@ -127,23 +127,21 @@ int sd_event_new(sd_event **ret) {
 
 static void pending_remove(sd_event_source *s) {
         sd_event *e = s->event;
-        sd_event_source **p;
+        sd_event_source *before = NULL;
 
         if (!s->pending)
                 return;
         s->pending = false;
         if (!e)
                 return;
-        for (p = &e->pending_head; *p; p = &(*p)->pending_next)
-                if (*p == s) {
-                        *p = s->pending_next;
-                        if (e->pending_tail == s) {
-                                /* the new tail: the entry before s, if any */
-                                sd_event_source *t = e->pending_head;
-                                while (t && t->pending_next)
-                                        t = t->pending_next;
-                                e->pending_tail = t;
-                        }
+        for (sd_event_source *q = e->pending_head; q; before = q, q = q->pending_next)
+                if (q == s) {
+                        if (before)
+                                before->pending_next = s->pending_next;
+                        else
+                                e->pending_head = s->pending_next;
+                        if (e->pending_tail == s)
+                                e->pending_tail = before;
                         break;
                 }
         s->pending_next = NULL;
@@ -570,7 +568,7 @@ static int wait_and_collect(sd_event *e, uint64_t timeout) {
         else /* rounded up: a wait never ends before its time */
                 ms = (int) MIN(timeout / 1000 + (timeout % 1000 != 0), (uint64_t) INT_MAX);
         do
-                n = epoll_wait(e->epoll_fd, events, (int) (sizeof(events) / sizeof(events[0])), ms);
+                n = epoll_wait(e->epoll_fd, events, (int) ELEMENTSOF(events), ms);
         while (n < 0 && errno == EINTR && ms < 0);
         if (n < 0)
                 return errno == EINTR ? 0 : -errno;
