@@ -93,6 +93,7 @@ static int on_child_pipe(sd_event_source *s, int fd, uint32_t revents, void *use
 int master_state_child_run(Master *m, StateChildWork work, size_t reply_size, int given_fd, StateChildDone done) {
         _cleanup_close_ int rfd = -1, wfd = -1;
         pid_t parent = getpid(), pid;
+        usec_t forked_at;
         int p[2], r;
 
         assert(reply_size <= STATE_CHILD_REPLY_MAX);
@@ -107,6 +108,7 @@ int master_state_child_run(Master *m, StateChildWork work, size_t reply_size, in
                 return r;
         (void) sd_event_source_set_io_fd_own(m->state_child_source, true);
         rfd = -1;
+        forked_at = now_mono_usec();
         pid = fork();
         if (pid < 0) {
                 r = -errno;
@@ -116,6 +118,7 @@ int master_state_child_run(Master *m, StateChildWork work, size_t reply_size, in
         if (pid == 0)
                 _exit(child_main(m, wfd, given_fd, parent, work, reply_size));
 
+        m->state_fork_pause = now_mono_usec() - forked_at;
         m->state_child = pid;
         m->state_child_seq = m->journal_seq;
         m->state_child_done = done;

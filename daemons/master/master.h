@@ -71,6 +71,7 @@ typedef struct Master {
         int state_save_error;            /* of the last save, 0: it succeeded */
         usec_t state_save_retry;         /* the wait before the next try, after failures */
         usec_t state_save_cost;          /* the last full save's work, without its syncs */
+        usec_t state_fork_pause;         /* how long the last child's fork() stopped the loop */
         pid_t state_child;               /* saving or packing the state (master-state-child.c), 0: none */
         sd_event_source *state_child_source; /* its pipe's read end, which it writes its reply to */
         uint64_t state_child_seq;        /* the last journal entry its snapshot holds */
@@ -198,9 +199,10 @@ void master_state_changed(Master *m);
  * most 10 s. */
 usec_t master_state_save_delay(usec_t cost);
 /* 0 when a save that fell due (at due) may start at now, else how long it
- * waits for a gap between requests (the last at last_request), at most 2 s
- * past due. */
-usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t due);
+ * waits for a gap between requests (the last at last_request): at most
+ * 1,000 times the last fork's pause past due, and at least 2 s, at most
+ * 10 s. */
+usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t due, usec_t fork_pause);
 /* A new application and the id counter: master_state_app_registered()
  * writes its journal entry (it survives a crash of the master, not yet one
  * of the host), master_state_sync() puts it on disk (a full save if either
