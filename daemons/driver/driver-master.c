@@ -146,6 +146,8 @@ void driver_register_app(Driver *d) {
         ra.name = d->config.driver.app_name;
         ra.driver_url = d->url;
         ra.ui_url = d->ui_url ? d->ui_url : (char *) "";
+        /* its executors register there, without opening nng (executor-channel.c) */
+        ra.task_channel_port = d->task_channel_port;
         ra.driver_events = (char *) "";
         ra.max_cores = (int32_t) d->config.driver.max_cores;
         ra.cores_per_executor = (int32_t) d->config.driver.cores_per_executor;

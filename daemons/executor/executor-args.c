@@ -14,7 +14,7 @@
 void executor_args_help(FILE *f) {
         fprintf(f,
                 "Usage: spark-executor --driver URL --app-id APP --executor-id N --cores C\n"
-                "                      [--worker-id W] [--work-dir DIR]\n"
+                "                      [--worker-id W] [--work-dir DIR] [--driver-channel-port P]\n"
                 "\n"
                 "Runs the tasks of one spark-deploy application: registers with its driver,\n"
                 "pulls tasks, runs them on C threads and sends the results back.  Normally\n"
@@ -26,6 +26,9 @@ void executor_args_help(FILE *f) {
                 "  --cores C          task threads, 1..%d             [$SPARK_EXECUTOR_CORES]\n"
                 "  --worker-id W      the worker that started it        [$SPARK_WORKER_ID]\n"
                 "  --work-dir DIR     where shipped libraries are kept  [current directory]\n"
+                "  --driver-channel-port P\n"
+                "                     the driver's task channel, on the host of URL: register\n"
+                "                     there, without nng (nng if it cannot be used)\n"
                 "  -h --help          show this help\n"
                 "     --version       show the version\n"
                 "\n"
@@ -69,7 +72,7 @@ void executor_args_done(ExecutorArgs *a) {
 }
 
 int executor_args_parse(int argc, char **argv, ExecutorArgs *ret, char *error, size_t error_size) {
-        enum { ARG_VERSION = 0x100, ARG_DRIVER, ARG_APP, ARG_EXEC, ARG_CORES, ARG_WORKER, ARG_WORK_DIR };
+        enum { ARG_VERSION = 0x100, ARG_DRIVER, ARG_APP, ARG_EXEC, ARG_CORES, ARG_WORKER, ARG_WORK_DIR, ARG_CHANNEL };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -79,9 +82,11 @@ int executor_args_parse(int argc, char **argv, ExecutorArgs *ret, char *error, s
                 { "cores", required_argument, NULL, ARG_CORES },
                 { "worker-id", required_argument, NULL, ARG_WORKER },
                 { "work-dir", required_argument, NULL, ARG_WORK_DIR },
+                { "driver-channel-port", required_argument, NULL, ARG_CHANNEL },
                 {}
         };
-        const char *driver = NULL, *app = NULL, *exec = NULL, *cores = NULL, *worker = NULL, *work_dir = NULL;
+        const char *driver = NULL, *app = NULL, *exec = NULL, *cores = NULL, *worker = NULL, *work_dir = NULL,
+                   *channel = NULL;
         _cleanup_(executor_args_done) ExecutorArgs a = {};
         char path[PATH_MAX];
         const char *why;
@@ -113,6 +118,9 @@ int executor_args_parse(int argc, char **argv, ExecutorArgs *ret, char *error, s
                         break;
                 case ARG_WORK_DIR:
                         work_dir = optarg;
+                        break;
+                case ARG_CHANNEL:
+                        channel = optarg;
                         break;
                 case ':':
                         return usage(error, error_size, "option '%s' needs a value", argv[optind - 1]);
@@ -147,6 +155,8 @@ int executor_args_parse(int argc, char **argv, ExecutorArgs *ret, char *error, s
         if (parse_int(cores, 1, EXECUTOR_CORES_MAX, &a.cores) < 0)
                 return usage(error, error_size, "invalid core count \"%.80s\" (expected 1..%d)", cores,
                              EXECUTOR_CORES_MAX);
+        if (channel && parse_int(channel, 1, UINT16_MAX, &a.driver_channel_port) < 0)
+                return usage(error, error_size, "invalid driver channel port \"%.80s\" (expected 1..65535)", channel);
         if (worker && !worker_id_is_valid(worker))
                 return usage(error, error_size, "invalid worker id \"%.80s\" (expected worker-...)", worker);
 

@@ -1,5 +1,6 @@
 /* spark-executor's command line.  The worker starts it as
  *     spark-executor --driver URL --app-id APP --executor-id N --cores C --worker-id W
+ *                    [--driver-channel-port P]
  * and also puts SPARK_DRIVER_URL, SPARK_APP_ID, SPARK_EXECUTOR_ID,
  * SPARK_EXECUTOR_CORES and SPARK_WORKER_ID in its environment; an option
  * that is absent is taken from there. */
@@ -19,6 +20,7 @@ typedef struct ExecutorArgs {
         int cores;         /* 1 .. EXECUTOR_CORES_MAX */
         char *worker_id;   /* "" if not given */
         char *work_dir;    /* absolute; default: the current directory */
+        int driver_channel_port; /* the driver's task channel, registered on; 0: none */
 } ExecutorArgs;
 
 typedef enum ExecutorArgsAction {

@@ -1,13 +1,16 @@
-/* The executor's end of the task channel (docs/DESIGN.md §4): after the
- * registration, a TCP connection to the port the driver named, on the host
- * of its endpoint — plain for tcp://, TLS for tls+tcp:// (the driver's
- * certificate verified against the CA credential and the host dialled, as
- * nng's dialer does; the executor shows none).  Polls go there as frames
- * tagged with their slot, and the loop reads the answers itself; until the
- * connection is up (TLS: its handshake done), and after it failed, polls
- * go over nng as before.  A connection
- * that fails takes the polls out on it along (as a dropped nng connection
- * would): executor_slot_finish() decides what that means. */
+/* The executor's end of the task channel (docs/DESIGN.md §4): a TCP
+ * connection to the port the driver named — on its command line
+ * (--driver-channel-port, from the driver's registration with the master),
+ * or in the answer to a registration over nng — on the host of its
+ * endpoint: plain for tcp://, TLS for tls+tcp:// (the driver's certificate
+ * verified against the CA credential and the host dialled, as nng's dialer
+ * does; the executor shows none).  The registration and the polls go there
+ * as frames tagged with their slot, and the loop reads the answers itself;
+ * until the connection is up (TLS: its handshake done), and after it
+ * failed, they go over nng.  A connection that fails takes the requests
+ * out on it along (as a dropped nng connection would):
+ * executor_slot_finish() decides what that means.  One that fails before
+ * the registration could go on it sends the registration over nng. */
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,6 +23,20 @@
 
 bool executor_channel_up(const Executor *e) {
         return e->channel_fd >= 0 && e->channel_state == CHANNEL_UP;
+}
+
+/* The registration that waited for the channel: on it if it came up, over
+ * nng if it did not. */
+static void send_awaited_register(Executor *e) {
+        int r;
+
+        if (e->state != EXECUTOR_REGISTERING || e->slots[0].busy)
+                return;
+        /* no need of the fallback's timer (executor_run()) any more */
+        (void) sd_event_source_set_enabled(e->retry_source, SD_EVENT_OFF);
+        r = executor_send_register(e);
+        if (r < 0)
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Failed to send the registration: %s", strerror(-r));
 }
 
 void executor_channel_close(Executor *e, int error) {
@@ -42,6 +59,10 @@ void executor_channel_close(Executor *e, int error) {
 
                 if (s->busy && s->on_channel)
                         executor_slot_finish(s, error != 0 ? error : -ECONNRESET, NULL, 0);
+        }
+        if (e->register_awaits_channel) {
+                e->register_awaits_channel = false;
+                send_awaited_register(e);
         }
 }
 
@@ -108,8 +129,14 @@ static void channel_up(Executor *e) {
                    : tls_session_resumed(e->channel_tls) ? " (TLS, the session of the nng connection resumed)"
                                                            : " (TLS)");
         r = channel_update_events(e);
-        if (r < 0)
+        if (r < 0) {
                 executor_channel_close(e, r);
+                return;
+        }
+        if (e->register_awaits_channel) {
+                e->register_awaits_channel = false;
+                send_awaited_register(e);
+        }
 }
 
 /* The channel is no use: polls stay on nng. */
@@ -186,6 +213,8 @@ int executor_channel_open(Executor *e, uint16_t port) {
         nng_url *u = NULL;
         int fd = -1, connected, r;
 
+        if (e->channel_fd >= 0 && e->channel_port == port)
+                return 0; /* the registration came on it */
         executor_channel_close(e, 0);
         if (port == 0 || (strncmp(e->args.driver_url, "tcp://", 6) != 0 && !tls_url(e->args.driver_url)))
                 return 0;
@@ -216,6 +245,7 @@ int executor_channel_open(Executor *e, uint16_t port) {
                 return r;
         }
         e->channel_fd = fd;
+        e->channel_port = port;
         e->channel_state = CHANNEL_CONNECTING;
         stream_reader_init(&e->channel_reader, EXECUTOR_MAX_MESSAGE_BYTES);
         if (connected > 0)

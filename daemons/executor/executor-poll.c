@@ -40,8 +40,6 @@ int executor_slots_open(Executor *e) {
                 PollSlot *s = &e->slots[i];
                 int r;
 
-                s->executor = e;
-                loop_queue_item_init(&s->item, executor_slot_done, s);
                 r = nng_errno(nng_aio_alloc(&s->aio, slot_aio_cb, s));
                 if (r < 0)
                         return r;
@@ -77,11 +75,14 @@ static int slot_send(PollSlot *s, Envelope *env) {
         nng_msg *m;
         int r;
 
-        /* polls on the task channel once it is up; a registration always
-         * over nng (the channel's port comes in its answer) */
-        if (s->executor->state == EXECUTOR_POLLING && executor_channel_up(s->executor))
+        /* on the task channel once it is up; over nng before that, after it
+         * failed, or without one */
+        if (executor_channel_up(s->executor))
                 return executor_channel_send(s->executor, s, env);
         s->on_channel = false;
+        r = executor_nng_open(s->executor);
+        if (r < 0)
+                return r;
         r = nng_util_msg_from_envelope(env, &m);
         if (r < 0)
                 return r;
@@ -494,7 +495,7 @@ static int on_resend(sd_event_source *source, uint64_t usec, void *userdata) {
         }
         /* Each one ends with ECANCELED and is sent again (slot_done). */
         for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++)
-                if (e->slots[i].busy) {
+                if (e->slots[i].busy && !e->slots[i].on_channel) {
                         log_debug("No answer from driver %s since the connection dropped: sending again",
                                   e->args.driver_url);
                         nng_aio_cancel(e->slots[i].aio);
@@ -536,8 +537,24 @@ void executor_slot_done(void *userdata, bool discard) {
                              m ? nng_msg_len(m) : 0);
 }
 
+/* A registration sent on the task channel found no driver that takes it
+ * there: the port may be stale (a driver that restarted elsewhere, and
+ * another process on it since), and nng is the way that always works. */
+static void register_over_nng(Executor *e, const char *why) {
+        int r;
+
+        log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                   "Cannot register on the task channel of driver %s (%s); registering over nng.", e->args.driver_url,
+                   why);
+        executor_channel_close(e, 0);
+        r = executor_send_register(e);
+        if (r < 0)
+                executor_exit(e, EXIT_FAILURE, LOG_ERR, "Failed to send the registration: %s", strerror(-r));
+}
+
 void executor_slot_finish(PollSlot *s, int error, const void *data, size_t len) {
         Executor *e = s->executor;
+        bool on_channel = s->on_channel;
         Envelope *env = NULL;
         int r;
 
@@ -547,6 +564,10 @@ void executor_slot_finish(PollSlot *s, int error, const void *data, size_t len) 
         s->error = error;
         if (e->state == EXECUTOR_STOPPING)
                 return;
+        if (on_channel && e->state == EXECUTOR_REGISTERING && s == &e->slots[0] && error < 0) {
+                register_over_nng(e, strerror(-error));
+                return;
+        }
 
         if (s->error < 0 && e->durable_driver && s->error != -EMSGSIZE && s->error != -EPROTO) {
                 /* The connection dropped: a driver with a state directory
@@ -584,6 +605,12 @@ void executor_slot_finish(PollSlot *s, int error, const void *data, size_t len) 
         if (e->state == EXECUTOR_REGISTERING && env->body_case == SPARK__ENVELOPE__BODY_POLL_REPLY) {
                 /* a poll that was out when the driver asked us to register
                  * again: what it brings is from before */
+                envelope_free(env);
+                return;
+        }
+        if (e->state == EXECUTOR_REGISTERING && on_channel && env->body_case == SPARK__ENVELOPE__BODY_ERROR &&
+            env->error->code != -EAGAIN) {
+                register_over_nng(e, strna(env->error->message));
                 envelope_free(env);
                 return;
         }

@@ -2,11 +2,7 @@
 #include <signal.h>
 #include <stdarg.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/req.h>
-
 #include "executor.h"
-#include "nng-util.h"
 
 static const char *const executor_state_table[_EXECUTOR_STATE_MAX] = {
         [EXECUTOR_REGISTERING] = "registering",
@@ -84,6 +80,9 @@ static int on_register_retry(sd_event_source *s, uint64_t usec, void *userdata) 
         (void) usec;
         if (e->state != EXECUTOR_REGISTERING)
                 return 0;
+        /* the task channel took too long: nng, and the channel may still
+         * take the polls once it is up */
+        e->register_awaits_channel = false;
         if (e->slots[0].busy)
                 /* a poll is still out there (registering again after a
                  * driver restart): the registration goes when it is back */
@@ -95,7 +94,11 @@ static int on_register_retry(sd_event_source *s, uint64_t usec, void *userdata) 
 }
 
 int executor_schedule_register_retry(Executor *e) {
-        usec_t when = now_mono_usec() + EXECUTOR_REGISTER_RETRY_USEC;
+        return executor_schedule_register_in(e, EXECUTOR_REGISTER_RETRY_USEC);
+}
+
+int executor_schedule_register_in(Executor *e, usec_t delay) {
+        usec_t when = now_mono_usec() + delay;
 
         if (e->retry_source) {
                 (void) sd_event_source_set_time(e->retry_source, when);
@@ -127,6 +130,11 @@ int executor_new(ExecutorArgs *args, Executor **ret) {
         e->timeout_ms = EXECUTOR_DEFAULT_TIMEOUT_MS;
         e->max_result_bytes = EXECUTOR_DEFAULT_MAX_RESULT_BYTES;
         e->channel_fd = -1;
+        pthread_mutex_init(&e->nng_lock, NULL);
+        for (unsigned i = 0; i < EXECUTOR_POLL_SLOTS; i++) {
+                e->slots[i].executor = e;
+                loop_queue_item_init(&e->slots[i].item, executor_slot_done, &e->slots[i]);
+        }
         loop_queue_item_init(&e->results_item, executor_results_ready, e);
         atomic_init(&e->results_item_queued, false);
 
@@ -171,72 +179,18 @@ int executor_new(ExecutorArgs *args, Executor **ret) {
         return 0;
 }
 
-/* Non-blocking: the dialer keeps trying until the driver is there. */
-static int executor_dial(Executor *e) {
-        /* For tls+tcp://: only the CA, to verify the driver.  An executor
-         * holds no certificate; its secret says who it is. */
-        TlsSettings tls = { .ca_file = e->ca_file };
-
-        return nng_util_dial(e->sock, e->args.driver_url, &tls, NNG_FLAG_NONBLOCK, &e->dialer);
-}
-
-int executor_redial(Executor *e) {
-        int r;
-
-        /* Its connection goes with it: the requests on it end with
-         * ECONNRESET and are sent again (executor_slot_done()). */
-        (void) nng_dialer_close(e->dialer);
-        r = executor_dial(e);
-        if (r < 0)
-                return log_error_errno(r, "Failed to dial %s again: %m", e->args.driver_url);
-        return 0;
-}
-
-static int executor_connect(Executor *e) {
-        int r;
-
-        r = nng_errno(nng_req0_open(&e->sock));
-        if (r < 0)
-                return log_error_errno(r, "Failed to open a socket: %m");
-        e->sock_open = true;
-        r = nng_util_set_recv_limit(e->sock, EXECUTOR_MAX_MESSAGE_BYTES);
-        if (r >= 0)
-                r = nng_util_set_reconnect(e->sock, 50, 1000);
-        /* A request is sent again at once when its connection drops (nng
-         * does that itself, whatever this option says); on a live
-         * connection never: a parked poll is answered within heartbeat_ms,
-         * a resend would only hand the driver a duplicate, and a silent
-         * driver is the deadline's business (executor_arm_deadline()).
-         * Without a resend time nng arms no timer per request either, which
-         * spared its timer thread a wake-up per poll.  Contexts take it from
-         * the socket when they are opened. */
-        if (r >= 0)
-                r = nng_errno(nng_socket_set_ms(e->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE));
-        if (r < 0)
-                return log_error_errno(r, "Failed to set socket options: %m");
-        r = executor_slots_open(e);
-        if (r < 0)
-                return log_error_errno(r, "Failed to open request contexts: %m");
-        r = executor_dial(e);
-        if (r < 0)
-                return log_error_errno(r, "Failed to dial %s: %m", e->args.driver_url);
-        return 0;
-}
-
 static void executor_stop(Executor *e) {
         unsigned busy;
 
         e->state = EXECUTOR_STOPPING;
-        /* The cleanup starts here, not in main(): nng_close() below is where
-         * nng 1.5 can hang (seen after a SIGSTOP/SIGCONT), and an executor
-         * must not outlive its driver because of it. */
+        /* The cleanup starts here, not in main(): nng_close() (in
+         * executor_nng_close() below) is where nng 1.5 can hang (seen after
+         * a SIGSTOP/SIGCONT), and an executor must not outlive its driver
+         * because of it. */
         daemon_exit_guard_within(e->exit_status, EXECUTOR_EXIT_GRACE_SEC);
         /* Closing the socket first ends a library fetch a task thread may be
          * waiting in. */
-        if (e->sock_open) {
-                (void) nng_close(e->sock);
-                e->sock_open = false;
-        }
+        executor_nng_close(e);
         e->standby = loop_standby_free(e->standby);
         busy = task_runner_stop(e->runner, EXECUTOR_STOP_WAIT_USEC);
         if (busy > 0) {
@@ -299,15 +253,29 @@ int executor_run(Executor *e) {
         r = executor_load_credentials(e);
         if (r < 0)
                 return EXIT_FAILURE;
-        r = executor_connect(e);
-        if (r < 0)
-                return EXIT_FAILURE;
-
         e->register_deadline = now_mono_usec() + EXECUTOR_REGISTER_TIMEOUT_USEC;
         executor_arm_deadline(e);
-        r = executor_send_register(e);
-        if (r < 0)
-                return log_error_errno(r, "Failed to send the registration: %m"), EXIT_FAILURE;
+        /* With the driver's task channel, the registration goes there once
+         * it is up, and nng is not opened at all unless the channel fails
+         * (executor-channel.c, executor-nng.c). */
+        if (e->args.driver_channel_port > 0) {
+                r = executor_channel_open(e, (uint16_t) e->args.driver_channel_port);
+                if (r < 0)
+                        log_struct(LOG_NOTICE, EXECUTOR_LOG_FIELDS(e),
+                                   "Cannot open the task channel to driver %s (port %d): %s; registering over nng.",
+                                   e->args.driver_url, e->args.driver_channel_port, strerror(-r));
+                else if (e->channel_fd >= 0)
+                        e->register_awaits_channel = !executor_channel_up(e);
+                /* a port that drops what is sent to it (a firewall) would
+                 * hold the registration for the kernel's connect timeout */
+                if (e->register_awaits_channel && executor_schedule_register_in(e, EXECUTOR_CHANNEL_WAIT_USEC) < 0)
+                        e->register_awaits_channel = false;
+        }
+        if (!e->register_awaits_channel && e->state == EXECUTOR_REGISTERING && !e->slots[0].busy) {
+                r = executor_send_register(e);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to send the registration: %m"), EXIT_FAILURE;
+        }
         /* The task threads start while the registration is on its way: no
          * task can come before its reply, which the loop below handles. */
         r = task_runner_new((unsigned) e->args.cores, executor_run_task, executor_notify_results, e, &e->runner);
@@ -345,10 +313,7 @@ Executor *executor_free(Executor *e) {
                 (void) task_runner_stop(e->runner, UINT64_MAX);
                 e->runner = task_runner_free(e->runner);
         }
-        if (e->sock_open) {
-                (void) nng_close(e->sock);
-                e->sock_open = false;
-        }
+        executor_nng_close(e);
         e->state = EXECUTOR_STOPPING; /* the channel's polls end quietly */
         executor_channel_close(e, 0);
         executor_slots_close(e);
@@ -368,6 +333,7 @@ Executor *executor_free(Executor *e) {
         explicit_bzero(e->secret, sizeof(e->secret));
         tls_context_free(e->channel_tls_context);
         free(e->ca_file);
+        pthread_mutex_destroy(&e->nng_lock);
         free(e);
         return NULL;
 }

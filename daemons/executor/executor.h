@@ -4,7 +4,9 @@
  * so, when the driver stops answering, or on SIGTERM.
  *
  * Threads: the sd-event loop owns the Executor; nng's aio callbacks only
- * hand finished requests to it (a LoopQueue); the task threads
+ * hand finished requests to it (a LoopQueue); nng itself is opened only
+ * when needed (executor-nng.c), by the loop or by a task thread fetching a
+ * library; the task threads
  * (task-runner.c) run tasks and tell the loop when results are waiting.
  * The loop runs on the main thread, except while the main thread runs a
  * short function task itself (executor_run_here()) that lasts: then a
@@ -40,6 +42,10 @@
 #define EXECUTOR_REGISTER_TIMEOUT_USEC (30u * USEC_PER_SEC)
 /* Retry after the driver answered a registration with -EAGAIN. */
 #define EXECUTOR_REGISTER_RETRY_USEC (250u * USEC_PER_MSEC)
+/* A registration waits this long at most for the task channel to be up
+ * (connected, TLS handshake done), then goes over nng: a handshake takes
+ * milliseconds, a port that drops packets the kernel's connect timeout. */
+#define EXECUTOR_CHANNEL_WAIT_USEC (500u * USEC_PER_MSEC)
 /* Without a heartbeat from the driver: the driver's default
  * executor_heartbeat_timeout_ms. */
 #define EXECUTOR_DEFAULT_TIMEOUT_MS 10000
@@ -167,14 +173,22 @@ struct Executor {
         sd_event_source *resend_source;    /* while the driver is away: requests sent again */
         LoopQueue *queue;
 
+        /* nng: opened on first need, by the loop or a task thread, under
+         * nng_lock (executor-nng.c); never again once nng_closed. */
+        pthread_mutex_t nng_lock;
         nng_socket sock;
         bool sock_open;
+        bool nng_closed;
         nng_dialer dialer;
         PollSlot slots[EXECUTOR_POLL_SLOTS];
 
         /* The task channel (executor-channel.c); -1: none. */
         int channel_fd;
+        uint16_t channel_port;
         ChannelState channel_state;
+        /* The registration goes once the channel is up (or over nng, if
+         * it fails first): --driver-channel-port was given. */
+        bool register_awaits_channel;
         TlsContext *channel_tls_context; /* tls+tcp://: made once, from the CA */
         TlsSession *channel_tls;         /* ... the session on channel_fd */
         sd_event_source *channel_io;
@@ -230,6 +244,13 @@ Executor *executor_free(Executor *e);
  * that is there but unreadable is an error. */
 int executor_load_credentials(Executor *e);
 
+/* executor-nng.c.  Opens the nng socket and its request contexts and dials
+ * the driver, unless done already: 0, or < 0 (-ESHUTDOWN once the
+ * executor stops).  Any thread may call it. */
+int executor_nng_open(Executor *e);
+/* Closes the socket for good (a library fetch waiting on it ends). */
+void executor_nng_close(Executor *e);
+
 /* Connects, registers and serves until the end; returns the exit status
  * (0: shutdown or SIGTERM; 1: refused, or the driver is unreachable).  If a
  * task thread is stuck in a function that does not return, it does not wait
@@ -254,9 +275,11 @@ void executor_exit(Executor *e, int status, int level, const char *fmt, ...) _pr
  * given the run time of recent tasks, the tasks queued behind the running
  * ones and the cores: 0 when it goes at once. */
 usec_t executor_result_hold_usec(usec_t avg_run_usec, size_t queued, unsigned cores);
+/* The slots' nng request contexts (executor_nng_open()). */
 int executor_slots_open(Executor *e);
 void executor_slots_close(Executor *e);
-/* Sends RegisterExecutor on the first slot. */
+/* Sends RegisterExecutor on the first slot: on the task channel if it is
+ * up, else over nng. */
 int executor_send_register(Executor *e);
 /* Sends the polls that are due: one if none is out, a second one if one is
  * out and results are waiting. */
@@ -273,8 +296,9 @@ void executor_run_here(Executor *e);
 /* executor-channel.c: the task channel (docs/DESIGN.md §4). */
 /* Connects (without blocking) to port on the host of the driver's tcp://
  * or tls+tcp:// URL (then over TLS, verifying the driver's certificate
- * against the CA credential), closing any channel before; nothing for port
- * 0 or another URL. */
+ * against the CA credential), closing any channel to another port before;
+ * nothing (and 0) for port 0 or another URL, or when a channel to this
+ * port is up or on its way. */
 int executor_channel_open(Executor *e, uint16_t port);
 bool executor_channel_up(const Executor *e);
 /* Sends env as s's request on the channel (which must be up). */
@@ -294,5 +318,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Executor *, executor_free);
 
 /* executor.c, for executor-poll.c */
 int executor_schedule_register_retry(Executor *e);
+/* The same, after delay. */
+int executor_schedule_register_in(Executor *e, usec_t delay);
 /* (Re)arms the deadline timer for the current state. */
 void executor_arm_deadline(Executor *e);

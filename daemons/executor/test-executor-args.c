@@ -46,6 +46,15 @@ START_TEST(test_worker_command_line) {
         ck_assert_str_eq(a.worker_id, WORKER);
         ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
         ck_assert_str_eq(a.work_dir, cwd);
+        ck_assert_int_eq(a.driver_channel_port, 0);
+        executor_args_done(&a);
+
+        /* a driver with a task channel */
+        ck_assert_int_eq(parse(&a, error, sizeof(error), "--driver", "tls+tcp://10.0.0.1:7091", "--app-id", APP,
+                               "--executor-id", "7", "--cores", "4", "--worker-id", WORKER, "--driver-channel-port",
+                               "41597", NULL),
+                         EXECUTOR_ARGS_RUN);
+        ck_assert_int_eq(a.driver_channel_port, 41597);
         executor_args_done(&a);
 
         ck_assert_int_eq(parse(&a, error, sizeof(error), "--driver", "ipc:///run/spark/d.sock", "--app-id", APP,
@@ -123,6 +132,15 @@ START_TEST(test_refusals) {
                 { { "--driver", "tcp://h:1", "--app-id", APP, "--executor-id", "1", "--cores", "1", "--work-dir",
                     "/etc/hostname" },
                   "is not a directory" },
+                { { "--driver", "tcp://h:1", "--app-id", APP, "--executor-id", "1", "--cores", "1",
+                    "--driver-channel-port", "0" },
+                  "invalid driver channel port \"0\" (expected 1..65535)" },
+                { { "--driver", "tcp://h:1", "--app-id", APP, "--executor-id", "1", "--cores", "1",
+                    "--driver-channel-port", "65536" },
+                  "invalid driver channel port" },
+                { { "--driver", "tcp://h:1", "--app-id", APP, "--executor-id", "1", "--cores", "1",
+                    "--driver-channel-port", "7x" },
+                  "invalid driver channel port" },
                 { { "--bogus" }, "unknown option '--bogus'" },
                 { { "--cores" }, "option '--cores' needs a value" },
                 { { "--driver", "tcp://h:1", "stray" }, "unexpected argument 'stray'" },

@@ -5,6 +5,9 @@
  * problems, kills of queued and running tasks, shutdown, SIGTERM, a driver
  * that goes silent (fate sharing), and the throughput of empty tasks. */
 #include <check.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -70,6 +73,7 @@ typedef struct Driver {
         int heartbeat_ms, prefetch, cores;
         int64_t max_result_bytes;
         bool refuse;          /* answer RegisterExecutor with an Error */
+        bool refuse_on_channel; /* ... when it comes on the task channel */
         unsigned not_ready;   /* answer this many registrations with -EAGAIN */
         unsigned registrations;
         bool silent;          /* park polls forever */
@@ -106,6 +110,11 @@ typedef struct Driver {
         const TlsSettings *channel_tls; /* the channel's own certificate, if not the endpoint's */
         uint16_t channel_port;
         unsigned polls_on_channel, polls_on_nng;
+        /* Given to the executor as --driver-channel-port (0: none), as a
+         * worker does with the port the driver told the master; and the
+         * registrations that came on the channel. */
+        uint16_t pass_channel_port;
+        unsigned registrations_on_channel;
 
         bool registered;
         pid_t executor_pid;
@@ -328,6 +337,11 @@ static int handle_register(Driver *d, RpcRequest *req, const Spark__RegisterExec
         ck_assert_int_eq(re->pid, d->executor_pid);
         ck_assert_str_ne(re->host, "");
         d->registrations++;
+        if (rpc_request_pipe_id(req) >= UINT32_C(0x80000000)) {
+                d->registrations_on_channel++;
+                if (d->refuse_on_channel)
+                        return rpc_request_reply_error(req, -EPERM, "executor 1 is not an executor of this driver");
+        }
         if (d->not_ready > 0) {
                 d->not_ready--;
                 return rpc_request_reply_error(req, -EAGAIN, "application not registered with the master yet");
@@ -476,17 +490,19 @@ static void driver_stop(Driver *d) {
 /* ------------------------------------------------------- the executor */
 
 static pid_t start_executor(Driver *d, int cores) {
-        char build[PATH_MAX], binary[PATH_MAX + 32], cores_s[16];
+        char build[PATH_MAX], binary[PATH_MAX + 32], cores_s[16], port_s[16];
         pid_t pid;
 
         ck_assert_int_eq(test_build_dir(build, sizeof(build)), 0);
         snprintf(binary, sizeof(binary), "%s/spark-executor", build);
         ck_assert_msg(access(binary, X_OK) == 0, "%s missing: build spark-executor first", binary);
         snprintf(cores_s, sizeof(cores_s), "%d", cores);
+        snprintf(port_s, sizeof(port_s), "%u", (unsigned) d->pass_channel_port);
         {
                 char *argv[] = { binary, (char *) "--driver", d->url, (char *) "--app-id", (char *) APP,
                                  (char *) "--executor-id", (char *) "1", (char *) "--cores", cores_s,
-                                 (char *) "--worker-id", (char *) WORKER, (char *) "--work-dir", workdir, NULL };
+                                 (char *) "--worker-id", (char *) WORKER, (char *) "--work-dir", workdir,
+                                 d->pass_channel_port > 0 ? (char *) "--driver-channel-port" : NULL, port_s, NULL };
 
                 char creds[PATH_MAX], path[PATH_MAX + 32], *pem = NULL;
                 size_t pem_size;
@@ -1118,6 +1134,152 @@ START_TEST(test_task_channel_tls_unverified) {
 }
 END_TEST
 
+/* The threads of the executor: nng alone starts 13. */
+static unsigned executor_threads(Driver *d) {
+        char path[64];
+        unsigned n = 0;
+        DIR *dir;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int) d->executor_pid);
+        dir = opendir(path);
+        ck_assert_ptr_nonnull(dir);
+        for (struct dirent *de; (de = readdir(dir));)
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(dir);
+        return n;
+}
+
+static void queue_commands(Driver *d, const char *id, size_t n) {
+        FakeJob *j = driver_add_job(d, id, n);
+
+        for (size_t i = 0; i < j->n; i++)
+                set_command(&j->tasks[i], "echo c");
+        driver_queue_job(d, j);
+}
+
+static bool job_results_once(Driver *d, size_t job) {
+        for (size_t i = 0; i < d->jobs[job].n; i++)
+                if (d->jobs[job].tasks[i].results != 1)
+                        return false;
+        return true;
+}
+
+/* Launched with its driver's task channel (--driver-channel-port, as a
+ * worker does), the executor registers and polls there and opens no nng
+ * at all, until a task thread needs a library: then nng, just for that. */
+static void run_registered_on_channel(void) {
+        char good[SHA256_HEX_SIZE];
+        FakeJob *jf;
+
+        drv.task_channel = true;
+        driver_start(&drv, 2, 200, 8);
+        drv.pass_channel_port = drv.channel_port;
+        queue_commands(&drv, "job-cmd", 50);
+
+        start_executor(&drv, 2);
+        ck_assert_msg(run_until(&drv, all_results_in, 30 * SEC_US), "results missing: %zu of %zu",
+                      drv.results_total, drv.n_queue);
+        ck_assert(job_results_once(&drv, 0));
+        ck_assert_uint_eq(drv.registrations, 1);
+        ck_assert_uint_eq(drv.registrations_on_channel, 1);
+        ck_assert_uint_gt(drv.polls_on_channel, 0);
+        ck_assert_uint_eq(drv.polls_on_nng, 0);
+        /* main, 2 task threads, the loop's standby: no nng */
+        ck_assert_uint_le(executor_threads(&drv), 6);
+
+        load_good_library(&drv, good);
+        jf = driver_add_job(&drv, "job-fn", 20);
+        for (size_t i = 0; i < jf->n; i++)
+                set_function(&jf->tasks[i], good, "echo", "x");
+        driver_queue_job(&drv, jf);
+        driver_kick(&drv);
+        ck_assert_msg(run_until(&drv, all_results_in, 30 * SEC_US), "function results missing: %zu of %zu",
+                      drv.results_total, drv.n_queue);
+        ck_assert(job_results_once(&drv, 1));
+        ck_assert_uint_eq(drv.libs[0].fetches, 1);
+        /* the polls stayed on the channel */
+        ck_assert_uint_eq(drv.polls_on_nng, 0);
+        ck_assert_uint_gt(executor_threads(&drv), 6);
+        stop_executor();
+}
+
+START_TEST(test_register_on_channel) {
+        run_registered_on_channel();
+}
+END_TEST
+
+START_TEST(test_register_on_channel_tls) {
+        drv.tls_ca = "tests/data/tls/ca.pem";
+        run_registered_on_channel();
+}
+END_TEST
+
+/* A channel port that leads nowhere (nothing listens there), or to a
+ * server that refuses the registration (a stale port, taken since by
+ * another driver): the executor registers over nng and works as before. */
+static void run_channel_fallback(void) {
+        queue_commands(&drv, "job-cmd", 50);
+        start_executor(&drv, 2);
+        ck_assert_msg(run_until(&drv, all_results_in, 30 * SEC_US), "results missing: %zu of %zu",
+                      drv.results_total, drv.n_queue);
+        ck_assert(job_results_once(&drv, 0));
+        ck_assert(drv.registered);
+        stop_executor();
+}
+
+START_TEST(test_register_channel_unreachable) {
+        drv.task_channel = true;
+        driver_start(&drv, 2, 200, 8);
+        drv.pass_channel_port = test_free_port();
+        run_channel_fallback();
+        ck_assert_uint_eq(drv.registrations, 1);
+        ck_assert_uint_eq(drv.registrations_on_channel, 0);
+}
+END_TEST
+
+/* A channel port where the TCP connection is made but TLS never answers
+ * (a listener that accepts nothing): after a moment the registration goes
+ * over nng. */
+START_TEST(test_register_channel_silent) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        uint64_t t0;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &a, sizeof(a)), 0);
+        ck_assert_int_eq(listen(fd, 16), 0);
+        ck_assert_int_eq(getsockname(fd, (struct sockaddr *) &a, &len), 0);
+        drv.task_channel = true;
+        drv.tls_ca = "tests/data/tls/ca.pem";
+        driver_start(&drv, 2, 200, 8);
+        drv.pass_channel_port = ntohs(a.sin_port);
+        t0 = now_us();
+        queue_commands(&drv, "job-cmd", 10);
+        start_executor(&drv, 2);
+        ck_assert(run_until(&drv, registered, 10 * SEC_US));
+        fprintf(stderr, "registered over nng %.0f ms after the start\n", (now_us() - t0) / 1000.0);
+        ck_assert_uint_lt(now_us() - t0, 5 * SEC_US);
+        ck_assert_uint_eq(drv.registrations_on_channel, 0);
+        ck_assert_msg(run_until(&drv, all_results_in, 30 * SEC_US), "results missing: %zu of %zu",
+                      drv.results_total, drv.n_queue);
+        stop_executor();
+        close(fd);
+}
+END_TEST
+
+START_TEST(test_register_channel_refused) {
+        drv.task_channel = true;
+        driver_start(&drv, 2, 200, 8);
+        drv.pass_channel_port = drv.channel_port;
+        drv.refuse_on_channel = true;
+        run_channel_fallback();
+        ck_assert_uint_eq(drv.registrations, 2);
+        ck_assert_uint_eq(drv.registrations_on_channel, 1);
+}
+END_TEST
+
 int main(void) {
         const TTest *tests[] = {
                 test_tasks_kills_and_shutdown,
@@ -1133,6 +1295,11 @@ int main(void) {
                 test_task_channel,
                 test_task_channel_tls,
                 test_task_channel_tls_unverified,
+                test_register_on_channel,
+                test_register_on_channel_tls,
+                test_register_channel_unreachable,
+                test_register_channel_refused,
+                test_register_channel_silent,
                 NULL,
         };
         const CheckOptions options = { .setup = setup, .teardown = teardown, .timeout = 180 };

@@ -680,7 +680,7 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
         if (!driver_url_is_valid(reg->driver_url) || reg->cores_per_executor < 1 || reg->cores_per_executor > 4096 ||
             reg->max_cores < 0 || reg->executor_memory_mb < 1 || reg->executor_memory_mb > (INT64_C(1) << 32) ||
             reg->n_env > 256 || !reg->executor_key || !executor_key_is_valid(reg->executor_key_len) ||
-            reg->weight < 0 || reg->weight > APP_WEIGHT_MAX ||
+            reg->weight < 0 || reg->weight > APP_WEIGHT_MAX || reg->driver_channel_port > UINT16_MAX ||
             cluster_wants_check(reg->constraints, reg->n_constraints, reg->wants, reg->n_wants) < 0)
                 return -EINVAL;
         for (size_t i = 0; i < reg->n_env; i++)
@@ -709,6 +709,7 @@ static int app_create(Cluster *c, const AppRegistration *reg, usec_t now, App **
         if (set_string(&a->name, isempty(reg->name) ? "default" : reg->name) < 0 ||
             set_string(&a->driver_url, reg->driver_url) < 0 || set_string(&a->driver_events, reg->driver_events) < 0)
                 return -ENOMEM;
+        a->driver_channel_port = (uint16_t) reg->driver_channel_port;
         a->env = calloc(reg->n_env + 1, sizeof(char *));
         if (!a->env)
                 return -ENOMEM;

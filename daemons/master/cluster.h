@@ -108,6 +108,9 @@ struct App {
         char *driver_url;
         char *driver_events;
         char *ui_url;            /* the driver's web UI, NULL: none (set by the I/O layer) */
+        /* The driver's task channel (beside driver_url), which its
+         * executors register on; 0: none, they register over nng. */
+        uint16_t driver_channel_port;
         /* The certificate subject of the driver that registered it over TLS
          * (docs/security.md); NULL: plaintext, or recovered after a restart
          * and not registered again since. */
@@ -234,6 +237,7 @@ void cluster_worker_lost(Cluster *c, Worker *w, const char *reason);
 typedef struct AppRegistration {
         const char *app_id;      /* NULL/"" for a new app */
         const char *name, *driver_url, *driver_events;
+        uint32_t driver_channel_port; /* its task channel for executors; 0: none */
         int max_cores, cores_per_executor;
         int64_t executor_memory_mb;
         const char *const *env;

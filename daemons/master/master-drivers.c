@@ -148,13 +148,19 @@ void master_check_driver(Master *m, const char *app_id, int executor_id) {
                    dc->url);
 }
 
-int master_app_driver_moved(Master *m, App *a, const char *driver_url, const char *driver_events) {
+int master_app_driver_moved(Master *m, App *a, const char *driver_url, const char *driver_events,
+                            uint32_t channel_port) {
         DriverCheck *dc = hashmap_get(m->driver_checks, a->id);
         _cleanup_free_ char *url = NULL, *events = NULL;
 
         if (dc) {
                 hashmap_remove(m->driver_checks, a->id);
                 driver_check_free(dc);
+        }
+        if (channel_port != a->driver_channel_port) {
+                /* checked by the caller: a port */
+                a->driver_channel_port = (uint16_t) channel_port;
+                master_state_changed(m);
         }
         if (streq(a->driver_url, driver_url) && streq(strempty(a->driver_events), strempty(driver_events)))
                 return 0;  /* a resent registration, or a driver back where it was */

@@ -170,6 +170,9 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
         if (!endpoint_ok(ra->driver_url, false) || !endpoint_ok(ra->driver_events, true) ||
             !wire_name_is_valid(ra->name, true) || !ui_url_ok(ra->ui_url))
                 return rpc_request_reply_error(req, -EINVAL, "invalid driver endpoint or application name");
+        if (ra->task_channel_port > UINT16_MAX)
+                return rpc_request_reply_error(req, -EINVAL, "task_channel_port %u is not a port",
+                                               (unsigned) ra->task_channel_port);
         if (ra->initial_executors < 0 || ra->initial_executors > ELASTIC_EXECUTORS_MAX)
                 return rpc_request_reply_error(req, -EINVAL, "initial_executors %d out of range 0..%d",
                                                ra->initial_executors, ELASTIC_EXECUTORS_MAX);
@@ -203,7 +206,7 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
                 r = master_bind_app_driver(m, req, a);
                 if (r < 0)
                         return r;
-                r = master_app_driver_moved(m, a, ra->driver_url, ra->driver_events);
+                r = master_app_driver_moved(m, a, ra->driver_url, ra->driver_events, ra->task_channel_port);
                 if (r < 0)
                         return rpc_request_reply_error(req, r, "cannot take application %s back: %s", a->id,
                                                        strerror(-r));
@@ -225,7 +228,8 @@ static int handle_register_application(Master *m, RpcRequest *req, const Spark__
 
         reg = (AppRegistration) {
                 .app_id = ra->app_id, .name = ra->name, .driver_url = ra->driver_url,
-                .driver_events = ra->driver_events, .max_cores = ra->max_cores,
+                .driver_events = ra->driver_events, .driver_channel_port = ra->task_channel_port,
+                .max_cores = ra->max_cores,
                 .cores_per_executor = ra->cores_per_executor, .executor_memory_mb = ra->executor_memory_mb,
                 .env = (const char *const *) env_strings, .n_env = ra->n_executor_env,
                 .executor_key = ra->executor_key.data, .executor_key_len = ra->executor_key.len,

@@ -164,6 +164,7 @@ static int record_fill(RecordBuffers *b, const App *a, Spark__AppRecord **ret) {
         ai->app_id = (char *) a->id;
         ai->name = a->name;
         ai->driver_url = a->driver_url;
+        ai->driver_channel_port = a->driver_channel_port;
         ai->state = a->state;
         ai->max_cores = a->max_cores;
         ai->weight = a->weight;
@@ -880,7 +881,8 @@ static int restore_app(Master *m, const Spark__AppRecord *r, usec_t now, App **r
                         env[e] = NULL;
         reg = (AppRegistration) {
                 .app_id = r->info->app_id, .name = r->info->name, .driver_url = r->info->driver_url,
-                .driver_events = r->driver_events, .max_cores = r->info->max_cores,
+                .driver_events = r->driver_events, .driver_channel_port = r->info->driver_channel_port,
+                .max_cores = r->info->max_cores,
                 .cores_per_executor = r->info->cores_per_executor,
                 .executor_memory_mb = r->info->executor_memory_mb,
                 .env = (const char *const *) env, .n_env = r->n_env,

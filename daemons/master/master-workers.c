@@ -153,6 +153,7 @@ static int worker_call_send(WorkerCall *call) {
                 launch.cores = e->cores;
                 launch.memory_mb = e->memory_mb;
                 launch.driver_url = a->driver_url;
+                launch.driver_channel_port = a->driver_channel_port;
                 launch.worker_id = w->id;
                 launch.executor_key = (ProtobufCBinaryData) { .len = sizeof(a->executor_key),
                                                               .data = a->executor_key };

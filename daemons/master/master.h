@@ -185,8 +185,10 @@ void master_http_done(Master *m);
  * the driver; if it does not answer either, the application is removed. */
 void master_check_driver(Master *m, const char *app_id, int executor_id);
 /* A driver registered again under its app's id (with its key): its
- * endpoints are now these; a pending check of it is over. */
-int master_app_driver_moved(Master *m, App *a, const char *driver_url, const char *driver_events);
+ * endpoints are now these (a restarted driver's task channel has another
+ * port); a pending check of it is over. */
+int master_app_driver_moved(Master *m, App *a, const char *driver_url, const char *driver_events,
+                            uint32_t channel_port);
 void master_drivers_free(Master *m);
 
 /* master-state.c: state_dir/state.pb, and state_dir/apps.journal for the

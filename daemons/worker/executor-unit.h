@@ -42,6 +42,7 @@ typedef struct ExecutorUnitSpec {
         int cores;                       /* >= 1: CPUQuota (cores × 100%) and CPUWeight */
         int64_t memory_mb;               /* >= 1: MemoryMax */
         const char *driver_url;          /* the driver's request endpoint */
+        unsigned driver_channel_port;    /* its task channel, 1..65535; 0: none */
         const char *const *env;          /* "KEY=VALUE": the app's executor_env */
         size_t n_env;
         /* The executor's credentials, read by systemd (LoadCredential=): its

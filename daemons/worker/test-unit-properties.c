@@ -169,6 +169,17 @@ START_TEST(test_argv_env) {
         ck_assert_int_eq(executor_unit_argv(&s, &argv), 0);
         for (size_t i = 0; i < ELEMENTSOF(want_argv); i++)
                 ck_assert_pstr_eq(argv[i], want_argv[i]);
+        argv = unit_strv_free(argv);
+        /* the driver's task channel, when it has one: the executor
+         * registers there */
+        s.driver_channel_port = 41597;
+        ck_assert_int_eq(executor_unit_argv(&s, &argv), 0);
+        for (size_t i = 0; i < ELEMENTSOF(want_argv) - 1; i++)
+                ck_assert_pstr_eq(argv[i], want_argv[i]);
+        ck_assert_pstr_eq(argv[ELEMENTSOF(want_argv) - 1], "--driver-channel-port");
+        ck_assert_pstr_eq(argv[ELEMENTSOF(want_argv)], "41597");
+        ck_assert_ptr_null(argv[ELEMENTSOF(want_argv) + 1]);
+        s.driver_channel_port = 0;
         ck_assert_int_eq(executor_unit_environment(&s, &env), 0);
         for (size_t i = 0; i < ELEMENTSOF(want_env); i++)
                 ck_assert_pstr_eq(env[i], want_env[i]);

@@ -146,6 +146,8 @@ int executor_unit_spec_validate(const ExecutorUnitSpec *spec, bool system_bus, c
                             spec->memory_mb, (int64_t) EXECUTOR_MEMORY_MB_MAX);
         if (!spec->driver_url || !driver_url_is_valid(spec->driver_url))
                 return fail(error, error_size, "invalid driver URL \"%.80s\"", shown(spec->driver_url));
+        if (spec->driver_channel_port > UINT16_MAX)
+                return fail(error, error_size, "driver channel port %u out of range", spec->driver_channel_port);
         if (!path_is_safe(spec->executor_binary))
                 return fail(error, error_size, "executor binary \"%.80s\" is not a safe absolute path",
                             shown(spec->executor_binary));
@@ -232,7 +234,7 @@ int executor_unit_argv(const ExecutorUnitSpec *spec, char ***ret) {
         _cleanup_(unit_strv_freep) char **l = NULL;
         size_t n = 0;
 
-        l = calloc(12, sizeof(char *));
+        l = calloc(14, sizeof(char *));
         if (!l)
                 return -ENOMEM;
         if (unit_strv_push_printf(l, &n, "%s", spec->executor_binary) < 0 ||
@@ -246,6 +248,10 @@ int executor_unit_argv(const ExecutorUnitSpec *spec, char ***ret) {
             unit_strv_push_printf(l, &n, "%d", spec->cores) < 0 ||
             unit_strv_push_printf(l, &n, "--worker-id") < 0 ||
             unit_strv_push_printf(l, &n, "%s", spec->worker_id) < 0)
+                return -ENOMEM;
+        if (spec->driver_channel_port > 0 &&
+            (unit_strv_push_printf(l, &n, "--driver-channel-port") < 0 ||
+             unit_strv_push_printf(l, &n, "%u", spec->driver_channel_port) < 0))
                 return -ENOMEM;
         *ret = TAKE_PTR(l);
         return 0;

@@ -25,7 +25,8 @@ int executor_unit_spec_validate(const ExecutorUnitSpec *spec, bool system_bus, c
                                 size_t error_size);
 
 /* The command line: BINARY --driver URL --app-id APP --executor-id N
- * --cores C --worker-id W.  NULL-terminated; free with unit_strv_free(). */
+ * --cores C --worker-id W, and --driver-channel-port P when the driver has
+ * a task channel.  NULL-terminated; free with unit_strv_free(). */
 int executor_unit_argv(const ExecutorUnitSpec *spec, char ***ret);
 
 /* The app's env followed by SPARK_APP_ID, SPARK_EXECUTOR_ID,

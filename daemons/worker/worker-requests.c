@@ -75,6 +75,9 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                                                le->cores, le->memory_mb);
         if (isempty(le->driver_url) || config_endpoint_check(le->driver_url))
                 return rpc_request_reply_error(req, -EINVAL, "invalid driver URL");
+        if (le->driver_channel_port > UINT16_MAX)
+                return rpc_request_reply_error(req, -EINVAL, "driver_channel_port %u is not a port",
+                                               (unsigned) le->driver_channel_port);
         if (le->n_env > 256)
                 return rpc_request_reply_error(req, -E2BIG, "too many environment variables");
         if (!executor_key_is_valid(le->executor_key.len))
@@ -126,6 +129,7 @@ static int handle_launch(WorkerManager *w, RpcRequest *req, const Spark__LaunchE
                 .cores = le->cores,
                 .memory_mb = le->memory_mb,
                 .driver_url = le->driver_url,
+                .driver_channel_port = le->driver_channel_port,
                 .env = (const char *const *) env,
                 .n_env = n_env,
                 .secret_file = "/", /* its path once written, below */

@@ -149,6 +149,11 @@ cmdline_clean() {
         [ -n "$c" ] && ! grep -Eq 'secrets/|\.key|\.pem' <<<"$c"
 }
 check "... nor the command line" cmdline_clean "$pid"
+check_match "... which names the driver's task channel (from the driver, through the master)" \
+        "--driver-channel-port [0-9]+" "$(tr '\0' ' ' <"/proc/$pid/cmdline")"
+# registered there: the executor opened no nng (nng alone starts 13 threads),
+# as no library was fetched yet (docs/spark-executor.8)
+check "... and registered on it, opening no nng" test "$(ls "/proc/$pid/task" | wc -l)" -le 4
 secret1=$(ls "$XDG_RUNTIME_DIR"/spark-worker/secrets/*/"$unit" 2>/dev/null | head -n 1)
 check "the worker keeps executor 1's secret in a root-only file" \
         test "$(stat -c '%s %a %U' "$secret1" 2>/dev/null)" = "32 400 root"
