@@ -66,11 +66,15 @@
  * every 2 s, as it was, that set the p99 of every request the master
  * answers under load. */
 #define STATE_SAVE_SHARE 100
-/* A save falls due while requests keep coming: it waits for a moment this
- * long without one, up to STATE_SAVE_GAP_WAIT_SHARE times what the last
- * fork stopped the loop for past the time it fell due, within
- * STATE_SAVE_GAP_WAIT_MIN_USEC and _MAX_USEC (master_state_save_wait()). */
-#define STATE_SAVE_QUIET_USEC (5 * USEC_PER_MSEC)
+/* A save falls due while requests keep coming: it waits for a moment
+ * without one, STATE_SAVE_QUIET_SHARE times what the last fork stopped the
+ * loop for, within STATE_SAVE_QUIET_MIN_USEC and _MAX_USEC; and that up to
+ * STATE_SAVE_GAP_WAIT_SHARE times the pause past the time it fell due,
+ * within STATE_SAVE_GAP_WAIT_MIN_USEC and _MAX_USEC
+ * (master_state_save_wait()). */
+#define STATE_SAVE_QUIET_SHARE 10
+#define STATE_SAVE_QUIET_MIN_USEC (5 * USEC_PER_MSEC)
+#define STATE_SAVE_QUIET_MAX_USEC (200 * USEC_PER_MSEC)
 #define STATE_SAVE_GAP_WAIT_SHARE 1000
 #define STATE_SAVE_GAP_WAIT_MIN_USEC (2 * USEC_PER_SEC)
 #define STATE_SAVE_GAP_WAIT_MAX_USEC (10 * USEC_PER_SEC)
@@ -532,14 +536,17 @@ static void state_mark_dirty(Master *m) {
  * the whole master: 0.7 ms with 10,000 workers, 8–15 ms with 100,000
  * executors) and its writer takes a core: while requests keep coming (a
  * fleet registering, apps starting) the save waits for a gap between them,
- * and runs regardless some time after it fell due.  That time grows with
- * the pause: a burst of requests of a second or two (a thousand apps
- * submitted at once) is not stopped in its middle for 15 ms, and under
- * load that never pauses, forks take at most about 0.1% of the loop.
+ * and runs regardless some time after it fell due.  Both grow with the
+ * pause: a gap of 5 ms in a burst of requests (a thousand apps submitted
+ * at once, one every 1.5 ms) is no end of it, and the burst is not
+ * stopped in its middle for 15 ms; under load that never pauses, forks
+ * take at most about 0.1% of the loop.
  * What the snapshot does not hold yet the journal does (applications), or
  * the workers report again when they register with a restarted master. */
 usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t due, usec_t fork_pause) {
-        usec_t quiet_at = last_request + STATE_SAVE_QUIET_USEC;
+        usec_t quiet = MIN(MAX(fork_pause * STATE_SAVE_QUIET_SHARE, STATE_SAVE_QUIET_MIN_USEC),
+                           STATE_SAVE_QUIET_MAX_USEC);
+        usec_t quiet_at = last_request + quiet;
         usec_t wait_max = MIN(MAX(fork_pause * STATE_SAVE_GAP_WAIT_SHARE, STATE_SAVE_GAP_WAIT_MIN_USEC),
                               STATE_SAVE_GAP_WAIT_MAX_USEC);
         usec_t deadline = due + wait_max;

@@ -201,9 +201,9 @@ void master_state_changed(Master *m);
  * most 10 s. */
 usec_t master_state_save_delay(usec_t cost);
 /* 0 when a save that fell due (at due) may start at now, else how long it
- * waits for a gap between requests (the last at last_request): at most
- * 1,000 times the last fork's pause past due, and at least 2 s, at most
- * 10 s. */
+ * waits for a gap between requests (the last at last_request) of 10 times
+ * the last fork's pause (5 to 200 ms): at most 1,000 times the pause past
+ * due, and at least 2 s, at most 10 s. */
 usec_t master_state_save_wait(usec_t now, usec_t last_request, usec_t due, usec_t fork_pause);
 /* A new application and the id counter: master_state_app_registered()
  * writes its journal entry (it survives a crash of the master, not yet one

@@ -144,29 +144,36 @@ START_TEST(test_save_delay) {
 }
 END_TEST
 
-/* t0: when the save fell due; the last fork stopped the loop for 1 ms
- * unless said otherwise */
+/* t0: when the save fell due; the last arg, how long the last fork
+ * stopped the loop (0: no fork yet) */
 START_TEST(test_save_wait) {
         const usec_t ms = USEC_PER_MSEC, t0 = 1000 * USEC_PER_SEC;
 
         /* no request for 5 ms: now */
-        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, t0 + 95 * ms, t0, ms), 0);
+        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, t0 + 95 * ms, t0, 0), 0);
         ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, 0, t0, 0), 0);
         /* a request 1 ms ago: at the earliest gap */
-        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, t0 + 99 * ms, t0, ms), 4 * ms);
+        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, t0 + 99 * ms, t0, 0), 4 * ms);
+        /* after a fork of 1 ms, a gap is 10 ms */
+        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, t0 + 95 * ms, t0, ms), 5 * ms);
+        ck_assert_uint_eq(master_state_save_wait(t0 + 100 * ms, t0 + 90 * ms, t0, ms), 0);
         /* ... but not past the deadline: 2 s at least (no fork yet, or a
          * cheap one) */
         ck_assert_uint_eq(master_state_save_wait(t0 + 1998 * ms, t0 + 1998 * ms, t0, 0), 2 * ms);
         ck_assert_uint_eq(master_state_save_wait(t0 + 1998 * ms, t0 + 1998 * ms, t0, ms), 2 * ms);
         ck_assert_uint_eq(master_state_save_wait(t0 + 2000 * ms, t0 + 2000 * ms, t0, ms), 0);
         ck_assert_uint_eq(master_state_save_wait(t0 + 5000 * ms, t0 + 5000 * ms, t0, ms), 0);
-        /* a fork of 4 ms: 4 s */
-        ck_assert_uint_eq(master_state_save_wait(t0 + 3000 * ms, t0 + 3000 * ms, t0, 4 * ms), 5 * ms);
+        /* a fork of 4 ms: a gap of 40 ms, within 4 s */
+        ck_assert_uint_eq(master_state_save_wait(t0 + 3000 * ms, t0 + 2995 * ms, t0, 4 * ms), 35 * ms);
+        ck_assert_uint_eq(master_state_save_wait(t0 + 3000 * ms, t0 + 2960 * ms, t0, 4 * ms), 0);
         ck_assert_uint_eq(master_state_save_wait(t0 + 3998 * ms, t0 + 3998 * ms, t0, 4 * ms), 2 * ms);
         ck_assert_uint_eq(master_state_save_wait(t0 + 4000 * ms, t0 + 4000 * ms, t0, 4 * ms), 0);
-        /* 15 ms (100,000 executors): 10 s at most */
+        /* 15 ms (100,000 executors): 150 ms, within 10 s */
+        ck_assert_uint_eq(master_state_save_wait(t0 + 5000 * ms, t0 + 4900 * ms, t0, 15 * ms), 50 * ms);
         ck_assert_uint_eq(master_state_save_wait(t0 + 9998 * ms, t0 + 9998 * ms, t0, 15 * ms), 2 * ms);
         ck_assert_uint_eq(master_state_save_wait(t0 + 10000 * ms, t0 + 10000 * ms, t0, 15 * ms), 0);
+        /* a gap of 200 ms at most */
+        ck_assert_uint_eq(master_state_save_wait(t0 + 5000 * ms, t0 + 4800 * ms, t0, 100 * ms), 0);
 }
 END_TEST
 
