@@ -189,6 +189,19 @@ static void watch_worker_of(Driver *d, const Spark__ExecutorInfo *info) {
                 (void) driver_announce_worker_events(d, info->executor_id, info->worker_events);
 }
 
+/* The master removed our application: nothing to unregister, nothing to
+ * come back to; stop. */
+static void driver_app_removed(Driver *d, const char *reason, bool failed) {
+        log_struct(LOG_ERR, LOG_FIELDS(.app_id = d->app_id, .message_id = SPARK_MESSAGE_APP_REMOVED),
+                   "The master removed application %s: %s; stopping", d->app_id, reason);
+        d->registered = false;
+        driver_journal_remove(d);
+        /* Failed for good (killed, or executors failing): a restart would
+         * start it again as a new application. */
+        d->exit_status = failed ? SPARK_EXIT_APP_FAILED : EXIT_FAILURE;
+        (void) sd_event_exit(d->event, 1);
+}
+
 static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *userdata) {
         Driver *d = userdata;
         const Spark__ClusterState *cs;
@@ -213,6 +226,16 @@ static void on_snapshot(RpcClient *c, int error, const Envelope *reply, void *us
 
         for (size_t i = 0; i < cs->n_apps; i++)
                 app_known |= streq(cs->apps[i]->app_id, d->app_id);
+        if (app_known)
+                d->app_listed_epoch = reply->epoch;
+        else if (d->registered && reply->epoch != 0 && reply->epoch == d->app_listed_epoch) {
+                /* The same master, which listed our app before, no longer
+                 * does: it removed it (kill-app).  Its ApplicationRemoved
+                 * event is covered by this snapshot, and dropped as stale
+                 * when it comes: stop as it would have us. */
+                driver_app_removed(d, "no longer listed by the master", true);
+                return;
+        }
         if (d->registered && !app_known) {
                 /* A master restarted without our app: register it again. */
                 log_notice("The master does not know application %s, registering again", d->app_id);
@@ -350,19 +373,9 @@ static void on_master_event(EventSub *s, const Envelope *env, void *userdata) {
                 }
                 break;
         case SPARK__ENVELOPE__BODY_APPLICATION_REMOVED:
-                if (streq(strempty(env->application_removed->app_id), d->app_id)) {
-                        log_struct(LOG_ERR, LOG_FIELDS(.app_id = d->app_id, .message_id = SPARK_MESSAGE_APP_REMOVED),
-                                   "The master removed application %s: %s; stopping", d->app_id,
-                                   strempty(env->application_removed->reason));
-                        d->registered = false;  /* nothing to unregister */
-                        driver_journal_remove(d);  /* nothing to come back to */
-                        /* Failed for good (killed, or executors failing): a
-                         * restart would start it again as a new application. */
-                        d->exit_status = env->application_removed->state == SPARK__APP_STATE__APP_FAILED
-                                                 ? SPARK_EXIT_APP_FAILED
-                                                 : EXIT_FAILURE;
-                        (void) sd_event_exit(d->event, 1);
-                }
+                if (streq(strempty(env->application_removed->app_id), d->app_id))
+                        driver_app_removed(d, strempty(env->application_removed->reason),
+                                           env->application_removed->state == SPARK__APP_STATE__APP_FAILED);
                 break;
         default:
                 break;

@@ -80,6 +80,9 @@ typedef struct Driver {
         Hashmap *worker_events;   /* worker event URL → EventSub */
         bool resync_in_flight;
         bool resync_after_recovery;   /* the last snapshot came from a leader still recovering */
+        /* The master's event epoch (a master's life) of the last snapshot
+         * that listed our application; 0: none yet. */
+        uint64_t app_listed_epoch;
         usec_t last_unknown_resync;   /* a registration under an unknown id asked for a snapshot */
         Hashmap *announced;           /* executor id → the worker the master started it on */
 
