@@ -25,11 +25,14 @@ bool executor_channel_up(const Executor *e) {
         return e->channel_fd >= 0 && e->channel_state == CHANNEL_UP;
 }
 
-/* The registration that waited for the channel: on it if it came up, over
- * nng if it did not. */
+/* The registration that waited for the channel, if one did: on it if it
+ * came up, over nng if it did not. */
 static void send_awaited_register(Executor *e) {
         int r;
 
+        if (!e->register_awaits_channel)
+                return;
+        e->register_awaits_channel = false;
         if (e->state != EXECUTOR_REGISTERING || e->slots[0].busy)
                 return;
         /* no need of the fallback's timer (executor_run()) any more */
@@ -60,10 +63,7 @@ void executor_channel_close(Executor *e, int error) {
                 if (s->busy && s->on_channel)
                         executor_slot_finish(s, error != 0 ? error : -ECONNRESET, NULL, 0);
         }
-        if (e->register_awaits_channel) {
-                e->register_awaits_channel = false;
-                send_awaited_register(e);
-        }
+        send_awaited_register(e);
 }
 
 static int channel_update_events(Executor *e) {
@@ -133,10 +133,7 @@ static void channel_up(Executor *e) {
                 executor_channel_close(e, r);
                 return;
         }
-        if (e->register_awaits_channel) {
-                e->register_awaits_channel = false;
-                send_awaited_register(e);
-        }
+        send_awaited_register(e);
 }
 
 /* The channel is no use: polls stay on nng. */

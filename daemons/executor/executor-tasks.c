@@ -97,11 +97,9 @@ int executor_fetch_library(const char *hash, void **ret_data, size_t *ret_len, c
         /* the first fetch of an executor that registered on the task
          * channel opens nng (executor-nng.c) */
         r = executor_nng_open(e);
-        if (r < 0) {
-                snprintf(error, error_size, "fetching library %s from the driver: %s", hash, strerror(-r));
-                return r;
-        }
-        r = executor_driver_call_sync(e->sock, &env, EXECUTOR_FETCH_TIMEOUT_MS, EXECUTOR_MAX_MESSAGE_BYTES, &reply);
+        if (r >= 0)
+                r = executor_driver_call_sync(e->sock, &env, EXECUTOR_FETCH_TIMEOUT_MS, EXECUTOR_MAX_MESSAGE_BYTES,
+                                              &reply);
         if (r < 0 && reply) {
                 snprintf(error, error_size, "driver cannot send library %s: %s", hash, strna(reply->error->message));
                 return r;
