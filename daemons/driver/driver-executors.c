@@ -93,11 +93,23 @@ static void executor_note_results(DriverExecutor *ex, size_t n, usec_t now) {
         ex->last_results_at = now;
 }
 
+/* The prefetch to hand out now.  After a pause it is none, as
+ * executor_note_results() decides too, but only at the next results: those
+ * come after the tasks this hands out.  Left to that, an executor idle since
+ * a job of short tasks (or since a batch of killed ones came back at once)
+ * took a pile of the next job's long ones in one answer, and a drain of its
+ * worker then waited for all of them (3.3 s for tasks of 500 ms). */
+static int executor_prefetch_now(const DriverExecutor *ex, usec_t now) {
+        if (ex->last_results_at > 0 && now - ex->last_results_at > PREFETCH_FORGET_USEC)
+                return 0;
+        return ex->prefetch;
+}
+
 /* Tasks the executor may be given now: its free slots as it reported them,
  * capped by what it already holds against cores + its adapted prefetch. */
-static int executor_room(Driver *d, DriverExecutor *ex, int free_slots) {
+static int executor_room(Driver *d, DriverExecutor *ex, int free_slots, usec_t now) {
         int held = scheduler_executor_running(d->scheduler, ex->id, NULL, 0);
-        int room = ex->cores + ex->prefetch - MAX(held, 0);
+        int room = ex->cores + executor_prefetch_now(ex, now) - MAX(held, 0);
         size_t executors = MAX(d->n_live_executors, (size_t) 1);
         size_t fair = (scheduler_n_pending(d->scheduler) + executors - 1) / executors;
 
@@ -122,7 +134,7 @@ static int executor_answer(Driver *d, DriverExecutor *ex, RpcRequest *req, int f
         usec_t now = now_mono_usec();
         int n = 0, r;
 
-        free_slots = executor_room(d, ex, free_slots);
+        free_slots = executor_room(d, ex, free_slots, now);
         if (free_slots > 0 && scheduler_n_pending(d->scheduler) > 0) {
                 n = scheduler_offer(d->scheduler, ex->id, MIN(free_slots, MAX_TASKS_PER_REPLY), now, assignments,
                                     MAX_TASKS_PER_REPLY);
