@@ -200,15 +200,21 @@ static bool waitlog_line(const char *line, const regex_t *re, uint64_t after, ui
 }
 
 /* Waits for a line of path stamped after or later that matches re, until
- * deadline; its stamp in *stamp.  0 if one came, 1 if none did. */
-static int waitlog_until(const char *path, const regex_t *re, uint64_t after, uint64_t deadline, uint64_t *stamp) {
+ * deadline; its stamp in *stamp.  0 if one came, 1 if none did.  fd, if
+ * not negative, is path already open at the place to read from (it is
+ * closed here); else path is read from its start, once it exists. */
+static int waitlog_until(int fd, const char *path, const regex_t *re, uint64_t after, uint64_t deadline,
+                         uint64_t *stamp) {
         const struct timespec period = { .tv_nsec = WAITLOG_PERIOD_NSEC };
         _cleanup_free_ char *buf = malloc(WAITLOG_LINE_MAX + 1);
         size_t len = 0;
-        int fd = -1, rc = 1;
+        int rc = 1;
 
-        if (!buf)
+        if (!buf) {
+                if (fd >= 0)
+                        close(fd);
                 return 2;
+        }
         for (;;) {
                 ssize_t n;
 
@@ -251,7 +257,7 @@ static int waitlog(const char *path, const char *ere, const char *after_s, const
 
         if (atol(timeout_s) <= 0 || regcomp(&re, ere, REG_EXTENDED | REG_NOSUB) != 0)
                 return 2;
-        rc = waitlog_until(path, &re, strtoull(after_s, NULL, 10),
+        rc = waitlog_until(-1, path, &re, strtoull(after_s, NULL, 10),
                            bench_now_usec() + (uint64_t) atol(timeout_s) * 1000000u, &stamp);
         if (rc == 0)
                 printf("%" PRIu64 "\n", stamp);
@@ -264,22 +270,35 @@ static int waitlog(const char *path, const char *ere, const char *after_s, const
  * 2 cores a `bench-tool kill` in a command substitution, then a waitlog
  * started by the shell, took the shell and the tool about 2.5 ms of CPU
  * right after each SIGKILL (traced with sched_switch): the driver, woken
- * by the executor's closed connection, waited for a core behind them. */
+ * by the executor's closed connection, waited for a core behind them.
+ * The log is opened at its end before the kill: a line stamped at the
+ * kill or later is written after that, and the lines before it, a
+ * driver's whole log by then, are not read and matched in the interval
+ * measured. */
 static int killwait(const char *sig_s, const char *pid_s, const char *path, const char *ere, const char *timeout_s) {
-        int sig = atoi(sig_s), rc;
+        int sig = atoi(sig_s), fd, rc;
         pid_t pid = (pid_t) atol(pid_s);
         uint64_t t, stamp;
         regex_t re;
 
         if (sig <= 0 || pid <= 1 || atol(timeout_s) <= 0 || regcomp(&re, ere, REG_EXTENDED | REG_NOSUB) != 0)
                 return 2;
-        t = bench_now_usec();
-        if (kill(pid, sig) < 0) {
-                fprintf(stderr, "bench-tool: kill %d %d: %s\n", sig, (int) pid, strerror(errno));
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || lseek(fd, 0, SEEK_END) < 0) {
+                fprintf(stderr, "bench-tool: %s: %s\n", path, strerror(errno));
+                if (fd >= 0)
+                        close(fd);
                 regfree(&re);
                 return 2;
         }
-        rc = waitlog_until(path, &re, t, t + (uint64_t) atol(timeout_s) * 1000000u, &stamp);
+        t = bench_now_usec();
+        if (kill(pid, sig) < 0) {
+                fprintf(stderr, "bench-tool: kill %d %d: %s\n", sig, (int) pid, strerror(errno));
+                close(fd);
+                regfree(&re);
+                return 2;
+        }
+        rc = waitlog_until(fd, path, &re, t, t + (uint64_t) atol(timeout_s) * 1000000u, &stamp);
         if (rc == 0)
                 printf("%" PRIu64 " %" PRIu64 "\n", t, stamp);
         else
