@@ -78,11 +78,16 @@ static void on_abandoned(RpcRequest *req, void *userdata) {
                 ex->parked = NULL;
 }
 
+/* Whether the executor has returned no results for long enough that its
+ * rate says nothing of the next tasks: after a pause the next job's tasks
+ * may be nothing like the last one's, so it starts small again. */
+static bool executor_rate_forgotten(const DriverExecutor *ex, usec_t now) {
+        return ex->last_results_at > 0 && now - ex->last_results_at > PREFETCH_FORGET_USEC;
+}
+
 /* Learns how fast the executor finishes tasks from the results it returns. */
 static void executor_note_results(DriverExecutor *ex, size_t n, usec_t now) {
-        /* after a pause the next job's tasks may be nothing like the last
-         * one's: start small again */
-        if (ex->last_results_at > 0 && now - ex->last_results_at > PREFETCH_FORGET_USEC) {
+        if (executor_rate_forgotten(ex, now)) {
                 ex->task_rate = 0;
                 ex->prefetch = 0;
         } else if (ex->last_results_at > 0 && now > ex->last_results_at) {
@@ -100,9 +105,7 @@ static void executor_note_results(DriverExecutor *ex, size_t n, usec_t now) {
  * took a pile of the next job's long ones in one answer, and a drain of its
  * worker then waited for all of them (3.3 s for tasks of 500 ms). */
 static int executor_prefetch_now(const DriverExecutor *ex, usec_t now) {
-        if (ex->last_results_at > 0 && now - ex->last_results_at > PREFETCH_FORGET_USEC)
-                return 0;
-        return ex->prefetch;
+        return executor_rate_forgotten(ex, now) ? 0 : ex->prefetch;
 }
 
 /* Tasks the executor may be given now: its free slots as it reported them,
